@@ -1,0 +1,323 @@
+"""The reference implementation: the scoring contract in plain Python, readable aloud.
+
+`evaluate` keeps the grounded-test-set seed's input shapes and validation rules; `score_question`
+is the kernel it shares with the workspace reference used to cross-check the SQL engine.
+Definitions (denominators, n/a rules) are declared in `scoring.metrics`.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import invalid
+from .metrics import REGISTRY
+
+SEED_ID = re.compile(r"[a-z][a-z0-9-]{0,31}")
+MAX_IDS = 100
+Status = Literal["ok", "missing", "failed"]
+REASONS = (
+    "no_citation",
+    "unlabelled_claim",
+    "citation_not_supporting",
+    "citation_not_visible",
+    "citation_unknown",
+    "citation_restricted",
+)
+
+
+@dataclass(frozen=True)
+class Labels:
+    """One question's reviewed labels: document grades, expected claims, the caller's groups."""
+
+    grades: Mapping[str, int]
+    support: Mapping[str, frozenset[str]]
+    caller: frozenset[str] | None = None
+
+    def relevant(self, level: int = 1) -> set[str]:
+        return {doc for doc, grade in self.grades.items() if grade >= level}
+
+    @property
+    def answerable(self) -> bool:
+        """Answerable means at least one positively graded document."""
+        return any(grade > 0 for grade in self.grades.values())
+
+
+@dataclass(frozen=True)
+class Output:
+    """What one run returned for one question: the ranking and the (claim, citations) pairs."""
+
+    retrieved: tuple[str, ...] = ()
+    claims: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """A generated claim, whether it is supported, and every reason it is not."""
+
+    claim: str
+    citations: tuple[str, ...]
+    reasons: tuple[str, ...] = field(default=())
+
+    @property
+    def supported(self) -> bool:
+        return not self.reasons
+
+
+def restricted_docs(docs: Iterable[str], caller: frozenset[str] | None, access: Mapping[str, Collection[str]]) -> set[str]:
+    """Documents the caller may not see: those with access groups, none of them the caller's.
+
+    A question with no caller, or a document with no access groups, restricts nothing.
+    """
+    if caller is None:
+        return set()
+    return {d for d in docs if access.get(d) and not (set(access[d]) & caller)}
+
+
+def judge_claims(
+    labels: Labels, output: Output, *, k: int, known: Collection[str], restricted: Collection[str]
+) -> list[ClaimVerdict]:
+    """Verdict per generated claim. Supported only with >= 1 citation and every citation labelled
+    for that claim, inside the first k, known and not restricted."""
+    visible = set(output.retrieved[:k])
+    verdicts = []
+    for claim, citations in output.claims:
+        labelled = labels.support.get(claim, frozenset())
+        reasons = {
+            "no_citation": not citations,
+            "unlabelled_claim": claim not in labels.support,
+            "citation_not_supporting": any(d in known and d not in labelled for d in citations),
+            "citation_not_visible": any(d in labelled and d not in visible for d in citations),
+            "citation_unknown": any(d not in known for d in citations),
+            "citation_restricted": any(d in restricted for d in citations),
+        }
+        verdicts.append(ClaimVerdict(claim, tuple(citations), tuple(r for r in REASONS if reasons[r])))
+    return verdicts
+
+
+def _dcg(gains: Iterable[int]) -> float:
+    return sum(max(g, 0) / math.log2(rank + 1) for rank, g in enumerate(gains, 1))
+
+
+def retrieval_scores(labels: Labels, ranking: tuple[str, ...], *, cutoff: int | None, level: int) -> dict[str, Any]:
+    """P, R, RR, nDCG, AP, F1, Success at `cutoff` (None: the whole ranking). None when no
+    document reaches `level`."""
+    relevant = labels.relevant(level)
+    top = ranking if cutoff is None else ranking[:cutoff]
+    if not relevant:
+        return {key: None for key in ("precision", "recall", "rr", "ndcg", "ap", "f1", "success")} | {
+            "n_hits": 0,
+            "n_relevant": 0,
+        }
+    hit_ranks = [rank for rank, doc in enumerate(top, 1) if doc in relevant]
+    hits = len(hit_ranks)
+    precision = hits / cutoff if cutoff is not None else (hits / len(top) if top else 0.0)
+    recall = hits / len(relevant)
+    ideal = sorted(labels.grades.values(), reverse=True)
+    idcg = _dcg(ideal if cutoff is None else ideal[:cutoff])
+    return {
+        "precision": precision,
+        "recall": recall,
+        "rr": 1 / hit_ranks[0] if hit_ranks else 0.0,
+        "ndcg": _dcg(labels.grades.get(doc, 0) for doc in top) / idcg if idcg > 0 else 0.0,
+        "ap": sum((i + 1) / rank for i, rank in enumerate(hit_ranks)) / len(relevant),
+        "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+        "success": 1.0 if hits else 0.0,
+        "n_hits": hits,
+        "n_relevant": len(relevant),
+    }
+
+
+def score_question(
+    labels: Labels,
+    output: Output | None,
+    *,
+    k: int,
+    level: int = 1,
+    known: Collection[str],
+    access: Mapping[str, Collection[str]] | None = None,
+    status: Status = "ok",
+) -> dict[str, Any]:
+    """Every registry metric for one question and one run's output at context cutoff `k`.
+
+    A `missing` or `failed` record is scored as an empty output that also fails every answer
+    metric (retrieval 0 and coverage 0 on answerable questions, support 0, no abstention); a
+    failed record's own ranking and citations still count as disclosures.
+    """
+    output = output if output is not None and status != "missing" else Output()
+    access = access or {}
+    shown = set(output.retrieved[:k]) | {d for _, cites in output.claims for d in cites}
+    restricted = restricted_docs(shown, labels.caller, access)
+    usable = output if status == "ok" else Output()
+    verdicts = judge_claims(labels, usable, k=k, known=known, restricted=restricted)
+    supported = {v.claim for v in verdicts if v.supported}
+    n_claims = len(verdicts)
+    n_expected = len(labels.support)
+    n_expected_supported = len(supported & set(labels.support))
+    scores = retrieval_scores(labels, usable.retrieved, cutoff=k, level=level)
+    failed = status != "ok"
+    scores.update(
+        support=0.0 if failed else (len(supported) / n_claims if n_claims else None),
+        coverage=n_expected_supported / n_expected if n_expected else None,
+        abstention_correct=None if labels.answerable else (not failed and n_claims == 0),
+        disclosures=len(restricted),
+        n_claims=n_claims,
+        n_supported=len(supported),
+        n_expected=n_expected,
+        n_expected_supported=n_expected_supported,
+        k=k,
+    )
+    return scores
+
+
+# --- the seed's entry point -------------------------------------------------------------------
+
+
+def _ids(value: Any, field_name: str, *, allow_list: bool = True) -> tuple[str, ...]:
+    """A seed ID list: a tuple (or list) of at most 100 unique IDs matching [a-z][a-z0-9-]{0,31}."""
+    kinds = (tuple, list) if allow_list else (tuple,)
+    if type(value) not in kinds:
+        raise invalid("expected a tuple of IDs", field_name, value)
+    if len(value) > MAX_IDS:
+        raise invalid(f"at most {MAX_IDS} IDs are allowed, found {len(value)}", field_name, value)
+    for item in value:
+        if type(item) is not str or not SEED_ID.fullmatch(item):
+            raise invalid("an ID is lowercase, starts with a letter, at most 32 of [a-z0-9-]", field_name, item)
+    seen: set[str] = set()
+    for item in value:
+        if item in seen:
+            raise invalid("duplicate ID", field_name, item)
+        seen.add(item)
+    return tuple(value)
+
+
+def validate_corpus(corpus: Any) -> None:
+    """Check a whole corpus once: a non-empty dict of seed IDs to non-blank text (no size bound)."""
+    if type(corpus) is not dict or not corpus:
+        raise invalid("expected a non-empty dict of document ID -> text", "corpus", type(corpus).__name__)
+    for doc, text in corpus.items():
+        if type(doc) is not str or not SEED_ID.fullmatch(doc):
+            raise invalid("a document ID is lowercase, starts with a letter, at most 32 of [a-z0-9-]", "corpus", doc)
+        if type(text) is not str or not text.strip():
+            raise invalid("document text must be non-empty", f"corpus[{doc!r}]", text)
+
+
+def _check_documents(corpus: Mapping[str, Any], docs: Iterable[str], field_name: str) -> None:
+    for doc in docs:
+        if doc not in corpus:
+            raise invalid("not a document of the corpus", field_name, doc)
+        text = corpus[doc]
+        if type(text) is not str or not text.strip():
+            raise invalid("document text must be non-empty", f"corpus[{doc!r}]", text)
+
+
+def validate(corpus: Any, case: Any, run: Any, k: Any, level: Any = 1) -> tuple[Labels, Output]:
+    """The seed's validation rules, each raising ValidationError naming field, value and rule.
+
+    The corpus is checked only as far as this case and run use it (see `validate_corpus`).
+    """
+    if type(k) is not int or not 1 <= k <= MAX_IDS:
+        raise invalid("the cutoff is a whole number from 1 to 100", "k", k)
+    if type(level) is not int or level < 1:
+        raise invalid("the relevance level is a whole number >= 1", "level", level)
+    if type(corpus) is not dict or not corpus:
+        raise invalid("expected a non-empty dict of document ID -> text", "corpus", type(corpus).__name__)
+    if type(case) is not dict:
+        raise invalid("expected a dict", "case", type(case).__name__)
+    if type(run) is not dict:
+        raise invalid("expected a dict", "run", type(run).__name__)
+
+    raw = case.get("relevant")
+    if type(raw) is dict:
+        _ids(tuple(raw), "relevant")
+        for doc, grade in raw.items():
+            if type(grade) is not int:
+                raise invalid("a relevance grade is a whole number", f"relevant[{doc!r}]", grade)
+        grades = dict(raw)
+    else:
+        grades = {doc: 1 for doc in _ids(raw, "relevant")}
+    _check_documents(corpus, grades, "relevant")
+    positive = {doc for doc, grade in grades.items() if grade > 0}
+
+    support = case.get("support")
+    if type(support) is not dict:
+        raise invalid("expected a dict of claim ID -> supporting document IDs", "support", support)
+    _ids(tuple(support), "support")
+    if bool(positive) != bool(support):
+        rule = (
+            "a question with relevant documents needs expected claims"
+            if positive
+            else "expected claims need relevant documents"
+        )
+        raise invalid(rule, "support", support)
+    labelled: dict[str, frozenset[str]] = {}
+    for claim, sources in support.items():
+        docs = set(_ids(sources, f"support[{claim!r}]"))
+        if not docs:
+            raise invalid("an expected claim needs at least one supporting document", f"support[{claim!r}]", sources)
+        if not docs <= positive:
+            raise invalid(
+                "supporting documents must be labelled relevant", f"support[{claim!r}]", sorted(docs - positive)
+            )
+        labelled[claim] = frozenset(docs)
+
+    caller = case.get("caller")
+    if caller is not None:
+        if type(caller) not in (tuple, list) or any(type(g) is not str or not g for g in caller):
+            raise invalid("expected a tuple of group names", "caller", caller)
+        caller = frozenset(caller)
+
+    retrieved = _ids(run.get("retrieved"), "retrieved")
+    _check_documents(corpus, retrieved, "retrieved")
+    claims = run.get("claims")
+    if type(claims) not in (tuple, list) or len(claims) > MAX_IDS:
+        raise invalid(f"expected a tuple of at most {MAX_IDS} (claim, citations) pairs", "claims", claims)
+    pairs = []
+    for pair in claims:
+        if type(pair) not in (tuple, list) or len(pair) != 2:
+            raise invalid("expected a (claim ID, citations) pair", "claims", pair)
+        pairs.append((pair[0], _ids(pair[1], f"citations of {pair[0]!r}")))
+    _ids(tuple(claim for claim, _ in pairs), "claims")
+    return Labels(grades, labelled, caller), Output(retrieved, tuple(pairs))
+
+
+def evaluate(
+    corpus: dict[str, str],
+    case: dict[str, Any],
+    run: dict[str, Any],
+    *,
+    k: int = 2,
+    level: int = 1,
+    access: Mapping[str, Collection[str]] | None = None,
+) -> dict[str, Any]:
+    """Score one recorded run of one case at context cutoff `k` (the seed's contract).
+
+    Returns the seed's six keys first (`precision`, `recall`, `rr`, `support`, `coverage`,
+    `abstention_correct`), then every other registry metric; n/a is None, never 0. `access`
+    maps document ID -> groups allowed to see it; `case["caller"]` names the caller's groups.
+    """
+    labels, output = validate(corpus, case, run, k, level)
+    scores = score_question(labels, output, k=k, level=level, known=corpus, access=access)
+    return {m.key: scores[m.key] for m in sorted(REGISTRY, key=_seed_order)}
+
+
+def _seed_order(m: Any) -> int:
+    order = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
+    return order.index(m.key) if m.key in order else len(order) + REGISTRY.index(m)
+
+
+def claim_verdicts(
+    corpus: dict[str, str],
+    case: dict[str, Any],
+    run: dict[str, Any],
+    *,
+    k: int = 2,
+    access: Mapping[str, Collection[str]] | None = None,
+) -> list[ClaimVerdict]:
+    """Each generated claim's verdict and reasons, with the same validation as `evaluate`."""
+    labels, output = validate(corpus, case, run, k)
+    shown = set(output.retrieved[:k]) | {d for _, cites in output.claims for d in cites}
+    restricted = restricted_docs(shown, labels.caller, access or {})
+    return judge_claims(labels, output, k=k, known=corpus, restricted=restricted)

@@ -1,0 +1,241 @@
+"""The set-based SQL engine: scores every (run, question) pair of whole tables in one query.
+
+The caller provides these relations (tables or views) on a DuckDB connection; `store` and
+`trec` each build them from their own inputs:
+
+    eval_pairs(run_id, suite, question_id, k, status)   status: ok | missing | failed; one row
+                                                         per pair and cutoff (WHOLE_RANKING = none)
+    eval_labels(suite, question_id, doc_id, grade)       graded relevance labels
+    eval_support(suite, question_id, claim_id, doc_id)   expected claims and their sources
+    eval_documents(suite, doc_id, access)                access: VARCHAR[] ([] = public)
+    eval_callers(suite, question_id, caller)             caller: VARCHAR[] or NULL (unrestricted)
+    eval_retrieved(run_id, question_id, rank, doc_id)    ranks 1..n, unique per pair
+    eval_claims(run_id, question_id, claim_id, position)
+    eval_citations(run_id, question_id, claim_id, position, doc_id)
+
+Formulas are keyed by the registry (`scoring.metrics`); definitions live there. The reference
+implementation in `scoring.contract` must agree with every query here (property-tested).
+"""
+from __future__ import annotations
+
+from .contract import REASONS
+from .metrics import REGISTRY, RETRIEVAL_KEYS
+
+WHOLE_RANKING = 2**31 - 1
+"""The cutoff that stands for "no cutoff": every retrieved document counts."""
+
+# Per-pair ingredients: n_hits, n_relevant, k, first_rank, dcg, idcg, ap_sum (retrieval);
+# status, n_claims, n_supported, n_expected, n_expected_supported, answerable, n_disclosed (answer).
+FORMULAS: dict[str, str] = {
+    "precision": "n_hits / k",
+    "recall": "n_hits / n_relevant",
+    "rr": "coalesce(1 / first_rank, 0.0)",
+    "ndcg": "CASE WHEN idcg > 0 THEN dcg / idcg ELSE 0.0 END",
+    "ap": "ap_sum / n_relevant",
+    "f1": "CASE WHEN n_hits = 0 THEN 0.0 ELSE 2 * (n_hits / k) * (n_hits / n_relevant) "
+    "/ ((n_hits / k) + (n_hits / n_relevant)) END",
+    "success": "CASE WHEN n_hits > 0 THEN 1.0 ELSE 0.0 END",
+    "support": "CASE WHEN status <> 'ok' THEN 0.0 WHEN n_claims > 0 THEN n_supported / n_claims END",
+    "coverage": "CASE WHEN n_expected > 0 THEN n_expected_supported / n_expected END",
+    "abstention_correct": "CASE WHEN NOT answerable THEN status = 'ok' AND n_claims = 0 END",
+    "disclosures": "n_disclosed",
+}
+assert set(FORMULAS) == {m.key for m in REGISTRY}, "every registry metric needs exactly one SQL formula"
+
+
+def _metric_columns() -> str:
+    cols = []
+    for m in REGISTRY:
+        expr = FORMULAS[m.key]
+        if m.key in RETRIEVAL_KEYS:
+            expr = f"CASE WHEN n_relevant = 0 THEN NULL ELSE ({expr}) END"
+        cols.append(f"{expr} AS {m.key}")
+    return ",\n    ".join(cols)
+
+
+RETRIEVAL_CTES = """
+rel_counts AS (
+  SELECT suite, question_id, count(*) FILTER (WHERE grade >= $level) AS n_relevant
+  FROM eval_labels GROUP BY suite, question_id
+),
+ranked AS (
+  SELECT p.run_id, p.question_id, p.k, r.rank, coalesce(l.grade, 0) AS grade,
+         sum(CASE WHEN coalesce(l.grade, 0) >= $level THEN 1 ELSE 0 END) OVER (
+           PARTITION BY p.run_id, p.question_id, p.k ORDER BY r.rank ROWS UNBOUNDED PRECEDING) AS hits_so_far
+  FROM eval_pairs p
+  JOIN eval_retrieved r ON r.run_id = p.run_id AND r.question_id = p.question_id AND r.rank <= p.k
+  LEFT JOIN eval_labels l ON l.suite = p.suite AND l.question_id = p.question_id AND l.doc_id = r.doc_id
+  WHERE p.status = 'ok'
+),
+gained AS (
+  SELECT run_id, question_id, k,
+         count(*) FILTER (WHERE grade >= $level) AS n_hits,
+         min(rank) FILTER (WHERE grade >= $level) AS first_rank,
+         sum(greatest(grade, 0) / log2(rank + 1)) AS dcg,
+         sum(hits_so_far / rank) FILTER (WHERE grade >= $level) AS ap_sum
+  FROM ranked GROUP BY run_id, question_id, k
+),
+ideal AS (
+  SELECT suite, question_id, grade,
+         row_number() OVER (PARTITION BY suite, question_id ORDER BY grade DESC) AS pos
+  FROM eval_labels WHERE grade > 0
+),
+ideal_dcg AS (
+  SELECT p.run_id, p.question_id, p.k, sum(i.grade / log2(i.pos + 1)) AS idcg
+  FROM eval_pairs p JOIN ideal i ON i.suite = p.suite AND i.question_id = p.question_id AND i.pos <= p.k
+  GROUP BY p.run_id, p.question_id, p.k
+),
+retrieval AS (
+  SELECT p.run_id, p.question_id, p.k, p.suite, p.status,
+         coalesce(c.n_relevant, 0) AS n_relevant,
+         coalesce(g.n_hits, 0) AS n_hits,
+         g.first_rank,
+         coalesce(g.dcg, 0.0) AS dcg,
+         coalesce(i.idcg, 0.0) AS idcg,
+         coalesce(g.ap_sum, 0.0) AS ap_sum
+  FROM eval_pairs p
+  LEFT JOIN rel_counts c ON c.suite = p.suite AND c.question_id = p.question_id
+  LEFT JOIN gained g ON g.run_id = p.run_id AND g.question_id = p.question_id AND g.k = p.k
+  LEFT JOIN ideal_dcg i ON i.run_id = p.run_id AND i.question_id = p.question_id AND i.k = p.k
+)"""
+
+CLAIM_CTES = """
+visible AS (
+  SELECT p.run_id, p.question_id, r.doc_id
+  FROM eval_pairs p
+  JOIN eval_retrieved r ON r.run_id = p.run_id AND r.question_id = p.question_id AND r.rank <= p.k
+),
+shown AS (
+  SELECT run_id, question_id, doc_id FROM visible
+  UNION
+  SELECT c.run_id, c.question_id, c.doc_id FROM eval_citations c
+  SEMI JOIN eval_pairs p ON p.run_id = c.run_id AND p.question_id = c.question_id
+),
+restricted AS (
+  SELECT s.run_id, s.question_id, s.doc_id
+  FROM shown s
+  JOIN eval_pairs p ON p.run_id = s.run_id AND p.question_id = s.question_id
+  JOIN eval_callers q ON q.suite = p.suite AND q.question_id = p.question_id
+  JOIN eval_documents d ON d.suite = p.suite AND d.doc_id = s.doc_id
+  WHERE q.caller IS NOT NULL AND len(d.access) > 0 AND len(list_intersect(d.access, q.caller)) = 0
+),
+cited AS (
+  SELECT c.run_id, c.question_id, c.claim_id, c.position, t.position AS cite_pos, t.doc_id,
+         d.doc_id IS NOT NULL AS known,
+         s.doc_id IS NOT NULL AS labelled,
+         v.doc_id IS NOT NULL AS is_visible,
+         x.doc_id IS NOT NULL AS is_restricted,
+         EXISTS (SELECT 1 FROM eval_support e WHERE e.suite = p.suite AND e.question_id = c.question_id
+                 AND e.claim_id = c.claim_id) AS claim_labelled
+  FROM eval_claims c
+  JOIN eval_pairs p ON p.run_id = c.run_id AND p.question_id = c.question_id AND p.status = 'ok'
+  LEFT JOIN eval_citations t ON t.run_id = c.run_id AND t.question_id = c.question_id AND t.claim_id = c.claim_id
+  LEFT JOIN eval_documents d ON d.suite = p.suite AND d.doc_id = t.doc_id
+  LEFT JOIN eval_support s ON s.suite = p.suite AND s.question_id = c.question_id
+                          AND s.claim_id = c.claim_id AND s.doc_id = t.doc_id
+  LEFT JOIN visible v ON v.run_id = c.run_id AND v.question_id = c.question_id AND v.doc_id = t.doc_id
+  LEFT JOIN restricted x ON x.run_id = c.run_id AND x.question_id = c.question_id AND x.doc_id = t.doc_id
+),
+flags AS (
+  SELECT run_id, question_id, claim_id, any_value(position) AS position,
+         coalesce(list(doc_id ORDER BY cite_pos) FILTER (WHERE doc_id IS NOT NULL), []) AS citations,
+         count(doc_id) = 0 AS no_citation,
+         NOT bool_or(claim_labelled) AS unlabelled_claim,
+         coalesce(bool_or(known AND NOT labelled) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_not_supporting,
+         coalesce(bool_or(labelled AND NOT is_visible) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_not_visible,
+         coalesce(bool_or(NOT known) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_unknown,
+         coalesce(bool_or(is_restricted) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_restricted
+  FROM cited GROUP BY run_id, question_id, claim_id
+),
+verdicts AS (
+  SELECT run_id, question_id, claim_id, position, citations,
+         list_filter([{reasons}], lambda r: r IS NOT NULL) AS reasons
+  FROM flags
+)""".replace(
+    "{reasons}", ", ".join(f"CASE WHEN {r} THEN '{r}' END" for r in REASONS)
+)
+
+
+def verdicts_sql() -> str:
+    """One row per generated claim of an `ok` record: citations (in order), reasons, supported."""
+    return f"""WITH {CLAIM_CTES}
+SELECT run_id, question_id, claim_id, position, citations, reasons, len(reasons) = 0 AS supported
+FROM verdicts"""
+
+
+def retrieval_sql(extra_select: str = "") -> str:
+    """One row per eval_pairs row: retrieval ingredients and every retrieval metric at `k`."""
+    cols = ",\n    ".join(
+        f"CASE WHEN n_relevant = 0 THEN NULL ELSE ({FORMULAS[key]}) END AS {key}" for key in RETRIEVAL_KEYS
+    )
+    return f"""WITH {RETRIEVAL_CTES}
+SELECT run_id, question_id, k, n_relevant, n_hits{extra_select},
+    {cols}
+FROM retrieval"""
+
+
+def question_scores_sql() -> str:
+    """One row per eval_pairs row with every registry metric (column = registry key) and the
+    counts that pooled aggregates need. Bind `$level` (relevance level, >= 1)."""
+    return f"""WITH {RETRIEVAL_CTES},
+{CLAIM_CTES},
+claim_counts AS (
+  SELECT run_id, question_id, count(*) AS n_claims,
+         count(*) FILTER (WHERE len(reasons) = 0) AS n_supported
+  FROM verdicts GROUP BY run_id, question_id
+),
+expected AS (
+  SELECT suite, question_id, count(DISTINCT claim_id) AS n_expected FROM eval_support GROUP BY suite, question_id
+),
+answerable AS (
+  SELECT DISTINCT suite, question_id FROM eval_labels WHERE grade > 0
+),
+disclosed AS (
+  SELECT run_id, question_id, count(*) AS n_disclosed FROM restricted GROUP BY run_id, question_id
+),
+ingredients AS (
+  SELECT r.*,
+         coalesce(cc.n_claims, 0) AS n_claims,
+         coalesce(cc.n_supported, 0) AS n_supported,
+         coalesce(e.n_expected, 0) AS n_expected,
+         coalesce(cc.n_supported, 0) AS n_expected_supported,
+         a.question_id IS NOT NULL AS answerable,
+         coalesce(d.n_disclosed, 0) AS n_disclosed
+  FROM retrieval r
+  LEFT JOIN claim_counts cc ON cc.run_id = r.run_id AND cc.question_id = r.question_id
+  LEFT JOIN expected e ON e.suite = r.suite AND e.question_id = r.question_id
+  LEFT JOIN answerable a ON a.suite = r.suite AND a.question_id = r.question_id
+  LEFT JOIN disclosed d ON d.run_id = r.run_id AND d.question_id = r.question_id
+)
+SELECT run_id, question_id, k, status, answerable,
+    {_metric_columns()},
+    n_claims, n_supported, n_expected, n_expected_supported, n_relevant, n_hits
+FROM ingredients"""
+
+
+INPUT_COLUMNS: dict[str, str] = {
+    "eval_pairs": "run_id VARCHAR, suite VARCHAR, question_id VARCHAR, k INTEGER, status VARCHAR",
+    "eval_labels": "suite VARCHAR, question_id VARCHAR, doc_id VARCHAR, grade INTEGER",
+    "eval_support": "suite VARCHAR, question_id VARCHAR, claim_id VARCHAR, doc_id VARCHAR",
+    "eval_documents": "suite VARCHAR, doc_id VARCHAR, access VARCHAR[]",
+    "eval_callers": "suite VARCHAR, question_id VARCHAR, caller VARCHAR[]",
+    "eval_retrieved": "run_id VARCHAR, question_id VARCHAR, rank INTEGER, doc_id VARCHAR",
+    "eval_claims": "run_id VARCHAR, question_id VARCHAR, claim_id VARCHAR, position INTEGER",
+    "eval_citations": "run_id VARCHAR, question_id VARCHAR, claim_id VARCHAR, position INTEGER, doc_id VARCHAR",
+}
+
+
+def load_inputs(con, rows: dict[str, list[tuple]]) -> None:
+    """Create the engine's input relations as temporary tables from Python rows (tests, small
+    batches). Relations absent from `rows` are created empty."""
+    import pandas as pd
+
+    for name, columns in INPUT_COLUMNS.items():
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} ({columns})")
+        data = rows.get(name) or []
+        if data:
+            names = [c.split()[0] for c in columns.split(", ")]
+            frame = pd.DataFrame(data, columns=names, dtype=object)
+            con.register("_incoming", frame)
+            con.execute(f"INSERT INTO {name} SELECT * FROM _incoming")
+            con.unregister("_incoming")

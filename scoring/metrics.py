@@ -1,0 +1,260 @@
+"""The metric registry: every metric declared once.
+
+The SQL engine, the reference implementation, the CLI, the dashboard and the README all read
+these declarations; none of them restates a definition. A new metric is one entry here plus its
+kernel in `contract` (reference) and in `engine` (SQL).
+
+Measure strings follow ir_measures: ``P@5``, ``nDCG@20``, ``RR``, ``AP@10``. The seed's keys
+(``precision``, ``recall``, ``rr``, ``support``, ``coverage``, ``abstention_correct``) are aliases.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import invalid
+
+Level = Literal["retrieval", "answer"]
+Cutoff = Literal["required", "optional", "none"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric's contract. `key` is its column in `question_scores`."""
+
+    key: str
+    family: str
+    level: Level
+    cutoff: Cutoff
+    numerator: str
+    denominator: str
+    na_rule: str
+    higher_is_better: bool
+    pooled: tuple[str, str] | None
+    help: str
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """Canonical name as shown in tables: ``P@k``, ``AP``, ``Support``."""
+        return f"{self.family}@k" if self.cutoff == "required" else self.family
+
+    @property
+    def pooling(self) -> str:
+        """How the metric pools across questions, in words."""
+        if self.pooled is None:
+            return "mean over scored questions (pooling equals the macro mean)"
+        num, den = self.pooled
+        return f"sum of {num} / sum of {den}"
+
+
+RETRIEVAL_NA = "n/a when the question has no relevant document (unanswerable at this relevance level)"
+
+REGISTRY: tuple[Metric, ...] = (
+    Metric(
+        key="precision",
+        family="P",
+        level="retrieval",
+        cutoff="required",
+        numerator="relevant documents among the first k retrieved",
+        denominator="k, even when fewer than k documents were retrieved",
+        na_rule=RETRIEVAL_NA,
+        higher_is_better=True,
+        pooled=("n_hits", "k"),
+        help="Share of the k context slots filled with relevant documents.",
+        aliases=("precision",),
+    ),
+    Metric(
+        key="recall",
+        family="R",
+        level="retrieval",
+        cutoff="required",
+        numerator="relevant documents among the first k retrieved",
+        denominator="relevant documents labelled for the question",
+        na_rule=RETRIEVAL_NA,
+        higher_is_better=True,
+        pooled=("n_hits", "n_relevant"),
+        help="Share of the labelled relevant documents that reached the first k.",
+        aliases=("recall",),
+    ),
+    Metric(
+        key="rr",
+        family="RR",
+        level="retrieval",
+        cutoff="optional",
+        numerator="1",
+        denominator="rank of the first relevant document within the cutoff (0 when there is none)",
+        na_rule=RETRIEVAL_NA,
+        higher_is_better=True,
+        pooled=None,
+        help="How early the first relevant document appears; without a cutoff the whole ranking counts.",
+        aliases=("rr", "mrr", "recip_rank"),
+    ),
+    Metric(
+        key="ndcg",
+        family="nDCG",
+        level="retrieval",
+        cutoff="required",
+        numerator="DCG of the first k: grade (negative grades gain 0) / log2(rank + 1)",
+        denominator="DCG of the ideal ranking of every labelled document, cut at k",
+        na_rule=RETRIEVAL_NA,
+        higher_is_better=True,
+        pooled=None,
+        help="Graded gain of the first k, discounted by rank, relative to the best possible ranking.",
+        aliases=("ndcg",),
+    ),
+    Metric(
+        key="ap",
+        family="AP",
+        level="retrieval",
+        cutoff="optional",
+        numerator="sum of precision at the rank of each relevant document retrieved within the cutoff",
+        denominator="relevant documents labelled for the question",
+        na_rule=RETRIEVAL_NA,
+        higher_is_better=True,
+        pooled=None,
+        help="Average precision as trec_eval's map; with a cutoff, as its map_cut.",
+        aliases=("ap", "map"),
+    ),
+    Metric(
+        key="f1",
+        family="F1",
+        level="retrieval",
+        cutoff="required",
+        numerator="2 x P@k x R@k",
+        denominator="P@k + R@k (0 when both are 0)",
+        na_rule=RETRIEVAL_NA,
+        higher_is_better=True,
+        pooled=None,
+        help="Harmonic mean of P@k and R@k.",
+        aliases=("f1",),
+    ),
+    Metric(
+        key="success",
+        family="Success",
+        level="retrieval",
+        cutoff="required",
+        numerator="1 when at least one relevant document is among the first k, else 0",
+        denominator="1 per question",
+        na_rule=RETRIEVAL_NA,
+        higher_is_better=True,
+        pooled=None,
+        help="Whether any relevant evidence reached the first k.",
+        aliases=("success",),
+    ),
+    Metric(
+        key="support",
+        family="Support",
+        level="answer",
+        cutoff="none",
+        numerator="supported generated claims (>= 1 citation, every citation labelled for that claim, "
+        "inside the first k and not restricted for the caller)",
+        denominator="generated claims",
+        na_rule="n/a when the answer makes no claim (an abstention); a missing or failed record scores 0",
+        higher_is_better=True,
+        pooled=("n_supported", "n_claims"),
+        help="Share of the answer's claims backed by visible, correctly cited evidence.",
+        aliases=("support",),
+    ),
+    Metric(
+        key="coverage",
+        family="Coverage",
+        level="answer",
+        cutoff="none",
+        numerator="expected claims that the answer makes and supports",
+        denominator="expected claims labelled for the question",
+        na_rule="n/a when the question has no expected claim (unanswerable)",
+        higher_is_better=True,
+        pooled=("n_expected_supported", "n_expected"),
+        help="Share of the reviewed propositions the answer states with valid support.",
+        aliases=("coverage",),
+    ),
+    Metric(
+        key="abstention_correct",
+        family="Abstention",
+        level="answer",
+        cutoff="none",
+        numerator="unanswerable questions answered with no claim (a missing or failed record is no abstention)",
+        denominator="unanswerable questions",
+        na_rule="n/a on answerable questions",
+        higher_is_better=True,
+        pooled=None,
+        help="Whether the system declined, with an empty claim list, a question the corpus cannot answer.",
+        aliases=("abstention_correct", "abstention"),
+    ),
+    Metric(
+        key="disclosures",
+        family="Disclosures",
+        level="answer",
+        cutoff="none",
+        numerator="documents restricted for the caller that are inside the first k or cited",
+        denominator="1 per question (a count, not a rate)",
+        na_rule="never n/a: 0 when nothing restricted was shown or cited",
+        higher_is_better=False,
+        pooled=None,
+        help="Restricted documents put in front of a caller who may not see them.",
+        aliases=("disclosures",),
+    ),
+)
+
+BY_KEY: dict[str, Metric] = {m.key: m for m in REGISTRY}
+RETRIEVAL_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "retrieval")
+ANSWER_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "answer")
+SEED_KEYS: tuple[str, ...] = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
+
+_LOOKUP: dict[str, Metric] = {}
+for _m in REGISTRY:
+    for _name in (_m.family, _m.key, *_m.aliases):
+        _LOOKUP[_name.lower()] = _m
+
+# trec_eval's own measure names, so `-m P_10` works as `-m P@10`.
+_TREC_NAMES = {"p": "P", "recall": "R", "ndcg_cut": "nDCG", "map_cut": "AP", "success": "Success"}
+_TREC_PLAIN = {"recip_rank": "RR", "map": "AP"}
+
+
+def metric(name: str) -> Metric:
+    """The registry entry for a canonical name, family or alias (case-insensitive)."""
+    found = _LOOKUP.get(name.strip().lower().removesuffix("@k"))
+    if found is None:
+        known = ", ".join(m.name for m in REGISTRY)
+        raise invalid(f"unknown metric; known metrics: {known} (or their seed aliases)", "metric", name)
+    return found
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A metric at a cutoff: ``P@10`` or ``RR`` (cutoff None: the whole ranking)."""
+
+    metric: Metric
+    cutoff: int | None
+
+    def __str__(self) -> str:
+        return self.metric.family if self.cutoff is None else f"{self.metric.family}@{self.cutoff}"
+
+
+def parse_measure(text: str, default_cutoff: int | None = None) -> Measure:
+    """Parse ``nDCG@20``, ``RR``, ``AP@100``, trec_eval's ``P_10``, or an alias at `default_cutoff`.
+
+    Round-trips: ``str(parse_measure(s)) == s`` for canonical strings.
+    """
+    raw = text.strip()
+    trec = re.fullmatch(r"([A-Za-z_]+?)_(\d+)", raw)
+    if raw.lower() in _TREC_PLAIN:
+        raw = _TREC_PLAIN[raw.lower()]
+    elif trec and trec.group(1).lower() in _TREC_NAMES:
+        raw = f"{_TREC_NAMES[trec.group(1).lower()]}@{trec.group(2)}"
+    name, sep, cut = raw.partition("@")
+    m = metric(name)
+    cutoff: int | None
+    if sep:
+        if not cut.isdigit() or not 1 <= int(cut) <= 100_000:
+            raise invalid("a cutoff is a whole number from 1 to 100000", "measure", text)
+        cutoff = int(cut)
+    else:
+        cutoff = default_cutoff if m.cutoff == "required" else None
+    if m.cutoff == "none" and sep:
+        raise invalid(f"{m.name} takes no cutoff", "measure", text)
+    if m.cutoff == "required" and cutoff is None:
+        raise invalid(f"{m.family} needs a cutoff, e.g. {m.family}@10", "measure", text)
+    return Measure(m, cutoff)
