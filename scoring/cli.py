@@ -1,0 +1,191 @@
+"""The `ragslice` command line: argument parsing only, one function per command.
+
+Exit codes: 0 success; 1 a release gate failed (`compare`); 2 bad input (a ValidationError,
+reported as `path:line: ... rule`, never a traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .errors import ValidationError
+
+DEFAULT_DB = "ragslice.duckdb"
+
+
+def _examples(*lines: str) -> str:
+    return "example:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def cmd_trec(args: argparse.Namespace) -> int:
+    from .trec import trec_command
+
+    return trec_command(args.qrels, args.run, measures=args.measures, per_query=args.q, level=args.level)
+
+
+def cmd_refresh(args: argparse.Namespace) -> int:
+    from .refresh import refresh_command
+
+    return refresh_command(Path(args.workspace), Path(args.db), progress=not args.quiet)
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from .refresh import table_command
+
+    runs = [r for r in args.runs.split(",") if r] if args.runs else None
+    return table_command(Path(args.workspace), Path(args.db) if args.db else None, k=args.k, runs=runs)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .store import export_command
+
+    return export_command(Path(args.db), Path(args.out), fmt=args.format)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .importers import import_ragas_command, import_trec_command
+
+    if args.source == "trec":
+        return import_trec_command(args.qrels, args.run, Path(args.out), chunk_map=args.chunk_map)
+    return import_ragas_command(args.file, Path(args.out))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import demo_command
+
+    return demo_command(port=args.port, cache=Path(args.cache) if args.cache else None, open_only=args.build_only)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from .serve import dashboard_command
+
+    return dashboard_command(Path(args.db), port=args.port, address=args.address)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare_command
+
+    return compare_command(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, fmt=args.format)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import report_command
+
+    return report_command(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=Path(args.o))
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from .synth import synth_command
+
+    return synth_command(args.questions, args.runs, repeats=args.repeats, seed=args.seed, out=Path(args.out))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragslice",
+        description="Score recorded RAG runs against a grounded test set, store every score in DuckDB, review releases.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    fmt = argparse.RawDescriptionHelpFormatter
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help_: str, *example: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_, epilog=_examples(*example), formatter_class=fmt)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("trec", cmd_trec, "Evaluate a TREC run against TREC qrels, trec_eval style.",
+            "ragslice trec qrels.test results.test -q -m P@5 nDCG@10 RR AP")
+    p.add_argument("qrels", help="qrels file: qid 0 docno grade")
+    p.add_argument("run", help="run file: qid Q0 docno rank score runid (rank ignored; ordered by score)")
+    p.add_argument("-q", action="store_true", help="also print one line per query")
+    p.add_argument("-l", "--level", type=int, default=1, help="relevance level for binary measures (default 1)")
+    p.add_argument("-m", "--measures", nargs="+", default=["P@10", "R@10", "nDCG@10", "RR", "AP"],
+                   metavar="MEASURE", help="measures such as P@5 nDCG@20 RR AP (default: P@10 R@10 nDCG@10 RR AP)")
+
+    p = add("refresh", cmd_refresh, "Validate a workspace, score every changed run, write the DuckDB file all-or-nothing.",
+            "ragslice refresh data/demo --db ragslice.duckdb")
+    p.add_argument("workspace")
+    p.add_argument("--db", default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in this folder)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = add("table", cmd_table, "Print the per-question score table of a workspace (the seed's layout).",
+            "ragslice table data/seed-lab", "ragslice table data/seed-lab --k 1 --runs A,B")
+    p.add_argument("workspace")
+    p.add_argument("--db", help="read scores from this database (default: score the workspace in memory)")
+    p.add_argument("--k", type=int, help="re-score at this context cutoff instead of each run's own k")
+    p.add_argument("--runs", help="comma-separated run IDs (default: every run)")
+
+    p = add("export", cmd_export, "Write the per-question tables of a database as CSV or Parquet files.",
+            "ragslice export --db ragslice.duckdb --out scores/ --format parquet")
+    p.add_argument("--db", default=DEFAULT_DB)
+    p.add_argument("--out", required=True)
+    p.add_argument("--format", choices=["csv", "parquet"], default="csv")
+
+    p = add("import", cmd_import, "Turn TREC files or Ragas samples into a workspace.",
+            "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
+            "ragslice import ragas samples.jsonl --out ws/")
+    isub = p.add_subparsers(dest="source", required=True)
+    t = isub.add_parser("trec", help="qrels and runs to a suite and retrieval-only runs")
+    t.add_argument("--qrels", required=True)
+    t.add_argument("--run", action="append", required=True, help="a TREC run file (repeat for several)")
+    t.add_argument("--chunk-map", help="TSV passage_id<TAB>doc_id: keep passage IDs as chunks")
+    t.add_argument("--out", required=True)
+    r = isub.add_parser("ragas", help="Ragas ID-based samples (JSON Lines or a JSON list)")
+    r.add_argument("file")
+    r.add_argument("--out", required=True)
+
+    p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
+            "ragslice demo --port 8501")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--cache", help="folder for the demo database (default: the user cache folder)")
+    p.add_argument("--build-only", action="store_true", help="build the database, print its path, do not serve")
+
+    p = add("dashboard", cmd_dashboard, "Start the dashboard over a database written by `ragslice refresh`.",
+            "ragslice dashboard --db ragslice.duckdb --port 8501")
+    p.add_argument("--db", default=DEFAULT_DB)
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--address", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+
+    p = add("compare", cmd_compare, "Paired comparison of two runs (or groups) and the release verdict.",
+            "ragslice compare prod-2024-06 rerank-v2 --policy policy.toml --format markdown")
+    p.add_argument("baseline", help="run ID or group name")
+    p.add_argument("candidate", help="run ID or group name")
+    p.add_argument("--db", default=DEFAULT_DB)
+    p.add_argument("--policy", help="acceptance policy TOML")
+    p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+
+    p = add("report", cmd_report, "Write a self-contained HTML release report.",
+            "ragslice report prod rerank --policy policy.toml -o report.html")
+    p.add_argument("baseline")
+    p.add_argument("candidate")
+    p.add_argument("--db", default=DEFAULT_DB)
+    p.add_argument("--policy", required=True)
+    p.add_argument("-o", required=True, metavar="FILE")
+
+    p = add("synth", cmd_synth, "Write a synthetic workspace of any size in the normal formats.",
+            "ragslice synth --questions 10000 --runs 10 --out /tmp/ws")
+    p.add_argument("--questions", type=int, required=True)
+    p.add_argument("--runs", type=int, required=True)
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ValidationError as error:
+        print(f"ragslice {args.command}: invalid input", file=sys.stderr)
+        print(str(error), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
