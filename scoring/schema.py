@@ -1,0 +1,164 @@
+"""The DuckDB schema: the documented interface between scoring and the dashboard (docs/schema.md).
+
+Every table is rewritten only by `ragslice refresh`; users may query them with their own SQL.
+n/a is NULL, never 0.
+"""
+from __future__ import annotations
+
+from .metrics import REGISTRY
+
+SCHEMA_VERSION = 1
+
+_METRIC_COLUMNS = ",\n    ".join(
+    f"{m.key} {'BOOLEAN' if m.key == 'abstention_correct' else 'INTEGER' if m.key == 'disclosures' else 'DOUBLE'}"
+    for m in REGISTRY
+)
+
+TABLES: dict[str, str] = {
+    "meta": """
+    key VARCHAR PRIMARY KEY,
+    value VARCHAR""",
+    "suites": """
+    suite VARCHAR PRIMARY KEY,
+    version VARCHAR NOT NULL,
+    corpus_version VARCHAR NOT NULL,
+    rubric_version VARCHAR NOT NULL,
+    description VARCHAR,
+    n_documents INTEGER NOT NULL,
+    n_questions INTEGER NOT NULL,
+    files_hash VARCHAR NOT NULL""",
+    "documents": """
+    suite VARCHAR NOT NULL,
+    doc_id VARCHAR NOT NULL,
+    version VARCHAR,
+    title VARCHAR,
+    text VARCHAR NOT NULL,
+    access VARCHAR[] NOT NULL,
+    PRIMARY KEY (suite, doc_id)""",
+    "questions": """
+    suite VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    text VARCHAR NOT NULL,
+    type VARCHAR NOT NULL,
+    split VARCHAR NOT NULL,
+    critical BOOLEAN NOT NULL,
+    tags VARCHAR[] NOT NULL,
+    caller VARCHAR[],
+    answerable BOOLEAN NOT NULL,
+    disputed VARCHAR,
+    n_relevant INTEGER NOT NULL,
+    n_expected INTEGER NOT NULL,
+    PRIMARY KEY (suite, question_id)""",
+    "labels": """
+    suite VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    doc_id VARCHAR NOT NULL,
+    grade INTEGER NOT NULL,
+    PRIMARY KEY (suite, question_id, doc_id)""",
+    "expected_claims": """
+    suite VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    claim_id VARCHAR NOT NULL,
+    proposition VARCHAR,
+    docs VARCHAR[] NOT NULL,
+    PRIMARY KEY (suite, question_id, claim_id)""",
+    "runs": """
+    run_id VARCHAR PRIMARY KEY,
+    suite VARCHAR NOT NULL,
+    suite_version VARCHAR NOT NULL,
+    corpus_version VARCHAR NOT NULL,
+    created_at VARCHAR NOT NULL,
+    code_revision VARCHAR NOT NULL,
+    retrieval JSON NOT NULL,
+    k INTEGER NOT NULL,
+    prompt_revision VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    generation JSON NOT NULL,
+    rubric_version VARCHAR NOT NULL,
+    run_group VARCHAR,
+    repeat INTEGER,
+    notes VARCHAR,
+    manifest JSON NOT NULL,
+    files_hash VARCHAR NOT NULL,
+    n_records INTEGER NOT NULL,
+    n_missing INTEGER NOT NULL,
+    n_failed INTEGER NOT NULL""",
+    "records": """
+    run_id VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    line INTEGER NOT NULL,
+    answer VARCHAR,
+    context VARCHAR,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    error VARCHAR,
+    PRIMARY KEY (run_id, question_id)""",
+    "retrieved": """
+    run_id VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    rank INTEGER NOT NULL,
+    doc_id VARCHAR NOT NULL,
+    grade INTEGER,
+    relevant BOOLEAN NOT NULL,
+    visible BOOLEAN NOT NULL,
+    restricted BOOLEAN NOT NULL,
+    PRIMARY KEY (run_id, question_id, rank)""",
+    "claims": """
+    run_id VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    claim_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    text VARCHAR,
+    citations VARCHAR[] NOT NULL,
+    supported BOOLEAN NOT NULL,
+    reasons VARCHAR[] NOT NULL,
+    PRIMARY KEY (run_id, question_id, claim_id)""",
+    "question_scores": f"""
+    run_id VARCHAR NOT NULL,
+    suite VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    k INTEGER NOT NULL,
+    status VARCHAR NOT NULL,
+    answerable BOOLEAN NOT NULL,
+    {_METRIC_COLUMNS},
+    n_claims INTEGER NOT NULL,
+    n_supported INTEGER NOT NULL,
+    n_expected INTEGER NOT NULL,
+    n_expected_supported INTEGER NOT NULL,
+    n_relevant INTEGER NOT NULL,
+    n_hits INTEGER NOT NULL,
+    missing BOOLEAN NOT NULL,
+    failed BOOLEAN NOT NULL,
+    latency_ms DOUBLE,
+    cost_usd DOUBLE,
+    PRIMARY KEY (run_id, question_id)""",
+    "metrics": """
+    key VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    family VARCHAR NOT NULL,
+    level VARCHAR NOT NULL,
+    numerator VARCHAR NOT NULL,
+    denominator VARCHAR NOT NULL,
+    na_rule VARCHAR NOT NULL,
+    higher_is_better BOOLEAN NOT NULL,
+    pooled_numerator VARCHAR,
+    pooled_denominator VARCHAR,
+    pooling VARCHAR NOT NULL,
+    help VARCHAR NOT NULL,
+    aliases VARCHAR[] NOT NULL""",
+    "refresh_log": """
+    refreshed_at TIMESTAMP NOT NULL,
+    workspace VARCHAR NOT NULL,
+    runs_scored INTEGER NOT NULL,
+    runs_skipped INTEGER NOT NULL,
+    runs_removed INTEGER NOT NULL,
+    records INTEGER NOT NULL,
+    seconds DOUBLE NOT NULL""",
+}
+
+
+def create_schema(con) -> None:
+    """Create every table (if absent) on a read-write connection."""
+    for name, columns in TABLES.items():
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
