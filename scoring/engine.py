@@ -24,6 +24,10 @@ from .metrics import REGISTRY, RETRIEVAL_KEYS
 WHOLE_RANKING = 2**31 - 1
 """The cutoff that stands for "no cutoff": every retrieved document counts."""
 
+RESTRICTED = "q.caller IS NOT NULL AND len(d.access) > 0 AND len(list_intersect(d.access, q.caller)) = 0"
+"""The permission rule over a question `q` (caller groups; NULL = unrestricted) and a document `d`
+(access groups; [] = public): the caller may not see the document."""
+
 # Per-pair ingredients: n_hits, n_relevant, k, first_rank, dcg, idcg, ap_sum (retrieval);
 # status, n_claims, n_supported, n_expected, n_expected_supported, answerable, n_disclosed (answer).
 FORMULAS: dict[str, str] = {
@@ -101,26 +105,26 @@ retrieval AS (
 
 CLAIM_CTES = """
 visible AS (
-  SELECT p.run_id, p.question_id, r.doc_id
+  SELECT p.run_id, p.question_id, p.k, r.doc_id
   FROM eval_pairs p
   JOIN eval_retrieved r ON r.run_id = p.run_id AND r.question_id = p.question_id AND r.rank <= p.k
 ),
 shown AS (
-  SELECT run_id, question_id, doc_id FROM visible
+  SELECT run_id, question_id, k, doc_id FROM visible
   UNION
-  SELECT c.run_id, c.question_id, c.doc_id FROM eval_citations c
-  SEMI JOIN eval_pairs p ON p.run_id = c.run_id AND p.question_id = c.question_id
+  SELECT c.run_id, c.question_id, p.k, c.doc_id FROM eval_citations c
+  JOIN eval_pairs p ON p.run_id = c.run_id AND p.question_id = c.question_id
 ),
 restricted AS (
-  SELECT s.run_id, s.question_id, s.doc_id
+  SELECT s.run_id, s.question_id, s.k, s.doc_id
   FROM shown s
-  JOIN eval_pairs p ON p.run_id = s.run_id AND p.question_id = s.question_id
+  JOIN eval_pairs p ON p.run_id = s.run_id AND p.question_id = s.question_id AND p.k = s.k
   JOIN eval_callers q ON q.suite = p.suite AND q.question_id = p.question_id
   JOIN eval_documents d ON d.suite = p.suite AND d.doc_id = s.doc_id
-  WHERE q.caller IS NOT NULL AND len(d.access) > 0 AND len(list_intersect(d.access, q.caller)) = 0
+  WHERE {restricted}
 ),
 cited AS (
-  SELECT c.run_id, c.question_id, c.claim_id, c.position, t.position AS cite_pos, t.doc_id,
+  SELECT c.run_id, c.question_id, p.k, c.claim_id, c.position, t.position AS cite_pos, t.doc_id,
          d.doc_id IS NOT NULL AS known,
          s.doc_id IS NOT NULL AS labelled,
          v.doc_id IS NOT NULL AS is_visible,
@@ -133,11 +137,13 @@ cited AS (
   LEFT JOIN eval_documents d ON d.suite = p.suite AND d.doc_id = t.doc_id
   LEFT JOIN eval_support s ON s.suite = p.suite AND s.question_id = c.question_id
                           AND s.claim_id = c.claim_id AND s.doc_id = t.doc_id
-  LEFT JOIN visible v ON v.run_id = c.run_id AND v.question_id = c.question_id AND v.doc_id = t.doc_id
-  LEFT JOIN restricted x ON x.run_id = c.run_id AND x.question_id = c.question_id AND x.doc_id = t.doc_id
+  LEFT JOIN visible v ON v.run_id = c.run_id AND v.question_id = c.question_id AND v.k = p.k
+                      AND v.doc_id = t.doc_id
+  LEFT JOIN restricted x ON x.run_id = c.run_id AND x.question_id = c.question_id AND x.k = p.k
+                         AND x.doc_id = t.doc_id
 ),
 flags AS (
-  SELECT run_id, question_id, claim_id, any_value(position) AS position,
+  SELECT run_id, question_id, k, claim_id, any_value(position) AS position,
          coalesce(list(doc_id ORDER BY cite_pos) FILTER (WHERE doc_id IS NOT NULL), []) AS citations,
          count(doc_id) = 0 AS no_citation,
          NOT bool_or(claim_labelled) AS unlabelled_claim,
@@ -145,21 +151,22 @@ flags AS (
          coalesce(bool_or(labelled AND NOT is_visible) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_not_visible,
          coalesce(bool_or(NOT known) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_unknown,
          coalesce(bool_or(is_restricted) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_restricted
-  FROM cited GROUP BY run_id, question_id, claim_id
+  FROM cited GROUP BY run_id, question_id, k, claim_id
 ),
 verdicts AS (
-  SELECT run_id, question_id, claim_id, position, citations,
+  SELECT run_id, question_id, k, claim_id, position, citations,
          list_filter([{reasons}], lambda r: r IS NOT NULL) AS reasons
   FROM flags
 )""".replace(
     "{reasons}", ", ".join(f"CASE WHEN {r} THEN '{r}' END" for r in REASONS)
-)
+).replace("{restricted}", RESTRICTED)
 
 
 def verdicts_sql() -> str:
-    """One row per generated claim of an `ok` record: citations (in order), reasons, supported."""
+    """One row per generated claim of an `ok` record and cutoff k: citations (in order), reasons,
+    supported, k (last, so the leading columns match the `claims` table)."""
     return f"""WITH {CLAIM_CTES}
-SELECT run_id, question_id, claim_id, position, citations, reasons, len(reasons) = 0 AS supported
+SELECT run_id, question_id, claim_id, position, citations, reasons, len(reasons) = 0 AS supported, k
 FROM verdicts"""
 
 
@@ -180,9 +187,9 @@ def question_scores_sql() -> str:
     return f"""WITH {RETRIEVAL_CTES},
 {CLAIM_CTES},
 claim_counts AS (
-  SELECT run_id, question_id, count(*) AS n_claims,
+  SELECT run_id, question_id, k, count(*) AS n_claims,
          count(*) FILTER (WHERE len(reasons) = 0) AS n_supported
-  FROM verdicts GROUP BY run_id, question_id
+  FROM verdicts GROUP BY run_id, question_id, k
 ),
 expected AS (
   SELECT suite, question_id, count(DISTINCT claim_id) AS n_expected FROM eval_support GROUP BY suite, question_id
@@ -191,7 +198,7 @@ answerable AS (
   SELECT DISTINCT suite, question_id FROM eval_labels WHERE grade > 0
 ),
 disclosed AS (
-  SELECT run_id, question_id, count(*) AS n_disclosed FROM restricted GROUP BY run_id, question_id
+  SELECT run_id, question_id, k, count(*) AS n_disclosed FROM restricted GROUP BY run_id, question_id, k
 ),
 ingredients AS (
   SELECT r.*,
@@ -202,10 +209,10 @@ ingredients AS (
          a.question_id IS NOT NULL AS answerable,
          coalesce(d.n_disclosed, 0) AS n_disclosed
   FROM retrieval r
-  LEFT JOIN claim_counts cc ON cc.run_id = r.run_id AND cc.question_id = r.question_id
+  LEFT JOIN claim_counts cc ON cc.run_id = r.run_id AND cc.question_id = r.question_id AND cc.k = r.k
   LEFT JOIN expected e ON e.suite = r.suite AND e.question_id = r.question_id
   LEFT JOIN answerable a ON a.suite = r.suite AND a.question_id = r.question_id
-  LEFT JOIN disclosed d ON d.run_id = r.run_id AND d.question_id = r.question_id
+  LEFT JOIN disclosed d ON d.run_id = r.run_id AND d.question_id = r.question_id AND d.k = r.k
 )
 SELECT run_id, question_id, k, status, answerable,
     {_metric_columns()},

@@ -1,0 +1,307 @@
+"""Staging and checking recorded runs with set-based SQL.
+
+Each records file is read as numbered text lines (so every problem names its line), parsed with
+DuckDB's JSON functions, checked rule by rule in SQL, and split into typed staging tables:
+
+    stage_records(run_id, question_id, line, answer, context, latency_ms, cost_usd, error)
+    stage_retrieved(run_id, question_id, rank, doc_id)
+    stage_claims(run_id, question_id, claim_id, position, text)
+    stage_citations(run_id, question_id, claim_id, position, doc_id)
+
+The suite tables (`documents`, `questions`) must already hold the runs' suites.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from .errors import Problems
+from .workspace import (
+    ID_PATTERN, MAX_CITATIONS, MAX_CLAIMS, MAX_LINE_BYTES, MAX_RETRIEVED, Run, iter_json_lines,
+)
+
+RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "latency_ms", "cost_usd", "error"]
+CLAIM_KEYS = ["id", "citations", "text"]
+NUMBER_TYPES = ("UBIGINT", "BIGINT", "DOUBLE")
+
+_READ_LINES = (
+    "SELECT ?::VARCHAR AS run_id, ordinality::INTEGER AS line, raw FROM read_csv(?, columns={'raw': 'VARCHAR'}, "
+    "header=false, delim=chr(1), quote='', escape='', auto_detect=false, strict_mode=false, "
+    f"max_line_size={MAX_LINE_BYTES}) WITH ORDINALITY"
+)
+_READ_PARQUET = (
+    "SELECT ?::VARCHAR AS run_id, (file_row_number + 1)::INTEGER AS line, to_json(p)::VARCHAR AS raw "
+    "FROM read_parquet(?, file_row_number=true) p"
+)
+
+# Each rule: (field, SQL value shown, rule text, SQL condition that flags a problem), evaluated
+# over `parsed` rows (one per non-blank line: run_id, line, suite, j JSON, qid).
+LINE_RULES: list[tuple[str | None, str, str, str]] = [
+    (None, "NULL", "not valid JSON", "NOT valid"),
+    (None, "NULL", "expected a JSON object on each line", "valid AND json_type(j) <> 'OBJECT'"),
+    ("question_id", "NULL", "required field is missing", "is_obj AND json_type(j, '$.question_id') IS NULL"),
+    ("question_id", "j->'$.question_id'", "expected a string ID",
+     "is_obj AND json_type(j, '$.question_id') NOT IN ('VARCHAR', 'NULL')"),
+    ("question_id", "to_json(qid)", "an ID is 1-128 characters with no whitespace or control characters",
+     f"qid IS NOT NULL AND NOT regexp_full_match(qid, '{ID_PATTERN}')"),
+    ("question_id", "to_json(qid)", "is not a question of the run's suite",
+     "qid IS NOT NULL AND NOT known_question"),
+    ("question_id", "to_json(qid)", "appears on more than one line of this run (first on line {first_line})",
+     "qid IS NOT NULL AND line > first_line"),
+    ("retrieved", "NULL", "required field is missing", "is_obj AND json_type(j, '$.retrieved') IS NULL"),
+    ("retrieved", "j->'$.retrieved'", "expected a list of document IDs",
+     "is_obj AND json_type(j, '$.retrieved') NOT IN ('ARRAY', 'NULL') "
+     "OR (json_type(j, '$.retrieved') = 'ARRAY' AND NOT list_bool_and(list_transform("
+     "json_type(j, '$.retrieved[*]'), lambda t: t = 'VARCHAR')))"),
+    ("retrieved", "to_json(json_array_length(j, '$.retrieved'))",
+     f"a ranking holds at most {MAX_RETRIEVED} documents", f"json_array_length(j, '$.retrieved') > {MAX_RETRIEVED}"),
+    ("claims", "NULL", "required field is missing", "is_obj AND json_type(j, '$.claims') IS NULL"),
+    ("claims", "j->'$.claims'", "expected a list of {\"id\", \"citations\", \"text\"} objects",
+     "is_obj AND json_type(j, '$.claims') NOT IN ('ARRAY', 'NULL') "
+     "OR (json_type(j, '$.claims') = 'ARRAY' AND NOT list_bool_and(list_transform("
+     "json_type(j, '$.claims[*]'), lambda t: t = 'OBJECT')))"),
+    ("claims", "to_json(json_array_length(j, '$.claims'))", f"an answer holds at most {MAX_CLAIMS} claims",
+     f"json_array_length(j, '$.claims') > {MAX_CLAIMS}"),
+    ("answer", "j->'$.answer'", "expected a string or null",
+     "is_obj AND json_type(j, '$.answer') NOT IN ('VARCHAR', 'NULL')"),
+    ("context", "j->'$.context'", "expected a string or null",
+     "is_obj AND json_type(j, '$.context') NOT IN ('VARCHAR', 'NULL')"),
+    ("error", "j->'$.error'", "expected null or a message string",
+     "is_obj AND json_type(j, '$.error') NOT IN ('VARCHAR', 'NULL')"),
+    *[
+        (name, f"j->'$.{name}'", "expected a finite number >= 0 or null",
+         f"is_obj AND (json_type(j, '$.{name}') NOT IN ('UBIGINT', 'BIGINT', 'DOUBLE', 'NULL') OR "
+         f"(json_type(j, '$.{name}') IN ('UBIGINT', 'BIGINT', 'DOUBLE') AND NOT coalesce("
+         f"isfinite(TRY_CAST(j->>'$.{name}' AS DOUBLE)) AND TRY_CAST(j->>'$.{name}' AS DOUBLE) >= 0, false)))")
+        for name in ("latency_ms", "cost_usd")
+    ],
+    ("(record)", "to_json(list_filter(json_keys(j), lambda key: NOT list_contains("
+     f"{RECORD_KEYS!r}, key) AND NOT starts_with(key, 'x_')))",
+     f"unknown field (allowed: {', '.join(RECORD_KEYS)}; prefix extensions with x_)",
+     f"is_obj AND len(list_filter(json_keys(j), lambda key: NOT list_contains({RECORD_KEYS!r}, key) "
+     "AND NOT starts_with(key, 'x_'))) > 0"),
+]
+
+# Rules over one retrieved document (rows of `ret`: run_id, line, suite, qid, rank, doc_id).
+RETRIEVED_RULES: list[tuple[str, str]] = [
+    ("an ID is 1-128 characters with no whitespace or control characters",
+     f"NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
+    ("is not a document of suite '{suite}' v{suite_version}", "NOT known_doc"),
+    ("appears twice in the ranking (first at rank {first_rank})", "rank > first_rank"),
+]
+
+# Rules over one claim (rows of `cl`: run_id, line, suite, qid, position, c JSON, claim_id).
+CLAIM_RULES: list[tuple[str, str, str]] = [
+    ("claims[].id", "required field is missing: every claim needs a string 'id'",
+     "json_type(c, '$.id') IS DISTINCT FROM 'VARCHAR'"),
+    ("claims[].id", "an ID is 1-128 characters with no whitespace or control characters",
+     f"claim_id IS NOT NULL AND NOT regexp_full_match(claim_id, '{ID_PATTERN}')"),
+    ("claims[].id", "is claimed twice in one answer", "claim_id IS NOT NULL AND position > first_position"),
+    ("claims[].citations", "expected a list of document IDs (use [] for none)",
+     "json_type(c, '$.citations') IS DISTINCT FROM 'ARRAY' OR NOT list_bool_and(list_transform("
+     "json_type(c, '$.citations[*]'), lambda t: t = 'VARCHAR'))"),
+    ("claims[].citations", f"a claim cites at most {MAX_CITATIONS} documents",
+     f"json_array_length(c, '$.citations') > {MAX_CITATIONS}"),
+    ("claims[].text", "expected a string or null",
+     "json_type(c, '$.text') IS NOT NULL AND json_type(c, '$.text') NOT IN ('VARCHAR', 'NULL')"),
+    ("claims[]", f"unknown field (allowed: {', '.join(CLAIM_KEYS)}; prefix extensions with x_)",
+     f"len(list_filter(json_keys(c), lambda key: NOT list_contains({CLAIM_KEYS!r}, key) "
+     "AND NOT starts_with(key, 'x_'))) > 0"),
+]
+
+CITATION_RULES: list[tuple[str, str]] = [
+    ("an ID is 1-128 characters with no whitespace or control characters",
+     f"NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
+    ("is cited twice by one claim", "cite_pos > first_cite"),
+]
+
+
+def _rule_sql(rule: str) -> str:
+    """A rule text as a SQL string expression; `{column}` placeholders become the row's value."""
+    quoted = "'" + rule.replace("'", "''") + "'"
+    return re.sub(r"\{(\w+)\}", lambda m: f"' || {m.group(1)} || '", quoted)
+
+
+def _checks(table: str, rules: list[tuple[str | None, str, str, str]]) -> str:
+    """One query listing (run_id, line, question, field, value, rule) for every broken rule."""
+    parts = [
+        f"SELECT run_id, line, qid, {'NULL' if field is None else field}, ({value})::VARCHAR, {_rule_sql(rule)} "
+        f"FROM {table} WHERE {condition}"
+        for field, value, rule, condition in rules
+    ]
+    return "SELECT * FROM (" + " UNION ALL ".join(parts) + ")"
+
+
+def read_lines(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems) -> None:
+    """Load every run's records as numbered raw lines into `stage_lines`."""
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_lines (run_id VARCHAR, line INTEGER, raw VARCHAR)")
+    for run in runs:
+        path = run.records_path
+        with path.open("rb") as handle:
+            head = handle.read(3)
+        if head == b"\xef\xbb\xbf":
+            problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM",
+                         path=str(path), line=1)
+            continue
+        query = _READ_PARQUET if path.suffix == ".parquet" else _READ_LINES
+        try:
+            con.execute(f"INSERT INTO stage_lines {query}", [run.run_id, str(path)])
+        except (duckdb.InvalidInputException, duckdb.ConversionException, duckdb.IOException) as error:
+            before = len(problems.items)
+            if path.suffix == ".parquet":
+                problems.add(f"cannot read the Parquet file ({str(error).splitlines()[0]})", path=str(path))
+            else:
+                for _ in iter_json_lines(path, problems):
+                    pass
+            if len(problems.items) == before:
+                problems.add(f"cannot read the file ({str(error).splitlines()[0]})", path=str(path))
+    empty = con.execute(
+        "SELECT r.run_id FROM (SELECT unnest(?::VARCHAR[]) AS run_id) r "
+        "WHERE NOT EXISTS (SELECT 1 FROM stage_lines s WHERE s.run_id = r.run_id AND trim(s.raw) <> '')",
+        [[run.run_id for run in runs]],
+    ).fetchall()
+    paths = {run.run_id: run.records_path for run in runs}
+    for (run_id,) in empty:
+        if not any(p.path == str(paths[run_id]) for p in problems.items):
+            problems.add("the file holds no records", path=str(paths[run_id]))
+
+
+def _collect(con: duckdb.DuckDBPyConnection, sql: str, paths: dict[str, str], problems: Problems,
+             limit: int = 1000) -> None:
+    for run_id, line, question, field, value, rule in con.execute(f"{sql} ORDER BY 1, 2 LIMIT {limit}").fetchall():
+        shown = value if value is None else _json_value(value)
+        problems.add(rule, field, shown if value is not None else ..., path=paths[run_id], line=line,
+                     question=question)
+
+
+def _json_value(text: str):
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems) -> None:
+    """Parse and check `stage_lines` against the suite tables; fill the typed staging tables.
+
+    Every broken rule is added to `problems` with its file and line.
+    """
+    paths = {run.run_id: str(run.records_path) for run in runs}
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs (run_id VARCHAR, suite VARCHAR, k INTEGER)")
+    con.executemany("INSERT INTO stage_runs VALUES (?, ?, ?)", [(r.run_id, r.suite, r.k) for r in runs])
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE parsed AS
+        WITH base AS (
+          SELECT l.run_id, l.line, r.suite, json_valid(l.raw) AS valid,
+                 CASE WHEN json_valid(l.raw) THEN l.raw::JSON END AS j
+          FROM stage_lines l JOIN stage_runs r USING (run_id)
+          WHERE trim(l.raw) <> ''
+        ),
+        typed AS (
+          SELECT *, coalesce(json_type(j) = 'OBJECT', false) AS is_obj,
+                 CASE WHEN json_type(j, '$.question_id') = 'VARCHAR' THEN j->>'$.question_id' END AS qid
+          FROM base
+        )
+        SELECT t.*,
+               q.question_id IS NOT NULL AS known_question,
+               min(t.line) OVER (PARTITION BY t.run_id, t.qid) AS first_line
+        FROM typed t
+        LEFT JOIN questions q ON q.suite = t.suite AND q.question_id = t.qid
+    """)
+    line_rules = [(None if f is None else f"'{f}'", v, r, c) for f, v, r, c in LINE_RULES]
+    _collect(con, _checks("parsed", line_rules), paths, problems)
+
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE good AS
+        SELECT run_id, line, suite, qid, j FROM parsed
+        WHERE is_obj AND qid IS NOT NULL AND known_question AND line = first_line
+    """)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE ret AS
+        WITH lists AS (
+          SELECT run_id, line, suite, qid, json_extract_string(j, '$.retrieved[*]') AS docs FROM good
+          WHERE json_type(j, '$.retrieved') = 'ARRAY'
+        ),
+        flat AS (
+          SELECT run_id, line, suite, qid, unnest(docs) AS doc_id, unnest(range(1, len(docs) + 1)) AS rank FROM lists
+        )
+        SELECT f.*, d.doc_id IS NOT NULL AS known_doc, s.version AS suite_version,
+               min(f.rank) OVER (PARTITION BY f.run_id, f.qid, f.doc_id) AS first_rank
+        FROM flat f
+        LEFT JOIN documents d ON d.suite = f.suite AND d.doc_id = f.doc_id
+        LEFT JOIN suites s ON s.suite = f.suite
+        WHERE f.doc_id IS NOT NULL
+    """)
+    ret_rules = [("'retrieved'", "to_json(doc_id)", r, c) for r, c in RETRIEVED_RULES]
+    _collect(con, _checks("ret", ret_rules), paths, problems)
+
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE cl AS
+        WITH lists AS (
+          SELECT run_id, line, suite, qid, json_extract(j, '$.claims[*]') AS cs FROM good
+          WHERE json_type(j, '$.claims') = 'ARRAY'
+        ),
+        flat AS (
+          SELECT run_id, line, suite, qid, unnest(cs) AS c, unnest(range(0, len(cs))) AS position FROM lists
+        ),
+        named AS (
+          SELECT *, CASE WHEN json_type(c, '$.id') = 'VARCHAR' THEN c->>'$.id' END AS claim_id FROM flat
+          WHERE json_type(c) = 'OBJECT'
+        )
+        SELECT *, min(position) OVER (PARTITION BY run_id, qid, claim_id) AS first_position FROM named
+    """)
+    claim_rules = [
+        (f"'{f}'", "CASE WHEN claim_id IS NOT NULL THEN to_json(claim_id) ELSE c END", r, c)
+        for f, r, c in CLAIM_RULES
+    ]
+    _collect(con, _checks("cl", claim_rules), paths, problems)
+
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE cites AS
+        WITH lists AS (
+          SELECT run_id, line, qid, claim_id, json_extract_string(c, '$.citations[*]') AS docs FROM cl
+          WHERE claim_id IS NOT NULL AND position = first_position AND json_type(c, '$.citations') = 'ARRAY'
+        ),
+        flat AS (
+          SELECT run_id, line, qid, claim_id, unnest(docs) AS doc_id, unnest(range(0, len(docs))) AS cite_pos
+          FROM lists
+        )
+        SELECT *, min(cite_pos) OVER (PARTITION BY run_id, qid, claim_id, doc_id) AS first_cite FROM flat
+        WHERE doc_id IS NOT NULL
+    """)
+    cite_rules = [
+        ("'claims[' || to_json(claim_id)::VARCHAR || '].citations'", "to_json(doc_id)", r, c)
+        for r, c in CITATION_RULES
+    ]
+    _collect(con, _checks("cites", cite_rules), paths, problems)
+    if problems:
+        return
+
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE stage_records AS
+        SELECT run_id, qid AS question_id, line,
+               j->>'$.answer' AS answer, j->>'$.context' AS context,
+               TRY_CAST(j->>'$.latency_ms' AS DOUBLE) AS latency_ms,
+               TRY_CAST(j->>'$.cost_usd' AS DOUBLE) AS cost_usd,
+               j->>'$.error' AS error
+        FROM good
+    """)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE stage_retrieved AS
+        SELECT run_id, qid AS question_id, rank::INTEGER AS rank, doc_id FROM ret
+    """)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE stage_claims AS
+        SELECT run_id, qid AS question_id, claim_id, position::INTEGER AS position, c->>'$.text' AS text FROM cl
+    """)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE stage_citations AS
+        SELECT run_id, qid AS question_id, claim_id, cite_pos::INTEGER AS position, doc_id FROM cites
+    """)
+    for name in ("parsed", "good", "ret", "cl", "cites", "stage_lines"):
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+

@@ -1,0 +1,361 @@
+"""`ragslice refresh` and `ragslice table`: workspace files -> validated, scored DuckDB tables.
+
+A refresh validates every changed suite and run first, then scores with the SQL engine, then
+replaces the database atomically (see `scoring.store`). Runs whose files and suite did not change
+are kept as they are; runs no longer in the workspace are removed.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from . import engine, store
+from .errors import Problems
+from .records import read_lines, stage_records
+from .schema import create_schema
+from .workspace import Run, Suite, Workspace, load_workspace
+
+SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims")
+RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores")
+
+# The engine's input relations, as views over the staging tables and the suite tables.
+EVAL_VIEWS = {
+    "eval_pairs": """
+        SELECT r.run_id, r.suite, q.question_id, r.k,
+               CASE WHEN s.question_id IS NULL THEN 'missing' WHEN s.error IS NOT NULL THEN 'failed' ELSE 'ok' END
+                 AS status
+        FROM stage_runs r JOIN questions q ON q.suite = r.suite
+        LEFT JOIN stage_records s ON s.run_id = r.run_id AND s.question_id = q.question_id""",
+    "eval_labels": "SELECT suite, question_id, doc_id, grade FROM labels",
+    "eval_support": "SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM expected_claims",
+    "eval_documents": "SELECT suite, doc_id, access FROM documents",
+    "eval_callers": "SELECT suite, question_id, caller FROM questions",
+    "eval_retrieved": "SELECT run_id, question_id, rank, doc_id FROM stage_retrieved",
+    "eval_claims": "SELECT run_id, question_id, claim_id, position FROM stage_claims",
+    "eval_citations": "SELECT run_id, question_id, claim_id, position, doc_id FROM stage_citations",
+}
+
+# Staging relations as views over a stored database (attached as `stored`), for re-scoring at
+# another cutoff.
+STORED_STAGING = {
+    "stage_records": "SELECT run_id, question_id, line, answer, context, latency_ms, cost_usd, error "
+    "FROM stored.records",
+    "stage_retrieved": "SELECT run_id, question_id, rank, doc_id FROM stored.retrieved",
+    "stage_claims": "SELECT run_id, question_id, claim_id, position, text FROM stored.claims",
+    "stage_citations": """
+        SELECT run_id, question_id, claim_id, unnest(range(0, len(citations)))::INTEGER AS position,
+               unnest(citations) AS doc_id
+        FROM stored.claims""",
+}
+
+
+@dataclass(frozen=True)
+class RefreshSummary:
+    db: Path
+    runs_scored: int
+    runs_skipped: int
+    runs_removed: int
+    records: int
+    seconds: float
+
+    def line(self) -> str:
+        return (f"refreshed {self.db}: {self.runs_scored} runs scored, {self.runs_skipped} unchanged and skipped, "
+                f"{self.runs_removed} removed, {self.records} records, {self.seconds:.2f} s")
+
+
+# --- suites into tables -----------------------------------------------------------------------
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
+    if frame.empty:
+        return
+    con.register("_incoming", frame)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
+    finally:
+        con.unregister("_incoming")
+
+
+def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
+    """Replace one suite's rows in the suite tables."""
+    for table in SUITE_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite.name])
+    questions = list(suite.questions.values())
+    _insert(con, "suites", pd.DataFrame([{
+        "suite": suite.name, "version": suite.version, "corpus_version": suite.corpus_version,
+        "rubric_version": suite.rubric_version, "description": suite.description,
+        "n_documents": len(suite.documents), "n_questions": len(questions), "files_hash": suite.files_hash,
+    }]))
+    _insert(con, "documents", pd.DataFrame(
+        [{"suite": suite.name, "doc_id": d.id, "version": d.version, "title": d.title, "text": d.text,
+          "access": d.access} for d in suite.documents.values()],
+        columns=["suite", "doc_id", "version", "title", "text", "access"], dtype=object))
+    _insert(con, "questions", pd.DataFrame(
+        [{"suite": suite.name, "question_id": q.id, "position": q.position, "text": q.text, "type": q.type,
+          "split": q.split, "critical": q.critical, "tags": q.tags, "caller": q.caller,
+          "answerable": any(g > 0 for g in q.grades.values()), "disputed": q.disputed,
+          "n_relevant": sum(1 for g in q.grades.values() if g >= 1), "n_expected": len(q.support)}
+         for q in questions], dtype=object))
+    _insert(con, "labels", pd.DataFrame(
+        [{"suite": suite.name, "question_id": q.id, "doc_id": doc, "grade": grade}
+         for q in questions for doc, grade in q.grades.items()],
+        columns=["suite", "question_id", "doc_id", "grade"], dtype=object))
+    _insert(con, "expected_claims", pd.DataFrame(
+        [{"suite": suite.name, "question_id": q.id, "claim_id": claim, "proposition": q.propositions.get(claim),
+          "docs": docs} for q in questions for claim, docs in q.support.items()],
+        columns=["suite", "question_id", "claim_id", "proposition", "docs"], dtype=object))
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+def define_eval_views(con: duckdb.DuckDBPyConnection) -> None:
+    for name, sql in EVAL_VIEWS.items():
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
+
+
+def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
+    """Score every staged run into `question_scores`, `retrieved` and `claims` (set-based)."""
+    define_eval_views(con)
+    con.execute("INSERT INTO records BY NAME SELECT * FROM stage_records")
+    con.execute(
+        f"""INSERT INTO question_scores BY NAME
+        SELECT s.*, r.suite, s.status = 'missing' AS missing, s.status = 'failed' AS failed,
+               rec.latency_ms, rec.cost_usd
+        FROM ({engine.question_scores_sql()}) s
+        JOIN stage_runs r ON r.run_id = s.run_id
+        LEFT JOIN stage_records rec ON rec.run_id = s.run_id AND rec.question_id = s.question_id""",
+        {"level": level},
+    )
+    con.execute(
+        f"""INSERT INTO retrieved BY NAME
+        SELECT t.run_id, t.question_id, t.rank, t.doc_id, l.grade,
+               coalesce(l.grade, 0) >= $level AS relevant,
+               t.rank <= r.k AS visible,
+               coalesce({engine.RESTRICTED}, false) AS restricted
+        FROM stage_retrieved t
+        JOIN stage_runs r ON r.run_id = t.run_id
+        JOIN questions q ON q.suite = r.suite AND q.question_id = t.question_id
+        LEFT JOIN documents d ON d.suite = r.suite AND d.doc_id = t.doc_id
+        LEFT JOIN labels l ON l.suite = r.suite AND l.question_id = t.question_id AND l.doc_id = t.doc_id""",
+        {"level": level},
+    )
+    con.execute(
+        f"""INSERT INTO claims BY NAME
+        SELECT c.run_id, c.question_id, c.claim_id, c.position, c.text,
+               coalesce(cites.citations, []) AS citations, v.supported, v.reasons
+        FROM stage_claims c
+        LEFT JOIN (SELECT run_id, question_id, claim_id, list(doc_id ORDER BY position) AS citations
+                   FROM stage_citations GROUP BY ALL) cites
+          ON cites.run_id = c.run_id AND cites.question_id = c.question_id AND cites.claim_id = c.claim_id
+        LEFT JOIN ({engine.verdicts_sql()}) v
+          ON v.run_id = c.run_id AND v.question_id = c.question_id AND v.claim_id = c.claim_id"""
+    )
+
+
+def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
+    import json
+
+    _insert(con, "runs", pd.DataFrame([{
+        "run_id": r.run_id, "suite": r.suite, "suite_version": r.manifest["suite_version"],
+        "corpus_version": r.manifest["corpus_version"], "created_at": r.manifest["created_at"],
+        "code_revision": r.manifest["code_revision"], "retrieval": json.dumps(r.manifest["retrieval"]),
+        "k": r.k, "prompt_revision": r.manifest["prompt_revision"], "model": r.manifest["model"],
+        "generation": json.dumps(r.manifest["generation"]), "rubric_version": r.manifest["rubric_version"],
+        "run_group": r.manifest.get("group"), "repeat": r.manifest.get("repeat"), "notes": r.manifest.get("notes"),
+        "manifest": json.dumps(r.manifest), "files_hash": r.files_hash, "n_records": 0, "n_missing": 0,
+        "n_failed": 0,
+    } for r in runs], dtype=object))
+    con.execute("""
+        UPDATE runs SET n_records = c.n_records, n_missing = c.n_missing, n_failed = c.n_failed
+        FROM (SELECT run_id, count(*) FILTER (WHERE NOT missing) AS n_records,
+                     count(*) FILTER (WHERE missing) AS n_missing, count(*) FILTER (WHERE failed) AS n_failed
+              FROM question_scores WHERE run_id IN (SELECT run_id FROM stage_runs) GROUP BY run_id) c
+        WHERE runs.run_id = c.run_id""")
+
+
+def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *, k: int | None = None) -> None:
+    """Read, check and stage the records of `runs`; `k` overrides every run's cutoff (what-if)."""
+    read_lines(con, runs, problems)
+    stage_records(con, runs, problems)
+    if k is not None:
+        con.execute("UPDATE stage_runs SET k = ?", [k])
+
+
+# --- the refresh --------------------------------------------------------------------------------
+
+
+def _progress(enabled: bool):
+    from contextlib import nullcontext
+
+    if not enabled or not sys.stderr.isatty():
+        return nullcontext(None)
+    from rich.progress import Progress
+
+    return Progress(transient=True)
+
+
+def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1) -> RefreshSummary:
+    """Validate `workspace`, score what changed, and replace `db` atomically.
+
+    Raises ValidationError listing every problem; the database is then untouched.
+    """
+    started = time.perf_counter()
+    problems = Problems()
+    ws = load_workspace(workspace, problems)
+    problems.raise_if_any()
+    with store.writer_lock(db):
+        store.remove_stale_copies(db)
+        old_suites, old_runs = store.stored_hashes(db)
+        changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name) != s.files_hash]
+        changed_names = {s.name for s in changed_suites}
+        to_score = [r for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash or r.suite in changed_names]
+        removed_runs = sorted(set(old_runs) - set(ws.runs))
+        removed_suites = sorted(set(old_suites) - set(ws.suites))
+        skipped = len(ws.runs) - len(to_score)
+        if not (changed_suites or to_score or removed_runs or removed_suites) and db.exists():
+            return RefreshSummary(db, 0, skipped, 0, 0, time.perf_counter() - started)
+
+        temp = store.working_copy(db)
+        con = store.open_for_write(temp)
+        try:
+            with _progress(progress) as bar:
+                task = bar.add_task("scoring", total=4) if bar else None
+                for suite_name in removed_suites:
+                    for table in SUITE_TABLES:
+                        con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite_name])
+                for run_id in [*removed_runs, *(r.run_id for r in to_score)]:
+                    for table in RUN_TABLES:
+                        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+                for suite in changed_suites:
+                    write_suite(con, suite)
+                bar and bar.advance(task)
+                stage(con, to_score, problems)
+                problems.raise_if_any()
+                bar and bar.advance(task)
+                score_staged(con, level=level)
+                bar and bar.advance(task)
+                write_runs(con, to_score)
+                records = con.execute("SELECT count(*) FROM stage_records").fetchone()[0]
+                store.write_registry(con)
+                seconds = time.perf_counter() - started
+                store.write_meta(con, workspace=str(workspace), refreshed_at=datetime.now(timezone.utc).isoformat(),
+                                 relevance_level=level)
+                con.execute(
+                    "INSERT INTO refresh_log VALUES (now(), ?, ?, ?, ?, ?, ?)",
+                    [str(workspace), len(to_score), skipped, len(removed_runs), records, seconds],
+                )
+                con.execute("CHECKPOINT")
+                con.close()
+                bar and bar.advance(task)
+            store.publish(temp, db)
+        except BaseException:
+            con.close()
+            temp.unlink(missing_ok=True)
+            temp.with_name(temp.name + ".wal").unlink(missing_ok=True)
+            raise
+    return RefreshSummary(db, len(to_score), skipped, len(removed_runs), records, time.perf_counter() - started)
+
+
+def refresh_command(workspace: Path, db: Path, *, progress: bool = True) -> int:
+    summary = refresh(workspace, db, progress=progress)
+    print(summary.line())
+    return 0
+
+
+# --- the score table ----------------------------------------------------------------------------
+
+TABLE_COLUMNS = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
+
+
+def _display(value: object) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{value:.2f}"
+
+
+def score_workspace_in_memory(workspace: Path, *, k: int | None = None,
+                              runs: list[str] | None = None, level: int = 1) -> duckdb.DuckDBPyConnection:
+    """Validate and score a workspace into an in-memory database (nothing written to disk)."""
+    problems = Problems()
+    ws = load_workspace(workspace, problems)
+    problems.raise_if_any()
+    selected = _select_runs(ws, runs)
+    con = duckdb.connect()
+    create_schema(con)
+    for suite in ws.suites.values():
+        write_suite(con, suite)
+    stage(con, selected, problems, k=k)
+    problems.raise_if_any()
+    score_staged(con, level=level)
+    return con
+
+
+def _select_runs(ws: Workspace, runs: list[str] | None) -> list[Run]:
+    from .errors import invalid
+
+    if runs is None:
+        return list(ws.runs.values())
+    unknown = [r for r in runs if r not in ws.runs]
+    if unknown:
+        raise invalid(f"not a run of this workspace (runs: {', '.join(ws.runs)})", "--runs", unknown[0])
+    return [ws.runs[r] for r in runs]
+
+
+def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnection:
+    """Re-score a stored database at another cutoff, in memory (the file is only read)."""
+    store.connect_readonly(db).close()
+    con = duckdb.connect()
+    con.execute("ATTACH ? AS stored (READ_ONLY)", [str(db)])
+    con.execute("USE stored")
+    for name, sql in STORED_STAGING.items():
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs AS SELECT run_id, suite, ?::INTEGER AS k FROM runs", [k])
+    con.execute("CREATE OR REPLACE TEMP TABLE question_scores AS SELECT * FROM stored.question_scores LIMIT 0")
+    define_eval_views(con)
+    con.execute(
+        f"""INSERT INTO temp.question_scores BY NAME
+        SELECT s.*, r.suite, s.status = 'missing' AS missing, s.status = 'failed' AS failed, NULL AS latency_ms,
+               NULL AS cost_usd
+        FROM ({engine.question_scores_sql()}) s JOIN stage_runs r ON r.run_id = s.run_id""",
+        {"level": level},
+    )
+    return con
+
+
+def score_table(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None) -> str:
+    """The seed's table: header, then one line per question (suite order) and run (ID order)."""
+    rows = con.execute(
+        f"""SELECT s.question_id, s.run_id, s.k, s.status, {', '.join('s.' + c for c in TABLE_COLUMNS)}
+        FROM question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id
+        WHERE ?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], s.run_id)
+        ORDER BY s.suite, q.position, s.run_id""",
+        [runs, runs],
+    ).fetchall()
+    cutoffs = {row[2] for row in rows}
+    k = str(cutoffs.pop()) if len(cutoffs) == 1 else "k"
+    lines = [f"case system | P@{k} R@{k} RR@{k} support coverage abstention"]
+    for question, run, _, status, *values in rows:
+        note = "" if status == "ok" else f"  [{status}]"
+        lines.append(f"{question} {run} | {' '.join(_display(v) for v in values)}{note}")
+    return "\n".join(lines)
+
+
+def table_command(workspace: Path, db: Path | None, *, k: int | None = None, runs: list[str] | None = None) -> int:
+    if db is None:
+        con = score_workspace_in_memory(workspace, k=k, runs=runs)
+    elif k is not None:
+        con = rescore_stored(db, k=k)
+    else:
+        con = store.connect_readonly(db)
+    with con:
+        print(score_table(con, runs))
+    return 0

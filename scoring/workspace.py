@@ -1,0 +1,469 @@
+"""Reading and validating a workspace: suites (labels) and runs (recorded outputs).
+
+Layout (docs/formats.md):
+
+    suites/<suite>/suite.json, documents.jsonl, questions.jsonl
+    runs/<run_id>/manifest.json, records.jsonl (or records.parquet)
+
+Suites and manifests are small and checked here in Python; records can number millions and are
+staged and checked with set-based SQL in `scoring.records`. Every problem names file, line,
+question and field, and every problem in the workspace is reported, not just the first.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import Problems
+
+ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
+"""A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.
+TREC docnos (capitals, dots) and chunk IDs (`doc#3`) qualify; `evaluate` keeps the seed's stricter rule."""
+WORKSPACE_ID = re.compile(ID_PATTERN)
+FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""Suite and run IDs are folder names: letters, digits, '.', '_', '-', at most 64 characters."""
+MAX_RETRIEVED = 1000
+"""A record's ranking may hold up to 1000 documents (TREC runs rank 1000)."""
+MAX_CLAIMS = 100
+MAX_CITATIONS = 100
+MAX_LABELS = 1000
+MAX_K = 100
+MAX_LINE_BYTES = 8 * 1024 * 1024
+SPLITS = ("dev", "heldout")
+
+SUITE_KEYS = {"name", "version", "corpus_version", "rubric_version", "description"}
+DOCUMENT_KEYS = {"id", "text", "version", "title", "access"}
+QUESTION_KEYS = {"id", "text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims", "disputed"}
+MANIFEST_REQUIRED = (
+    "run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision",
+    "retrieval", "k", "prompt_revision", "model", "generation", "rubric_version",
+)
+MANIFEST_OPTIONAL = ("group", "repeat", "notes")
+
+
+@dataclass
+class Document:
+    id: str
+    text: str
+    version: str | None
+    title: str | None
+    access: list[str]
+
+
+@dataclass
+class Question:
+    id: str
+    position: int
+    text: str
+    type: str
+    split: str
+    critical: bool
+    tags: list[str]
+    caller: list[str] | None
+    grades: dict[str, int]
+    support: dict[str, list[str]]
+    propositions: dict[str, str]
+    disputed: str | None
+
+
+@dataclass
+class Suite:
+    name: str
+    folder: Path
+    version: str
+    corpus_version: str
+    rubric_version: str
+    description: str | None
+    documents: dict[str, Document] = field(default_factory=dict)
+    questions: dict[str, Question] = field(default_factory=dict)
+    files_hash: str = ""
+
+
+@dataclass
+class Run:
+    run_id: str
+    folder: Path
+    manifest: dict[str, Any]
+    records_path: Path
+    files_hash: str
+
+    @property
+    def suite(self) -> str:
+        return self.manifest["suite"]
+
+    @property
+    def k(self) -> int:
+        return self.manifest["k"]
+
+
+@dataclass
+class Workspace:
+    root: Path
+    suites: dict[str, Suite]
+    runs: dict[str, Run]
+
+
+def files_hash(paths: list[Path]) -> str:
+    """Content hash of files (name and bytes), used to skip unchanged suites and runs."""
+    digest = hashlib.blake2b(digest_size=16)
+    for path in paths:
+        digest.update(path.name.encode() + b"\0")
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+# --- JSON helpers -----------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def read_json_file(path: Path, problems: Problems) -> dict[str, Any] | None:
+    """A whole-file JSON object, or None with the problem recorded."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        problems.add(f"cannot read the file ({error.strerror})", path=str(path))
+        return None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM", path=str(path), line=1)
+        return None
+    try:
+        value = _loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        problems.add("the file is not valid UTF-8", path=str(path), line=line)
+        return None
+    except ValueError as error:
+        line = getattr(error, "lineno", None)
+        problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path), line=line)
+        return None
+    if not isinstance(value, dict):
+        problems.add("expected a JSON object", path=str(path), line=1)
+        return None
+    return value
+
+
+def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; problems recorded for the rest."""
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        problems.add(f"cannot read the file ({error.strerror})", path=str(path))
+        return
+    seen_any = False
+    with handle:
+        for number, raw in enumerate(handle, 1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM",
+                             path=str(path), line=1)
+                raw = raw[3:]
+            if len(raw) > MAX_LINE_BYTES:
+                problems.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", path=str(path), line=number)
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                problems.add("the line is not valid UTF-8", path=str(path), line=number)
+                continue
+            if not text.strip():
+                continue
+            seen_any = True
+            try:
+                value = _loads(text)
+            except ValueError as error:
+                problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path), line=number)
+                continue
+            if not isinstance(value, dict):
+                problems.add("expected a JSON object on each line", path=str(path), line=number)
+                continue
+            yield number, value
+    if not seen_any:
+        problems.add("the file holds no records", path=str(path))
+
+
+# --- field checks -----------------------------------------------------------------------------
+
+
+class _Checker:
+    """Field checks that record a problem and return a safe default instead of raising."""
+
+    def __init__(self, problems: Problems, path: Path, line: int | None, question: str | None = None):
+        self.problems, self.path, self.line, self.question = problems, str(path), line, question
+
+    def add(self, rule: str, name: str | None, value: Any = ...) -> None:
+        self.problems.add(rule, name, value, path=self.path, line=self.line, question=self.question)
+
+    def text(self, obj: dict, name: str, *, required: bool = True, nonblank: bool = True) -> str | None:
+        if name not in obj or obj[name] is None:
+            if required:
+                self.add("required field is missing", name)
+            return None
+        value = obj[name]
+        if not isinstance(value, str) or (nonblank and not value.strip()):
+            self.add("expected a non-empty string", name, value)
+            return None
+        return value
+
+    def ident(self, value: Any, name: str) -> bool:
+        if not isinstance(value, str) or not WORKSPACE_ID.fullmatch(value):
+            self.add("an ID is 1-128 characters with no whitespace or control characters", name, value)
+            return False
+        return True
+
+    def id_list(self, value: Any, name: str, limit: int) -> list[str]:
+        if not isinstance(value, list):
+            self.add("expected a list of IDs", name, value)
+            return []
+        if len(value) > limit:
+            self.add(f"at most {limit} IDs are allowed, found {len(value)}", name, value)
+            return []
+        out: list[str] = []
+        seen: set[str] = set()
+        for item in value:
+            if not self.ident(item, name):
+                continue
+            if item in seen:
+                self.add("duplicate ID", name, item)
+                continue
+            seen.add(item)
+            out.append(item)
+        return out
+
+    def unknown_keys(self, obj: dict, allowed: set[str]) -> None:
+        for key in obj:
+            if key not in allowed and not key.startswith("x_"):
+                self.add(f"unknown field (allowed: {', '.join(sorted(allowed))}; prefix extensions with x_)", key)
+
+
+def _groups(check: _Checker, value: Any, name: str) -> list[str]:
+    if not isinstance(value, list) or any(not isinstance(g, str) or not g.strip() for g in value):
+        check.add("expected a list of group names", name, value)
+        return []
+    return list(value)
+
+
+# --- suites -----------------------------------------------------------------------------------
+
+
+def load_suite(folder: Path, problems: Problems) -> Suite | None:
+    """Read and check one suite folder; problems are recorded, not raised."""
+    meta_path = folder / "suite.json"
+    meta = read_json_file(meta_path, problems)
+    if meta is None:
+        return None
+    check = _Checker(problems, meta_path, None)
+    check.unknown_keys(meta, SUITE_KEYS)
+    name = check.text(meta, "name")
+    if name is not None and name != folder.name:
+        check.add(f"must equal the folder name {folder.name!r}", "name", name)
+    values = {key: check.text(meta, key) for key in ("version", "corpus_version", "rubric_version")}
+    description = check.text(meta, "description", required=False, nonblank=False)
+    if name is None or None in values.values():
+        return None
+    suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description)
+    _load_documents(suite, folder / "documents.jsonl", problems)
+    _load_questions(suite, folder / "questions.jsonl", problems)
+    suite.files_hash = files_hash([meta_path, folder / "documents.jsonl", folder / "questions.jsonl"])
+    return suite
+
+
+def _load_documents(suite: Suite, path: Path, problems: Problems) -> None:
+    for line, obj in iter_json_lines(path, problems):
+        check = _Checker(problems, path, line)
+        check.unknown_keys(obj, DOCUMENT_KEYS)
+        doc_id = obj.get("id")
+        if not check.ident(doc_id, "id"):
+            continue
+        if doc_id in suite.documents:
+            check.add("duplicate document ID", "id", doc_id)
+            continue
+        text = check.text(obj, "text")
+        version = check.text(obj, "version", required=False)
+        title = check.text(obj, "title", required=False, nonblank=False)
+        access = _groups(check, obj["access"], "access") if obj.get("access") is not None else []
+        if text is not None:
+            suite.documents[doc_id] = Document(doc_id, text, version, title, access)
+
+
+def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
+    where = f"suite {suite.name!r} v{suite.version}"
+    for line, obj in iter_json_lines(path, problems):
+        qid = obj.get("id")
+        check = _Checker(problems, path, line, qid if isinstance(qid, str) else None)
+        check.unknown_keys(obj, QUESTION_KEYS)
+        if not check.ident(qid, "id"):
+            continue
+        if qid in suite.questions:
+            check.add("duplicate question ID", "id", qid)
+            continue
+        text = check.text(obj, "text")
+        qtype = check.text(obj, "type")
+        split = obj.get("split")
+        if split not in SPLITS:
+            check.add("expected 'dev' or 'heldout'", "split", split)
+        critical = obj.get("critical", False)
+        if not isinstance(critical, bool):
+            check.add("expected true or false", "critical", critical)
+        tags = obj.get("tags", [])
+        if not isinstance(tags, list) or any(not isinstance(t, str) or not t.strip() for t in tags):
+            check.add("expected a list of tag strings", "tags", tags)
+            tags = []
+        caller = _groups(check, obj["caller"], "caller") if obj.get("caller") is not None else None
+
+        grades: dict[str, int] = {}
+        relevant = obj.get("relevant")
+        if isinstance(relevant, list):
+            grades = {doc: 1 for doc in check.id_list(relevant, "relevant", MAX_LABELS)}
+        elif isinstance(relevant, dict):
+            if len(relevant) > MAX_LABELS:
+                check.add(f"at most {MAX_LABELS} labelled documents, found {len(relevant)}", "relevant", relevant)
+            for doc, grade in list(relevant.items())[:MAX_LABELS]:
+                if not check.ident(doc, "relevant"):
+                    continue
+                if not isinstance(grade, int) or isinstance(grade, bool):
+                    check.add("a relevance grade is a whole number", f"relevant[{doc!r}]", grade)
+                    continue
+                grades[doc] = grade
+        else:
+            check.add("expected a list of document IDs or a map document ID -> grade", "relevant", relevant)
+        for doc in grades:
+            if doc not in suite.documents:
+                check.add(f"is not a document of {where}", "relevant", doc)
+        positive = {doc for doc, grade in grades.items() if grade > 0}
+
+        support: dict[str, list[str]] = {}
+        raw_support = obj.get("support", {})
+        if not isinstance(raw_support, dict):
+            check.add("expected a map claim ID -> supporting document IDs", "support", raw_support)
+            raw_support = {}
+        for claim, docs in raw_support.items():
+            if not check.ident(claim, "support"):
+                continue
+            listed = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS)
+            if not listed and isinstance(docs, list):
+                check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
+            outside = [d for d in listed if d not in positive]
+            if outside:
+                check.add("supporting documents must be labelled relevant (grade > 0)", f"support[{claim!r}]", outside)
+            support[claim] = listed
+        if support and not positive:
+            check.add("expected claims need relevant documents", "support", sorted(support))
+
+        propositions: dict[str, str] = {}
+        raw_claims = obj.get("claims", {})
+        if not isinstance(raw_claims, dict):
+            check.add("expected a map claim ID -> proposition", "claims", raw_claims)
+            raw_claims = {}
+        for claim, words in raw_claims.items():
+            if claim not in support:
+                check.add("a proposition for a claim that is not an expected claim in 'support'", "claims", claim)
+            elif not isinstance(words, str) or not words.strip():
+                check.add("a proposition is a non-empty string", f"claims[{claim!r}]", words)
+            else:
+                propositions[claim] = words
+        disputed = check.text(obj, "disputed", required=False)
+        if text is None or qtype is None or split not in SPLITS:
+            continue
+        suite.questions[qid] = Question(
+            qid, len(suite.questions), text, qtype, split, bool(critical), list(tags), caller,
+            grades, support, propositions, disputed,
+        )
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+
+def load_run(folder: Path, suites: dict[str, Suite], problems: Problems) -> Run | None:
+    """Read and check one run's manifest against its suite; records are checked in SQL later."""
+    path = folder / "manifest.json"
+    before = len(problems.items)
+    manifest = read_json_file(path, problems)
+    jsonl, parquet = folder / "records.jsonl", folder / "records.parquet"
+    records = [p for p in (jsonl, parquet) if p.exists()]
+    if len(records) != 1:
+        rule = "holds both records.jsonl and records.parquet" if records else "has no records.jsonl or records.parquet"
+        problems.add(f"the run folder {rule}", path=str(folder))
+    if manifest is None:
+        return None
+    check = _Checker(problems, path, None)
+    check.unknown_keys(manifest, set(MANIFEST_REQUIRED) | set(MANIFEST_OPTIONAL))
+    for key in MANIFEST_REQUIRED:
+        if key not in manifest or manifest[key] is None:
+            check.add("required manifest field is missing", key)
+    for key in ("run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision",
+                "prompt_revision", "model", "rubric_version"):
+        if manifest.get(key) is not None and (not isinstance(manifest[key], str) or not manifest[key].strip()):
+            check.add("expected a non-empty string", key, manifest[key])
+    for key in ("retrieval", "generation"):
+        if manifest.get(key) is not None and not isinstance(manifest[key], dict):
+            check.add("expected an object of settings", key, manifest[key])
+    if manifest.get("run_id") is not None and manifest["run_id"] != folder.name:
+        check.add(f"must equal the folder name {folder.name!r}", "run_id", manifest["run_id"])
+    k = manifest.get("k")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K):
+        check.add(f"the context cutoff k is a whole number from 1 to {MAX_K}", "k", k)
+    if manifest.get("group") is not None and (not isinstance(manifest["group"], str) or not manifest["group"].strip()):
+        check.add("expected a non-empty string", "group", manifest["group"])
+    repeat = manifest.get("repeat")
+    if repeat is not None and (not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1):
+        check.add("a repeat number is a whole number >= 1", "repeat", repeat)
+    if manifest.get("notes") is not None and not isinstance(manifest["notes"], str):
+        check.add("expected a string", "notes", manifest["notes"])
+    suite = suites.get(manifest.get("suite")) if isinstance(manifest.get("suite"), str) else None
+    if manifest.get("suite") is not None and suite is None and isinstance(manifest.get("suite"), str):
+        check.add("is not a suite of this workspace", "suite", manifest["suite"])
+    if suite is not None:
+        for key, expected in (("suite_version", suite.version), ("corpus_version", suite.corpus_version),
+                              ("rubric_version", suite.rubric_version)):
+            if manifest.get(key) is not None and manifest[key] != expected:
+                check.add(f"differs from suite {suite.name!r} ({key} {expected!r}); re-run against the current "
+                          "suite or keep the older suite version in its own workspace", key, manifest[key])
+    if len(problems.items) > before:
+        return None
+    return Run(folder.name, folder, manifest, records[0], files_hash([path, records[0]]))
+
+
+def discover(root: Path, problems: Problems) -> tuple[list[Path], list[Path]]:
+    """Suite and run folders of a workspace, sorted by name."""
+    if not root.is_dir():
+        problems.add("the workspace folder does not exist", path=str(root))
+        return [], []
+    suite_dirs = sorted(p for p in (root / "suites").iterdir() if p.is_dir()) if (root / "suites").is_dir() else []
+    run_dirs = sorted(p for p in (root / "runs").iterdir() if p.is_dir()) if (root / "runs").is_dir() else []
+    if not suite_dirs:
+        problems.add("a workspace needs suites/<suite>/ folders", path=str(root / "suites"))
+    for folder in [*suite_dirs, *run_dirs]:
+        if not FOLDER_NAME.fullmatch(folder.name):
+            problems.add("a suite or run folder name is 1-64 of letters, digits, '.', '_', '-'", path=str(folder))
+    return suite_dirs, run_dirs
+
+
+def load_workspace(root: Path, problems: Problems) -> Workspace:
+    """Every suite and run manifest of a workspace, checked; records are staged separately."""
+    suite_dirs, run_dirs = discover(root, problems)
+    suites: dict[str, Suite] = {}
+    for folder in suite_dirs:
+        suite = load_suite(folder, problems)
+        if suite is not None:
+            suites[suite.name] = suite
+    runs: dict[str, Run] = {}
+    for folder in run_dirs:
+        run = load_run(folder, suites, problems)
+        if run is not None:
+            runs[run.run_id] = run
+    return Workspace(root, suites, runs)
+
