@@ -10,6 +10,9 @@ def _show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_PREDICATES = ("is ", "appears ", "differs ", "must ")
+
+
 @dataclass(frozen=True)
 class Problem:
     """One broken rule: where it is, which field, what was found, which rule it breaks."""
@@ -34,7 +37,10 @@ class Problem:
         if self.has_value:
             parts.append(_show(self.value))
         head = ": ".join(parts)
-        return f"{where}{head}: {self.rule}" if head else f"{where}{self.rule}"
+        if not head:
+            return f"{where}{self.rule}"
+        joiner = " " if self.has_value and self.rule.startswith(_PREDICATES) else ": "
+        return f"{where}{head}{joiner}{self.rule}"
 
 
 class ValidationError(ValueError):
@@ -83,5 +89,6 @@ class Problems:
         return bool(self.items)
 
     def raise_if_any(self) -> None:
+        """Raise every problem at once, ordered by file and line."""
         if self.items:
-            raise ValidationError(self.items)
+            raise ValidationError(sorted(self.items, key=lambda p: (p.path or "", p.line or 0)))

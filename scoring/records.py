@@ -46,7 +46,7 @@ LINE_RULES: list[tuple[str | None, str, str, str]] = [
      "is_obj AND json_type(j, '$.question_id') NOT IN ('VARCHAR', 'NULL')"),
     ("question_id", "to_json(qid)", "an ID is 1-128 characters with no whitespace or control characters",
      f"qid IS NOT NULL AND NOT regexp_full_match(qid, '{ID_PATTERN}')"),
-    ("question_id", "to_json(qid)", "is not a question of the run's suite",
+    ("question_id", "to_json(qid)", "is not a question of suite '{suite}'",
      "qid IS NOT NULL AND NOT known_question"),
     ("question_id", "to_json(qid)", "appears on more than one line of this run (first on line {first_line})",
      "qid IS NOT NULL AND line > first_line"),
@@ -92,21 +92,24 @@ RETRIEVED_RULES: list[tuple[str, str]] = [
     ("appears twice in the ranking (first at rank {first_rank})", "rank > first_rank"),
 ]
 
-# Rules over one claim (rows of `cl`: run_id, line, suite, qid, position, c JSON, claim_id).
-CLAIM_RULES: list[tuple[str, str, str]] = [
-    ("claims[].id", "required field is missing: every claim needs a string 'id'",
+# Rules over one claim (rows of `cl`: run_id, line, suite, qid, position, c JSON, claim_id):
+# (field suffix, value shown, rule, condition). The field reads `claims['<id>'].citations`.
+CLAIM_RULES: list[tuple[str, str, str, str]] = [
+    ("id", "c", "required field is missing: every claim needs a string 'id'",
      "json_type(c, '$.id') IS DISTINCT FROM 'VARCHAR'"),
-    ("claims[].id", "an ID is 1-128 characters with no whitespace or control characters",
+    ("id", "to_json(claim_id)", "an ID is 1-128 characters with no whitespace or control characters",
      f"claim_id IS NOT NULL AND NOT regexp_full_match(claim_id, '{ID_PATTERN}')"),
-    ("claims[].id", "is claimed twice in one answer", "claim_id IS NOT NULL AND position > first_position"),
-    ("claims[].citations", "expected a list of document IDs (use [] for none)",
+    ("id", "to_json(claim_id)", "is claimed twice in one answer", "claim_id IS NOT NULL AND position > first_position"),
+    ("citations", "c->'$.citations'", "expected a list of document IDs (use [] for none)",
      "json_type(c, '$.citations') IS DISTINCT FROM 'ARRAY' OR NOT list_bool_and(list_transform("
      "json_type(c, '$.citations[*]'), lambda t: t = 'VARCHAR'))"),
-    ("claims[].citations", f"a claim cites at most {MAX_CITATIONS} documents",
-     f"json_array_length(c, '$.citations') > {MAX_CITATIONS}"),
-    ("claims[].text", "expected a string or null",
+    ("citations", "to_json(json_array_length(c, '$.citations'))",
+     f"a claim cites at most {MAX_CITATIONS} documents", f"json_array_length(c, '$.citations') > {MAX_CITATIONS}"),
+    ("text", "c->'$.text'", "expected a string or null",
      "json_type(c, '$.text') IS NOT NULL AND json_type(c, '$.text') NOT IN ('VARCHAR', 'NULL')"),
-    ("claims[]", f"unknown field (allowed: {', '.join(CLAIM_KEYS)}; prefix extensions with x_)",
+    ("", f"to_json(list_filter(json_keys(c), lambda key: NOT list_contains({CLAIM_KEYS!r}, key) "
+     "AND NOT starts_with(key, 'x_')))",
+     f"unknown field (allowed: {', '.join(CLAIM_KEYS)}; prefix extensions with x_)",
      f"len(list_filter(json_keys(c), lambda key: NOT list_contains({CLAIM_KEYS!r}, key) "
      "AND NOT starts_with(key, 'x_'))) > 0"),
 ]
@@ -225,6 +228,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         WITH lists AS (
           SELECT run_id, line, suite, qid, json_extract_string(j, '$.retrieved[*]') AS docs FROM good
           WHERE json_type(j, '$.retrieved') = 'ARRAY'
+            AND list_bool_and(list_transform(json_type(j, '$.retrieved[*]'), lambda t: t = 'VARCHAR'))
         ),
         flat AS (
           SELECT run_id, line, suite, qid, unnest(docs) AS doc_id, unnest(range(1, len(docs) + 1)) AS rank FROM lists
@@ -254,9 +258,10 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         )
         SELECT *, min(position) OVER (PARTITION BY run_id, qid, claim_id) AS first_position FROM named
     """)
+    claim_field = "'claims[' || coalesce(to_json(claim_id)::VARCHAR, position::VARCHAR) || ']'"
     claim_rules = [
-        (f"'{f}'", "CASE WHEN claim_id IS NOT NULL THEN to_json(claim_id) ELSE c END", r, c)
-        for f, r, c in CLAIM_RULES
+        (claim_field + (f" || '.{suffix}'" if suffix else ""), value, rule, condition)
+        for suffix, value, rule, condition in CLAIM_RULES
     ]
     _collect(con, _checks("cl", claim_rules), paths, problems)
 
@@ -265,6 +270,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         WITH lists AS (
           SELECT run_id, line, qid, claim_id, json_extract_string(c, '$.citations[*]') AS docs FROM cl
           WHERE claim_id IS NOT NULL AND position = first_position AND json_type(c, '$.citations') = 'ARRAY'
+            AND list_bool_and(list_transform(json_type(c, '$.citations[*]'), lambda t: t = 'VARCHAR'))
         ),
         flat AS (
           SELECT run_id, line, qid, claim_id, unnest(docs) AS doc_id, unnest(range(0, len(docs))) AS cite_pos

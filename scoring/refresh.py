@@ -209,7 +209,6 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
     started = time.perf_counter()
     problems = Problems()
     ws = load_workspace(workspace, problems)
-    problems.raise_if_any()
     with store.writer_lock(db):
         store.remove_stale_copies(db)
         old_suites, old_runs = store.stored_hashes(db)
