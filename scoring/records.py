@@ -32,7 +32,8 @@ _READ_LINES = (
     f"max_line_size={MAX_LINE_BYTES}) WITH ORDINALITY"
 )
 _READ_PARQUET = (
-    "SELECT ?::VARCHAR AS run_id, (file_row_number + 1)::INTEGER AS line, to_json(p)::VARCHAR AS raw "
+    "SELECT ?::VARCHAR AS run_id, (file_row_number + 1)::INTEGER AS line, "
+    "json_merge_patch(to_json(p), '{\"file_row_number\": null}')::VARCHAR AS raw "
     "FROM read_parquet(?, file_row_number=true) p"
 )
 

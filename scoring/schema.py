@@ -111,8 +111,8 @@ TABLES: dict[str, str] = {
     position INTEGER NOT NULL,
     text VARCHAR,
     citations VARCHAR[] NOT NULL,
-    supported BOOLEAN NOT NULL,
-    reasons VARCHAR[] NOT NULL,
+    supported BOOLEAN,
+    reasons VARCHAR[],
     PRIMARY KEY (run_id, question_id, claim_id)""",
     "question_scores": f"""
     run_id VARCHAR NOT NULL,

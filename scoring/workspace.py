@@ -31,7 +31,7 @@ MAX_RETRIEVED = 1000
 """A record's ranking may hold up to 1000 documents (TREC runs rank 1000)."""
 MAX_CLAIMS = 100
 MAX_CITATIONS = 100
-MAX_LABELS = 1000
+MAX_LABELS = 10_000
 MAX_K = 100
 MAX_LINE_BYTES = 8 * 1024 * 1024
 SPLITS = ("dev", "heldout")

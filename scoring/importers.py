@@ -1,0 +1,217 @@
+"""`ragslice import`: other tools' files -> a workspace (docs/formats.md).
+
+TREC: the qrels become a suite `trec` (every judged grade kept; no expected claims, so answer
+metrics are n/a) and each run file a retrieval-only run, ranked as trec_eval ranks (score
+descending, ties by docno descending), cut at 1000. Documents carry no text in TREC files; each
+gets a placeholder naming its docno. Topics of a run missing from the qrels are dropped (as
+trec_eval does); qrels topics a run never mentions are scored `missing` by ragslice.
+
+Ragas: ID-based samples (`user_input`, `retrieved_context_ids`, `reference_context_ids`,
+`response`) become a suite `ragas` and one run. Ragas samples carry no claim labels, so support
+and coverage are n/a and abstention cannot be judged from claims: read the answers.
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from .errors import Problems, invalid
+from .workspace import FOLDER_NAME, MAX_RETRIEVED, WORKSPACE_ID
+
+IMPORT_K = 10
+"""Context cutoff written into imported manifests (TREC and Ragas files do not record one)."""
+
+
+def _manifest(run_id: str, suite: str, version: str, source: str, k: int) -> dict[str, Any]:
+    return {
+        "run_id": run_id, "suite": suite, "suite_version": version, "corpus_version": version,
+        "created_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+        "code_revision": "unknown", "retrieval": {"source": source}, "k": k,
+        "prompt_revision": "none", "model": "none", "generation": {}, "rubric_version": version,
+        "notes": f"Imported from {source}.",
+    }
+
+
+def _suite_json(name: str, version: str, description: str) -> dict[str, Any]:
+    return {"name": name, "version": version, "corpus_version": version, "rubric_version": version,
+            "description": description}
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _run_id(text: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")[:56] or "run"
+    candidate, n = base, 2
+    while candidate in taken or not FOLDER_NAME.fullmatch(candidate):
+        candidate, n = f"{base}-{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _copy(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    path = str(target).replace("'", "''")
+    con.execute(f"COPY ({query}) TO '{path}' (FORMAT json)")
+
+
+def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None = None) -> list[str]:
+    """Write a workspace from TREC qrels and run files; returns the run IDs written."""
+    from .trec import load_file
+
+    if chunk_map is not None:
+        raise invalid("passage-to-document maps arrive with chunk support; import without --chunk-map",
+                      "--chunk-map", chunk_map)
+    suite_dir = out / "suites" / "trec"
+    con = duckdb.connect()
+    load_file(con, qrels, "qrels")
+    con.execute("CREATE TEMP TABLE qrels AS SELECT * FROM trec_qrels")
+    bad = con.execute(
+        f"SELECT docno FROM qrels WHERE NOT regexp_full_match(docno, '{WORKSPACE_ID.pattern}') LIMIT 1"
+    ).fetchall()
+    if bad:
+        raise invalid("a docno is 1-128 characters with no whitespace", "docno", bad[0][0], path=qrels)
+    version = "trec-" + Path(qrels).name
+    _write_json(suite_dir / "suite.json", _suite_json("trec", version, f"Imported from TREC qrels {Path(qrels).name}."))
+    con.execute("CREATE TEMP TABLE docs (docno VARCHAR)")
+    con.execute("INSERT INTO docs SELECT DISTINCT docno FROM qrels")
+    written: list[str] = []
+    taken: set[str] = set()
+    for run_path in runs:
+        load_file(con, run_path, "run")
+        run_id = _run_id(con.execute("SELECT runid FROM trec_run ORDER BY line_no DESC LIMIT 1").fetchone()[0], taken)
+        run_dir = out / "runs" / run_id
+        _write_json(run_dir / "manifest.json", _manifest(run_id, "trec", version, f"TREC run {Path(run_path).name}",
+                                                         IMPORT_K))
+        con.execute("""
+            CREATE OR REPLACE TEMP TABLE ranked AS
+            SELECT qid, docno, row_number() OVER (PARTITION BY qid ORDER BY score DESC, docno DESC) AS rank
+            FROM trec_run WHERE qid IN (SELECT qid FROM qrels)""")
+        con.execute(f"INSERT INTO docs SELECT DISTINCT docno FROM ranked WHERE rank <= {MAX_RETRIEVED} "
+                    "EXCEPT SELECT docno FROM docs")
+        _copy(con, f"""
+            SELECT qid AS question_id, list(docno ORDER BY rank) AS retrieved, NULL::VARCHAR AS answer,
+                   []::STRUCT(id VARCHAR, citations VARCHAR[])[] AS claims, NULL::DOUBLE AS latency_ms,
+                   NULL::DOUBLE AS cost_usd, NULL::VARCHAR AS error
+            FROM ranked WHERE rank <= {MAX_RETRIEVED} GROUP BY qid ORDER BY qid""", run_dir / "records.jsonl")
+        written.append(run_id)
+    _copy(con, "SELECT docno AS id, 'TREC document ' || docno || ' (text not in the TREC files)' AS text "
+               "FROM docs ORDER BY docno", suite_dir / "documents.jsonl")
+    _copy(con, """
+        SELECT qid AS id, 'TREC topic ' || qid AS text, 'trec' AS type, 'dev' AS split, false AS critical,
+               []::VARCHAR[] AS tags, map_from_entries(list((docno, grade) ORDER BY docno)) AS relevant,
+               MAP {}::MAP(VARCHAR, VARCHAR[]) AS support
+        FROM qrels GROUP BY qid ORDER BY qid""", suite_dir / "questions.jsonl")
+    con.close()
+    return written
+
+
+def import_trec_command(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None = None) -> int:
+    written = import_trec(qrels, runs, out, chunk_map=chunk_map)
+    print(f"wrote {out}: suite trec, runs {', '.join(written)}")
+    return 0
+
+
+# --- Ragas ----------------------------------------------------------------------------------------
+
+RAGAS_FIELDS = ("user_input", "retrieved_context_ids", "reference_context_ids", "response")
+
+
+def _ragas_samples(path: Path, problems: Problems) -> list[tuple[int, dict[str, Any]]]:
+    text = path.read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("[") or stripped.startswith("{") and "\n{" not in stripped.strip():
+        try:
+            value = json.loads(text)
+        except ValueError as error:
+            problems.add(f"not valid JSON ({error})", path=str(path))
+            return []
+        samples = value.get("samples", value) if isinstance(value, dict) else value
+        if not isinstance(samples, list):
+            problems.add("expected a JSON list of samples or {\"samples\": [...]}", path=str(path))
+            return []
+        return [(i + 1, s) for i, s in enumerate(samples)]
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                out.append((number, json.loads(line)))
+            except ValueError as error:
+                problems.add(f"not valid JSON ({error})", path=str(path), line=number)
+    return out
+
+
+def _ids(value: Any, field: str, problems: Problems, where: dict[str, Any]) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.add("expected a list of context IDs", field, value, **where)
+        return []
+    ids = [str(v) for v in value]
+    for item in ids:
+        if not WORKSPACE_ID.fullmatch(item):
+            problems.add("an ID is 1-128 characters with no whitespace", field, item, **where)
+    return list(dict.fromkeys(ids))
+
+
+def import_ragas(file: str, out: Path) -> str:
+    """Write a workspace (suite `ragas`, one run named after the file) from Ragas samples."""
+    path = Path(file)
+    problems = Problems()
+    samples = _ragas_samples(path, problems)
+    docs: dict[str, str] = {}
+    questions, records = [], []
+    for number, sample in samples:
+        where = {"path": str(path), "line": number}
+        if not isinstance(sample, dict):
+            problems.add("expected an object per sample", **where)
+            continue
+        if not isinstance(sample.get("user_input"), str) or not sample["user_input"].strip():
+            problems.add("required field is missing or empty", "user_input", **where)
+            continue
+        retrieved = _ids(sample.get("retrieved_context_ids"), "retrieved_context_ids", problems, where)
+        reference = _ids(sample.get("reference_context_ids"), "reference_context_ids", problems, where)
+        texts = {
+            **dict(zip(retrieved, sample.get("retrieved_contexts") or [])),
+            **dict(zip(reference, sample.get("reference_contexts") or [])),
+        }
+        for doc in (*retrieved, *reference):
+            text = texts.get(doc)
+            docs.setdefault(doc, text if isinstance(text, str) and text.strip() else f"Context {doc} (text not in the samples)")
+        qid = f"q-{len(questions) + 1:05d}"
+        questions.append({"id": qid, "text": sample["user_input"], "type": "ragas", "split": "dev",
+                          "critical": False, "tags": [], "relevant": reference, "support": {}})
+        response = sample.get("response")
+        records.append({"question_id": qid, "retrieved": retrieved[:MAX_RETRIEVED],
+                        "answer": response if isinstance(response, str) else None, "claims": [],
+                        "latency_ms": None, "cost_usd": None, "error": None})
+    if not samples and not problems:
+        problems.add("the file holds no samples", path=str(path))
+    problems.raise_if_any()
+    version = "ragas-" + path.name
+    suite_dir = out / "suites" / "ragas"
+    _write_json(suite_dir / "suite.json", _suite_json("ragas", version, f"Imported from Ragas samples {path.name}."))
+    (suite_dir / "documents.jsonl").write_text(
+        "".join(json.dumps({"id": d, "text": t}, ensure_ascii=False) + "\n" for d, t in docs.items()), encoding="utf-8")
+    (suite_dir / "questions.jsonl").write_text(
+        "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions), encoding="utf-8")
+    run_id = _run_id(path.stem, set())
+    run_dir = out / "runs" / run_id
+    _write_json(run_dir / "manifest.json", _manifest(run_id, "ragas", version, f"Ragas samples {path.name}", IMPORT_K))
+    (run_dir / "records.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return run_id
+
+
+def import_ragas_command(file: str, out: Path) -> int:
+    run_id = import_ragas(file, out)
+    print(f"wrote {out}: suite ragas, run {run_id}")
+    print("note: Ragas samples carry no claim labels; support, coverage and abstention are n/a or need review")
+    return 0
