@@ -64,14 +64,14 @@ def _copy(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
 
 def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None = None) -> list[str]:
     """Write a workspace from TREC qrels and run files; returns the run IDs written."""
-    from .trec import load_file
+    from .trec import load_qrels, load_run
 
     if chunk_map is not None:
         raise invalid("passage-to-document maps arrive with chunk support; import without --chunk-map",
                       "--chunk-map", chunk_map)
     suite_dir = out / "suites" / "trec"
     con = duckdb.connect()
-    load_file(con, qrels, "qrels")
+    load_qrels(con, qrels)
     con.execute("CREATE TEMP TABLE qrels AS SELECT * FROM trec_qrels")
     bad = con.execute(
         f"SELECT docno FROM qrels WHERE NOT regexp_full_match(docno, '{WORKSPACE_ID.pattern}') LIMIT 1"
@@ -85,8 +85,7 @@ def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None
     written: list[str] = []
     taken: set[str] = set()
     for run_path in runs:
-        load_file(con, run_path, "run")
-        run_id = _run_id(con.execute("SELECT runid FROM trec_run ORDER BY line_no DESC LIMIT 1").fetchone()[0], taken)
+        run_id = _run_id(load_run(con, run_path), taken)
         run_dir = out / "runs" / run_id
         _write_json(run_dir / "manifest.json", _manifest(run_id, "trec", version, f"TREC run {Path(run_path).name}",
                                                          IMPORT_K))
