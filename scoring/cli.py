@@ -55,7 +55,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import demo_command
 
-    return demo_command(port=args.port, cache=Path(args.cache) if args.cache else None, open_only=args.build_only)
+    return demo_command(port=args.port, cache=Path(args.cache) if args.cache else None, build_only=args.build_only)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:

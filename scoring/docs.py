@@ -1,0 +1,62 @@
+"""README sections generated from the code, so they cannot drift from it.
+
+`python -m scoring.docs` rewrites the parts of README.md between `<!-- BEGIN name -->` and
+`<!-- END name -->` markers; a test fails when the committed README differs.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from .metrics import REGISTRY
+
+
+def metric_table() -> str:
+    """The metric contract: name, numerator, denominator, n/a rule, pooling, direction."""
+    lines = [
+        "| metric | seed key | level | numerator | denominator | n/a when | pooled as | better |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for m in REGISTRY:
+        better = "higher" if m.higher_is_better else "lower"
+        lines.append(
+            f"| `{m.name}` | `{m.key}` | {m.level} | {m.numerator} | {m.denominator} | {m.na_rule} | "
+            f"{m.pooling} | {better} |"
+        )
+    return "\n".join(lines)
+
+
+def cli_reference() -> str:
+    """One line per command with its description and first example."""
+    from .cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    lines = ["| command | what it does | example |", "| --- | --- | --- |"]
+    for name, command in sub.choices.items():
+        example = (command.epilog or "").splitlines()[1].strip() if command.epilog else ""
+        lines.append(f"| `ragslice {name}` | {command.description} | `{example}` |")
+    return "\n".join(lines)
+
+
+SECTIONS = {"metrics": metric_table, "cli": cli_reference}
+
+
+def render(text: str) -> str:
+    for name, build in SECTIONS.items():
+        pattern = re.compile(rf"(<!-- BEGIN {name} -->\n).*?(<!-- END {name} -->)", re.S)
+        if not pattern.search(text):
+            raise ValueError(f"README has no <!-- BEGIN {name} --> ... <!-- END {name} --> markers")
+        text = pattern.sub(lambda m: m.group(1) + build() + "\n" + m.group(2), text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    path = Path(argv[0] if argv else "README.md")
+    path.write_text(render(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
