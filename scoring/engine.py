@@ -38,7 +38,7 @@ FORMULAS: dict[str, str] = {
     "ap": "ap_sum / n_relevant",
     "f1": "CASE WHEN n_hits = 0 THEN 0.0 ELSE 2 * (n_hits / k) * (n_hits / n_relevant) "
     "/ ((n_hits / k) + (n_hits / n_relevant)) END",
-    "success": "CASE WHEN n_hits > 0 THEN 1.0 ELSE 0.0 END",
+    "success": "CASE WHEN n_hits > 0 THEN 1.0 ELSE 0.0 END::DOUBLE",
     "support": "CASE WHEN status <> 'ok' THEN 0.0 WHEN n_claims > 0 THEN n_supported / n_claims END",
     "coverage": "CASE WHEN n_expected > 0 THEN n_expected_supported / n_expected END",
     "abstention_correct": "CASE WHEN NOT answerable THEN status = 'ok' AND n_claims = 0 END",

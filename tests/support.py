@@ -7,7 +7,9 @@ from scoring import engine
 
 
 def engine_rows(corpus, cases, outputs, *, k, access=None, statuses=None, suite="s"):
-    """`outputs[(run, question)]` is a seed run dict; `statuses[(run, question)]` is ok|missing|failed."""
+    """`outputs[(run, question)]` is a seed run dict; `statuses[(run, question)]` is ok|missing|failed.
+
+    `k` is one cutoff or a sequence of them (one eval_pairs row per pair and cutoff)."""
     access = access or {}
     statuses = statuses or {}
     rows = {name: [] for name in engine.INPUT_COLUMNS}
@@ -21,7 +23,7 @@ def engine_rows(corpus, cases, outputs, *, k, access=None, statuses=None, suite=
         rows["eval_callers"].append((suite, q, None if caller is None else list(caller)))
     for (run, q), out in outputs.items():
         status = statuses.get((run, q), "ok")
-        rows["eval_pairs"].append((run, suite, q, k, status))
+        rows["eval_pairs"] += [(run, suite, q, cut, status) for cut in ((k,) if isinstance(k, int) else k)]
         if status == "missing":
             continue
         rows["eval_retrieved"] += [(run, q, r, d) for r, d in enumerate(out["retrieved"], 1)]
@@ -31,16 +33,32 @@ def engine_rows(corpus, cases, outputs, *, k, access=None, statuses=None, suite=
     return rows
 
 
-def engine_scores(rows, *, level=1):
-    """Run the SQL engine; return {(run, question): {column: value}} and the claim verdicts."""
-    con = duckdb.connect()
+def engine_scores(rows, *, level=1, by_cutoff=False, con=None):
+    """Run the SQL engine; return {(run, question): {column: value}} and the claim verdicts
+    {(run, question, claim): (citations, reasons)}; `by_cutoff` adds k after the question.
+    Pass `con` to reuse an open DuckDB connection (its eval_* tables are replaced)."""
+    own = con is None
+    con = duckdb.connect() if own else con
     engine.load_inputs(con, rows)
     cur = con.execute(engine.question_scores_sql(), {"level": level})
     names = [d[0] for d in cur.description]
-    scores = {(r[0], r[1]): dict(zip(names, r)) for r in cur.fetchall()}
-    verdicts = {
-        (r[0], r[1], r[2]): (tuple(r[4]), tuple(r[5]))
-        for r in con.execute(engine.verdicts_sql()).fetchall()
-    }
-    con.close()
+    scores = {(r[0], r[1], *((r[2],) if by_cutoff else ())): dict(zip(names, r)) for r in cur.fetchall()}
+    cur = con.execute(engine.verdicts_sql())
+    names = [d[0] for d in cur.description]
+    verdicts = {}
+    for r in cur.fetchall():
+        v = dict(zip(names, r))
+        key = (v["run_id"], v["question_id"], *((v["k"],) if by_cutoff else ()), v["claim_id"])
+        verdicts[key] = (tuple(v["citations"]), tuple(v["reasons"]))
+    if own:
+        con.close()
     return scores, verdicts
+
+
+def display(value) -> str:
+    """A score as the seed's table prints it: n/a, yes/no, or two decimals."""
+    if value is None:
+        return "n/a"
+    if type(value) is bool:
+        return "yes" if value else "no"
+    return f"{value:.2f}"

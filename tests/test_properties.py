@@ -1,0 +1,197 @@
+"""Two implementations, one truth: the reference and the SQL engine agree on random batches.
+
+Each example is a whole batch (several questions x runs x cutoffs) so one DuckDB round trip
+checks many cases. Inputs cover graded labels (0 and negative grades), short and empty rankings,
+unanswerable questions, claims with no, unknown, mixed, hidden or restricted citations, access
+groups and callers (including none), and ok / missing / failed records.
+"""
+from __future__ import annotations
+
+import math
+
+import duckdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from seed_fixture import CASES, CORPUS, EXPECTED_TABLE, RUNS
+from support import display, engine_rows, engine_scores
+
+from scoring import REGISTRY, claim_verdicts
+from scoring.contract import score_question, validate
+from scoring.engine import WHOLE_RANKING
+
+DOCS = tuple(f"d{i}" for i in range(14))
+GROUPS = ("hr", "ops", "staff")
+EXTRA_CLAIMS = ("extra", "other")
+SEED_KEYS = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
+COUNTS = ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits", "k")
+CUTOFFS = st.one_of(st.integers(1, 12), st.just(WHOLE_RANKING))
+
+
+def _subset(draw, pool, *, min_size=0, max_size=None):
+    return tuple(draw(st.lists(st.sampled_from(pool), unique=True, min_size=min_size, max_size=max_size)))
+
+
+@st.composite
+def batches(draw, max_questions=10, max_runs=3, permissions=False):
+    """corpus, access, cases, outputs, statuses, cutoffs and level for one engine round trip.
+    `permissions` always grants groups to some documents and usually names a caller."""
+    docs = DOCS[: draw(st.integers(2, len(DOCS)))]
+    corpus = {d: f"note {d}" for d in docs}
+    restricted_docs = _subset(draw, docs, min_size=1) if permissions or draw(st.booleans()) else ()
+    access = {d: _subset(draw, GROUPS, min_size=1, max_size=2) for d in restricted_docs}
+    cases = {}
+    for q in range(draw(st.integers(min(3, max_questions), max_questions))):
+        labelled = _subset(draw, docs, min_size=0 if draw(st.integers(0, 3)) == 0 else 1, max_size=6)
+        grades = {d: draw(st.sampled_from((-1, 0, 1, 1, 2, 3))) for d in labelled}
+        positive = [d for d, g in grades.items() if g > 0]
+        support = {
+            f"c{i}": _subset(draw, positive, min_size=1, max_size=2)
+            for i in range(draw(st.integers(1, 3)) if positive else 0)
+        }
+        binary = draw(st.booleans()) and all(g == 1 for g in grades.values())
+        case = {"relevant": tuple(grades) if binary else grades, "support": support}
+        callers = st.lists(st.sampled_from(GROUPS), unique=True, max_size=2)
+        caller = draw(callers if permissions and draw(st.integers(0, 3)) else st.one_of(st.none(), callers))
+        if caller is not None:
+            case["caller"] = tuple(caller)
+        cases[f"q{q}"] = case
+    outputs, statuses = {}, {}
+    for run in (f"r{i}" for i in range(draw(st.integers(min(2, max_runs), max_runs)))):
+        for q, case in cases.items():
+            retrieved = tuple(draw(st.permutations(docs))[: draw(st.integers(0, min(12, len(docs))))])
+            claims = []
+            made = [c for c in case["support"] if draw(st.integers(0, 2))]
+            for claim in made + [c for c in EXTRA_CLAIMS if not draw(st.integers(0, 2))]:
+                good = list(case["support"].get(claim, ()))
+                cited = _subset(draw, good, min_size=1 if draw(st.integers(0, 4)) else 0) if good else ()
+                if not good or not draw(st.integers(0, 2)):
+                    cited += _subset(draw, (*docs, "ghost"), max_size=2)
+                claims.append((claim, tuple(dict.fromkeys(cited))))
+            outputs[(run, q)] = {"retrieved": retrieved, "claims": tuple(claims)}
+            statuses[(run, q)] = draw(st.sampled_from(("ok", "ok", "ok", "missing", "failed")))
+    cutoffs = tuple(draw(st.lists(CUTOFFS, unique=True, min_size=1, max_size=3)))
+    level = draw(st.integers(1, 3))
+    return corpus, access, cases, outputs, statuses, cutoffs, level
+
+
+def _same(reference, sql) -> bool:
+    """Equal as the contract means it: n/a only matches n/a, bools match bools, rates within 1e-9."""
+    if reference is None or sql is None:
+        return reference is None and sql is None
+    if isinstance(reference, bool) or isinstance(sql, bool):
+        return type(reference) is type(sql) and reference == sql
+    return math.isclose(float(reference), float(sql), rel_tol=0, abs_tol=1e-9)
+
+
+def _reference(corpus, access, cases, outputs, statuses, cutoffs, level):
+    """Scores and verdicts keyed like `engine_scores(..., by_cutoff=True)`."""
+    scores, verdicts = {}, {}
+    for (run, q), out in outputs.items():
+        # The cutoff is validated by evaluate (1..100); WHOLE_RANKING lies beyond it, so check once at 1.
+        labels, output = validate(corpus, cases[q], out, 1, level)
+        for k in cutoffs:
+            scores[(run, q, k)] = score_question(
+                labels, output, k=k, level=level, known=corpus, access=access, status=statuses[(run, q)]
+            )
+            if statuses[(run, q)] == "ok":
+                # Rankings here are at most 14 long, so a cutoff of 100 shows all of them.
+                for v in claim_verdicts(corpus, cases[q], out, k=min(k, 100), access=access):
+                    verdicts[(run, q, k, v.claim)] = (v.citations, v.reasons)
+    return scores, verdicts
+
+
+@pytest.fixture(scope="module")
+def duck():
+    con = duckdb.connect()
+    con.execute("SET threads = 1")  # small batches: one thread is faster and leaves a core free
+    yield con
+    con.close()
+
+
+def _check(batch, con, case_tally, name: str) -> None:
+    corpus, access, cases, outputs, statuses, cutoffs, level = batch
+    expected, expected_verdicts = _reference(*batch)
+    rows = engine_rows(corpus, cases, outputs, k=cutoffs, access=access, statuses=statuses)
+    got, got_verdicts = engine_scores(rows, level=level, by_cutoff=True, con=con)
+    assert set(got) == set(expected)
+    for key, ref in expected.items():
+        for column in (*(m.key for m in REGISTRY), *COUNTS):
+            assert _same(ref[column], got[key][column]), (key, column, ref[column], got[key][column])
+        assert got[key]["status"] == statuses[key[:2]]
+        assert got[key]["answerable"] == any(g > 0 for g in _grades(cases[key[1]]).values())
+    assert got_verdicts == expected_verdicts
+    case_tally[name] = case_tally.get(name, 0) + len(expected)
+
+
+def _grades(case) -> dict:
+    rel = case["relevant"]
+    return rel if isinstance(rel, dict) else {d: 1 for d in rel}
+
+
+def test_engine_reproduces_the_seed_by_hand(duck):
+    """The SQL engine alone against the seed's hand-worked values, at k=2 and k=1 in one batch."""
+    outputs = {(system, q): RUNS[q][system] for q in CASES for system in RUNS[q]}
+    for name, citations in (("none", ()), ("unknown", ("unknown",)), ("mixed", ("owners", "archive"))):
+        outputs[(name, "owner")] = {"retrieved": ("owners", "archive"), "claims": (("aurora", citations),)}
+    scores, verdicts = engine_scores(engine_rows(CORPUS, CASES, outputs, k=(2, 1)), by_cutoff=True, con=duck)
+    lines = ["case system | P@2 R@2 RR@2 support coverage abstention"]
+    for q in CASES:
+        for system in RUNS[q]:
+            row = scores[(system, q, 2)]
+            lines.append(f"{q} {system} | " + " ".join(display(row[key]) for key in SEED_KEYS))
+    assert "\n".join(lines) + "\n" == EXPECTED_TABLE
+    # The visible context is the first k: at k=1 rollback B's smoke cites the hidden checklist.
+    assert (scores[("B", "rollback", 1)]["support"], scores[("B", "rollback", 1)]["coverage"]) == (0.5, 0.5)
+    assert verdicts[("B", "rollback", 1, "smoke")] == (("checklist",), ("citation_not_visible",))
+    assert verdicts[("B", "rollback", 2, "smoke")] == (("checklist",), ())
+    # Every citation must support: none, unknown and mixed citations all fail.
+    for name in ("none", "unknown", "mixed"):
+        assert (scores[(name, "owner", 2)]["support"], scores[(name, "owner", 2)]["coverage"]) == (0.0, 0.0), name
+    assert verdicts[("mixed", "owner", 2, "aurora")] == (("owners", "archive"), ("citation_not_supporting",))
+    assert scores[("A", "rollback", 2)]["precision"] == 1 / 2  # one hit over k=2 slots, not over 1 returned
+
+
+# Each example is one round trip; the profile's budget is shared out between the three tests.
+SHARE = max(1, settings.default.max_examples // 3)
+
+
+@settings(max_examples=2 * SHARE)
+@given(batches())
+def test_reference_and_engine_agree_on_random_batches(duck, case_tally, batch):
+    _check(batch, duck, case_tally, "random batches")
+
+
+@settings(max_examples=SHARE)
+@given(batches(permissions=True))
+def test_reference_and_engine_agree_under_access_control(duck, case_tally, batch):
+    _check(batch, duck, case_tally, "access control")
+
+
+@settings(max_examples=SHARE)
+@given(
+    st.lists(st.integers(1, 12), unique=True, min_size=1, max_size=3),
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(DOCS[:6]), unique=True, max_size=8),
+            st.sampled_from(("ok", "missing", "failed")),
+            st.sampled_from(("ok", "missing", "failed")),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_empty_and_unanswerable_questions_agree(duck, case_tally, cutoffs, variants):
+    """Unanswerable questions (only 0 and negative grades, or no label), answered or declined,
+    by runs that retrieve something, nothing, or have no usable record."""
+    corpus = {d: f"note {d}" for d in DOCS[:6]}
+    cases, outputs, statuses = {}, {}, {}
+    for i, (retrieved, declined, guessed) in enumerate(variants):
+        cases[f"none{i}"] = {"relevant": {"d0": 0, "d1": -1}, "support": {}}
+        cases[f"open{i}"] = {"relevant": (), "support": {}}
+        outputs[("r0", f"none{i}")] = {"retrieved": tuple(retrieved), "claims": ()}
+        outputs[("r0", f"open{i}")] = {"retrieved": tuple(retrieved), "claims": (("guess", ("d0",)),)}
+        outputs[("r1", f"none{i}")] = outputs[("r1", f"open{i}")] = {"retrieved": (), "claims": ()}
+        statuses |= {("r0", f"none{i}"): declined, ("r0", f"open{i}"): guessed}
+        statuses |= {("r1", f"none{i}"): "ok", ("r1", f"open{i}"): "ok"}
+    _check((corpus, {}, cases, outputs, statuses, tuple(cutoffs), 1), duck, case_tally, "empty and unanswerable")
