@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from importlib import resources
 from pathlib import Path
 
 from .refresh import refresh
@@ -18,10 +17,9 @@ BUNDLED = ("demo", "seed-lab")
 
 def bundled_root() -> Path:
     """The folder holding the bundled workspaces (`data/` in a checkout, packaged in a wheel)."""
-    checkout = Path(__file__).resolve().parent.parent / "data"
-    if (checkout / "demo").is_dir():
-        return checkout
-    return Path(str(resources.files("scoring.bundled")))
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / "data"
+    return checkout if (checkout / "seed-lab").is_dir() else here / "bundled"
 
 
 def default_cache() -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from . import engine, store
 from .errors import Problems
@@ -75,7 +76,8 @@ class RefreshSummary:
 def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
     if frame.empty:
         return
-    con.register("_incoming", frame)
+    # Arrow types a column from every value; a pandas scan samples rows and can type a sparse column NULL.
+    con.register("_incoming", pa.Table.from_pandas(frame, preserve_index=False))
     try:
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
     finally:
