@@ -1,0 +1,813 @@
+"""Paired comparison of a baseline and a candidate, and the release verdict.
+
+A side is one run or a group of repeats (runs sharing the manifest's ``group``). Both sides must
+be on the same suite, suite version and corpus version. Questions are paired by ``question_id``
+within the suite; for each metric a question counts only where both sides have a value (n/a is
+excluded, never 0; missing and failed records are already scored as 0 / false).
+
+With repeats, a question's value on a side is its mean over the repeats that scored it; the spread
+is kept (`Comparison.spread`) and questions whose outcome differs between repeats are listed as
+flaky (`Comparison.flaky`). Tests treat questions, not repeats, as the samples.
+
+For every metric x slice (all, answerable, unanswerable, critical, each type, each split) the
+comparison holds n, both macro means, the mean delta with its paired-bootstrap interval, the
+t-test, Wilcoxon and sign-flip randomization p-values, the Holm-adjusted randomization p-value
+across the whole family, and the counts improved / regressed / unchanged (see `scoring.stats`).
+
+`compare` only reads (use a read-only connection). `record` stores the verdict and the held-out
+log in one short write; `compare_command` is ``ragslice compare``.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+import warnings as _warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from . import policy as policies
+from . import stats, store
+from .errors import invalid
+from .metrics import BY_KEY, REGISTRY
+from .policy import HELDOUT, OPERATIONAL, Policy, Slice, Verdict
+
+METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY)
+COUNT_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(c for m in REGISTRY if m.pooled for c in m.pooled))
+SIDES: tuple[str, ...] = ("baseline", "candidate")
+
+VERDICT_TABLES: dict[str, str] = {
+    "verdicts": """
+    verdict_id VARCHAR PRIMARY KEY,
+    created_at TIMESTAMP NOT NULL,
+    baseline VARCHAR NOT NULL,
+    candidate VARCHAR NOT NULL,
+    baseline_runs VARCHAR[] NOT NULL,
+    candidate_runs VARCHAR[] NOT NULL,
+    suite VARCHAR NOT NULL,
+    suite_version VARCHAR NOT NULL,
+    policy_name VARCHAR NOT NULL,
+    policy_hash VARCHAR NOT NULL,
+    policy_text VARCHAR NOT NULL,
+    verdict VARCHAR NOT NULL,
+    gates JSON NOT NULL,
+    verdict_without_disputed VARCHAR,
+    warnings JSON NOT NULL""",
+    "heldout_log": """
+    created_at TIMESTAMP NOT NULL,
+    suite VARCHAR NOT NULL,
+    suite_version VARCHAR NOT NULL,
+    baseline VARCHAR NOT NULL,
+    candidate VARCHAR NOT NULL,
+    policy_hash VARCHAR,
+    n_heldout INTEGER NOT NULL""",
+}
+"""Tables `record` creates (if absent) in the database; documented in docs/schema.md."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: a single run or the runs of one group (ordered by repeat)."""
+
+    name: str
+    kind: Literal["run", "group"]
+    run_ids: tuple[str, ...]
+    suite: str
+    suite_version: str
+    corpus_version: str
+    k: tuple[int, ...]
+    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        if self.kind == "run":
+            return self.name
+        return f"{self.name} ({len(self.run_ids)} repeats)"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything needed to reproduce the figures."""
+
+    seed: int = 0
+    bootstrap_resamples: int = stats.BOOTSTRAP_RESAMPLES
+    randomization_resamples: int = stats.RANDOMIZATION_RESAMPLES
+    exact_max: int = stats.EXACT_MAX
+    confidence: float = stats.CONFIDENCE
+    holm_of: str = "p_randomization"
+    tie: float = stats.TIE
+
+    def describe(self) -> str:
+        return (f"{self.confidence:.0%} percentile bootstrap intervals ({self.bootstrap_resamples:,} resamples), "
+                f"sign-flip randomization test (exact when at most {self.exact_max} pairs differ, else "
+                f"{self.randomization_resamples:,} random sign patterns), seed {self.seed}; Holm adjustment of "
+                f"{self.holm_of} across every metric x slice; values within {self.tie:g} count as unchanged")
+
+
+@dataclass(frozen=True)
+class HeldoutUse:
+    """How often this suite version's held-out questions have been compared, this comparison included."""
+
+    n_questions: int
+    previous: int
+    budget: int | None
+
+    @property
+    def uses(self) -> int:
+        return self.previous + 1
+
+
+COMPARISON_COLUMNS: tuple[str, ...] = (
+    "metric", "metric_name", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high",
+    "p_ttest", "p_wilcoxon", "p_randomization", "p_holm", "improved", "regressed", "unchanged",
+    "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings",
+)
+
+
+@dataclass
+class Comparison:
+    """A paired comparison: tables for every view, and the verdict when a policy was given.
+
+    Frames (pandas):
+    - `questions`: the suite's questions (index question_id) with type, split, critical, tags,
+      answerable, disputed, text, position;
+    - `table`: one row per metric x slice with n >= 1 (`COMPARISON_COLUMNS`);
+    - `deltas`: one row per question x metric where either side has a value: baseline, candidate,
+      delta, change (improved | regressed | unchanged | n/a);
+    - `spread`: per side with repeats, per question x metric: repeats, mean, sd, min, max;
+    - `flaky`: per side, question and metric (or ``status``) whose outcome differs between repeats;
+    - `operations`: per side: failure rate, latency p50/p95, mean and total cost, on all questions.
+    """
+
+    baseline: Side
+    candidate: Side
+    suite: str
+    suite_version: str
+    corpus_version: str
+    questions: pd.DataFrame
+    table: pd.DataFrame
+    deltas: pd.DataFrame
+    spread: pd.DataFrame
+    flaky: pd.DataFrame
+    operations: pd.DataFrame
+    settings: Settings
+    warnings: tuple[str, ...]
+    heldout: HeldoutUse | None
+    verdict: Verdict
+    policy: Policy | None = None
+    values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    records: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+
+    # -- policy.Evidence ------------------------------------------------------------------------
+
+    def slice_questions(self, slice_: Slice, *, exclude_disputed: bool = False) -> list[str]:
+        q = self.questions
+        mask = slice_mask(q, slice_)
+        if exclude_disputed:
+            mask &= q["disputed"].isna()
+        return list(q.index[mask])
+
+    def slice_values(self, kind: str) -> list[str]:
+        q = self.questions
+        if kind == "tag":
+            return sorted({t for tags in q["tags"] for t in tags})
+        if kind in ("type", "split"):
+            return list(dict.fromkeys(q[kind]))
+        return []
+
+    def paired_values(self, key: str, slice_: Slice, *, exclude_disputed: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        ids = self.slice_questions(slice_, exclude_disputed=exclude_disputed)
+        return stats.pairs(self.values["baseline"].loc[ids, key].tolist(),
+                           self.values["candidate"].loc[ids, key].tolist())
+
+    def aggregate(self, side: str, key: str, slice_: Slice, aggregate: str, *, exclude_disputed: bool = False
+                  ) -> tuple[float | None, int]:
+        ids = self.slice_questions(slice_, exclude_disputed=exclude_disputed)
+        if key in OPERATIONAL:
+            recs = self.records[(self.records["side"] == side) & self.records["question_id"].isin(ids)]
+            return operational_aggregate(recs, key, aggregate)
+        return side_aggregate(self.values[side].loc[ids], key, aggregate)
+
+    # -- views ----------------------------------------------------------------------------------
+
+    @property
+    def n_disputed(self) -> int:
+        return int(self.questions["disputed"].notna().sum())
+
+    def regressions(self) -> pd.DataFrame:
+        """Every regressed question x metric, joined with the question's text and slices."""
+        reg = self.deltas[self.deltas["change"] == "regressed"]
+        cols = ["text", "type", "split", "critical", "answerable", "disputed", "position"]
+        out = reg.join(self.questions[cols], on="question_id")
+        return out.sort_values(["position", "metric_order"]).reset_index(drop=True)
+
+    def regressed_questions(self) -> pd.DataFrame:
+        """One row per question worse on at least one metric, most important first.
+
+        Order: critical questions first, then more regressed metrics, then suite order. `changes`
+        lists ``(metric name, baseline, candidate)`` for each regressed metric.
+        """
+        regs = self.regressions()
+        cols = ["question_id", "text", "type", "split", "critical", "answerable", "disputed", "position",
+                "n_metrics", "changes"]
+        if not len(regs):
+            return pd.DataFrame(columns=cols)
+        grouped = regs.groupby("question_id", sort=False)
+        out = grouped[["text", "type", "split", "critical", "answerable", "disputed", "position"]].first()
+        out["n_metrics"] = grouped.size()
+        out["changes"] = grouped.apply(
+            lambda g: [(n, b, c) for n, b, c in zip(g["metric_name"], g["baseline"], g["candidate"])],
+            include_groups=False)
+        out = out.reset_index().sort_values(["critical", "n_metrics", "position"], ascending=[False, False, True])
+        return out[cols].reset_index(drop=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``ragslice compare --format json``."""
+        v = self.verdict
+        return {
+            "verdict": v.verdict,
+            "baseline": _side_dict(self.baseline),
+            "candidate": _side_dict(self.candidate),
+            "suite": self.suite,
+            "suite_version": self.suite_version,
+            "corpus_version": self.corpus_version,
+            "n_questions": int(len(self.questions)),
+            "policy": None if self.policy is None else {
+                "name": self.policy.name, "path": self.policy.path, "sha256": self.policy.sha256},
+            "gates": [_gate_dict(g) for g in v.gates],
+            "warnings": list(self.warnings) + list(v.warnings),
+            "without_disputed": None if v.disputed is None else {
+                "n_disputed": v.disputed.n_disputed,
+                "verdict": v.disputed.verdict,
+                "differences": list(v.disputed.differences),
+                "gates": [_gate_dict(g) for g in v.disputed.gates],
+            },
+            "heldout": None if self.heldout is None else {
+                "n_questions": self.heldout.n_questions, "uses": self.heldout.uses,
+                "budget": self.heldout.budget},
+            "settings": asdict(self.settings),
+            "comparisons": [_jsonable(r) for r in self.table.to_dict(orient="records")],
+            "operations": [_jsonable(r) for r in self.operations.to_dict(orient="records")],
+            "regressions": [_jsonable(r) for r in self.regressions()[
+                ["question_id", "metric", "metric_name", "baseline", "candidate", "delta"]].to_dict(orient="records")],
+            "flaky": [_jsonable(r) for r in self.flaky.to_dict(orient="records")],
+        }
+
+
+def _side_dict(side: Side) -> dict[str, Any]:
+    return {"name": side.name, "kind": side.kind, "runs": list(side.run_ids), "k": list(side.k)}
+
+
+def _gate_dict(g: policies.GateResult) -> dict[str, Any]:
+    return _jsonable(asdict(g))
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in row.items():
+        if isinstance(value, (np.floating, float)):
+            value = None if np.isnan(value) else float(value)
+        elif isinstance(value, np.integer):
+            value = int(value)
+        elif isinstance(value, np.bool_):
+            value = bool(value)
+        elif isinstance(value, (tuple, np.ndarray)):
+            value = list(value)
+        out[key] = value
+    return out
+
+
+# --- slices and aggregates ----------------------------------------------------------------------
+
+
+def slice_mask(questions: pd.DataFrame, slice_: Slice) -> pd.Series:
+    """Boolean mask of the questions in a slice."""
+    q = questions
+    if slice_.kind == "all":
+        return pd.Series(True, index=q.index)
+    if slice_.kind == "answerable":
+        return q["answerable"].astype(bool)
+    if slice_.kind == "unanswerable":
+        return ~q["answerable"].astype(bool)
+    if slice_.kind == "critical":
+        return q["critical"].astype(bool)
+    if slice_.kind in ("type", "split"):
+        return q[slice_.kind] == slice_.value
+    if slice_.kind == "tag":
+        return q["tags"].map(lambda tags: slice_.value in tags).astype(bool)
+    raise ValueError(f"unknown slice kind {slice_.kind!r}")
+
+
+def default_slices(questions: pd.DataFrame) -> list[Slice]:
+    """all, answerable, unanswerable, critical, each type (first-seen order), each split (dev first)."""
+    types = list(dict.fromkeys(questions["type"]))
+    splits = sorted(set(questions["split"]), key=lambda s: (s != "dev", s))
+    return ([Slice("all"), Slice("answerable"), Slice("unanswerable"), Slice("critical")]
+            + [Slice("type", t) for t in types] + [Slice("split", s) for s in splits])
+
+
+def side_aggregate(values: pd.DataFrame, key: str, aggregate: str) -> tuple[float | None, int]:
+    """One side's aggregate of a registry metric over the given per-question rows.
+
+    macro: mean of the scored questions' values; pooled: sum of the registry's numerator column over
+    sum of its denominator column, on the scored questions (the macro mean when the metric does not
+    pool); total: sum of the values. n: the scored questions. None when nothing is scored.
+    """
+    col = values[key]
+    scored = col.notna()
+    n = int(scored.sum())
+    if n == 0:
+        return None, 0
+    if aggregate == "macro":
+        return float(col[scored].mean()), n
+    if aggregate == "total":
+        return float(col[scored].sum()), n
+    if aggregate == "pooled":
+        pooled = BY_KEY[key].pooled
+        if pooled is None:
+            return float(col[scored].mean()), n
+        num, den = (float(values.loc[scored, c].sum()) for c in pooled)
+        return (num / den if den else None), n
+    raise ValueError(f"unknown aggregate {aggregate!r}")
+
+
+def operational_aggregate(records: pd.DataFrame, key: str, aggregate: str) -> tuple[float | None, int]:
+    """Failure rate, latency or cost over record rows (every repeat); see `policy.OPERATIONAL`."""
+    if key == "failure_rate":
+        n = len(records)
+        return (float((records["status"] != "ok").mean()) if n else None), n
+    column = {"latency": "latency_ms", "cost": "cost_usd"}[key]
+    values = records[column].dropna().to_numpy(dtype=float)
+    n = len(values)
+    if n == 0:
+        return None, 0
+    if aggregate in ("p50", "p95", "p99"):
+        return float(np.percentile(values, float(aggregate[1:]))), n
+    if aggregate == "mean":
+        return float(values.mean()), n
+    if aggregate == "max":
+        return float(values.max()), n
+    if aggregate == "total":
+        runs = max(1, records["run_id"].nunique())
+        return float(values.sum()) / runs, n
+    raise ValueError(f"unknown aggregate {aggregate!r} for {key}")
+
+
+# --- reading the database -----------------------------------------------------------------------
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+
+
+def _runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    if not {"runs", "question_scores", "questions"} <= _tables(con):
+        raise invalid("not a ragslice database (no runs, questions or question_scores table); "
+                      "create it with `ragslice refresh WORKSPACE --db FILE`")
+    return con.execute(
+        "SELECT run_id, suite, suite_version, corpus_version, rubric_version, k, run_group, repeat, "
+        "CAST(manifest AS VARCHAR) AS manifest FROM runs ORDER BY run_id"
+    ).df()
+
+
+def resolve_side(runs: pd.DataFrame, name: str, role: str) -> Side:
+    """A run ID or a group name (``run:ID`` / ``group:NAME`` force one reading).
+
+    A bare name that is both a run ID and the group of other runs is ambiguous and refused.
+    """
+    forced, sep, rest = name.partition(":")
+    if sep and forced in ("run", "group") and rest:
+        kinds, key = (forced,), rest
+    else:
+        kinds, key = ("run", "group"), name
+    as_run = runs[runs["run_id"] == key] if "run" in kinds else runs.iloc[0:0]
+    as_group = runs[runs["run_group"] == key] if "group" in kinds else runs.iloc[0:0]
+    if len(as_run) and len(as_group) and set(as_group["run_id"]) != set(as_run["run_id"]):
+        raise invalid(f"{role} {key!r} is both a run and the group of other runs; write run:{key} or group:{key}",
+                      role, name)
+    if len(as_run):
+        chosen, kind = as_run, "run"
+    elif len(as_group):
+        chosen, kind = as_group.sort_values(["repeat", "run_id"], na_position="last"), "group"
+    else:
+        groups = sorted(g for g in runs["run_group"].dropna().unique())
+        listed = ", ".join(runs["run_id"].head(20)) + (" ..." if len(runs) > 20 else "")
+        extra = f"; groups: {', '.join(groups[:20])}" if groups else ""
+        raise invalid(f"no run or group of that name in the database (runs: {listed or 'none'}{extra})", role, name)
+    for column, what in (("suite", "suite"), ("suite_version", "suite version"), ("corpus_version", "corpus version")):
+        found = sorted(chosen[column].unique())
+        if len(found) > 1:
+            raise invalid(f"the runs of group {key!r} are on different {what}s ({', '.join(found)}); "
+                          "repeats must share the suite, its version and the corpus version", role, name)
+    first = chosen.iloc[0]
+    return Side(
+        name=key,
+        kind=kind,  # type: ignore[arg-type]
+        run_ids=tuple(chosen["run_id"]),
+        suite=first["suite"],
+        suite_version=first["suite_version"],
+        corpus_version=first["corpus_version"],
+        k=tuple(int(v) for v in chosen["k"]),
+        manifests={r: json.loads(m) for r, m in zip(chosen["run_id"], chosen["manifest"])},
+    )
+
+
+def check_comparable(baseline: Side, candidate: Side) -> None:
+    """Refuse sides on different suites or versions, or sides that share runs."""
+    for attr, what in (("suite", "suite"), ("suite_version", "suite version"), ("corpus_version", "corpus version")):
+        b, c = getattr(baseline, attr), getattr(candidate, attr)
+        if b != c:
+            raise invalid(
+                f"baseline {baseline.name!r} is on {what} {b!r} and candidate {candidate.name!r} on {c!r}: scores "
+                f"against different questions, labels or documents are not comparable; compare runs recorded "
+                f"against the same {what}", "candidate", candidate.name)
+    shared = sorted(set(baseline.run_ids) & set(candidate.run_ids))
+    if shared:
+        raise invalid(f"baseline and candidate share runs ({', '.join(shared)}); a comparison needs two "
+                      "different sides", "candidate", candidate.name)
+
+
+def _questions(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFrame:
+    q = con.execute(
+        "SELECT question_id, position, text, type, split, critical, tags, answerable, disputed "
+        "FROM questions WHERE suite = ? ORDER BY position", [suite]
+    ).df()
+    q["tags"] = q["tags"].map(lambda t: tuple(t) if t is not None else ())
+    q["critical"] = q["critical"].astype(bool)
+    q["answerable"] = q["answerable"].astype(bool)
+    q["disputed"] = q["disputed"].astype(object).where(q["disputed"].notna(), None)
+    return q.set_index("question_id")
+
+
+def _scores(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> pd.DataFrame:
+    cols = ", ".join(f"CAST({c} AS DOUBLE) AS {c}" for c in (*METRIC_KEYS, *COUNT_COLUMNS))
+    return con.execute(
+        f"SELECT run_id, question_id, status, {cols}, CAST(latency_ms AS DOUBLE) AS latency_ms, "
+        "CAST(cost_usd AS DOUBLE) AS cost_usd FROM question_scores WHERE list_contains(?::VARCHAR[], run_id)",
+        [list(run_ids)],
+    ).df()
+
+
+def _heldout_previous(con: duckdb.DuckDBPyConnection, suite: str, version: str) -> int:
+    if "heldout_log" not in _tables(con):
+        return 0
+    return int(con.execute("SELECT count(*) FROM heldout_log WHERE suite = ? AND suite_version = ?",
+                           [suite, version]).fetchone()[0])
+
+
+def _policy_edits(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, policy: Policy) -> list[str]:
+    """Warnings when a policy of this name judged this pair before with different text."""
+    if "verdicts" not in _tables(con):
+        return []
+    rows = con.execute(
+        "SELECT policy_hash, verdict, created_at FROM verdicts WHERE baseline = ? AND candidate = ? "
+        "AND policy_name = ? AND policy_hash <> ? ORDER BY created_at DESC LIMIT 1",
+        [baseline, candidate, policy.name, policy.sha256],
+    ).fetchall()
+    return [f"policy {policy.name!r} judged {baseline} vs {candidate} before with different text "
+            f"(sha256 {h[:12]}, verdict {v}, {t:%Y-%m-%d %H:%M} UTC): a policy edited after its results were "
+            "seen is no longer declared in advance" for h, v, t in rows]
+
+
+# --- the comparison ------------------------------------------------------------------------------
+
+
+def _collapse(scores: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
+    """Per-question means over repeats (NaN where no repeat scored the question), in suite order."""
+    cols = [*METRIC_KEYS, *COUNT_COLUMNS]
+    return scores.groupby("question_id")[cols].mean().reindex(ids)
+
+
+def _spread_and_flaky(side: str, scores: pd.DataFrame, run_ids: Sequence[str], ids: pd.Index
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Spread over repeats per question x metric, and the question x metric (or status) that flip.
+
+    A question flips when its repeats disagree: values further apart than `stats.TIE`, a value in
+    some repeats and n/a in others, or different statuses (ok / missing / failed).
+    """
+    if len(run_ids) < 2:
+        return pd.DataFrame(), pd.DataFrame()
+    q_at = pd.Series(np.arange(len(ids)), index=ids)
+    r_at = {r: i for i, r in enumerate(run_ids)}
+    qi = q_at.reindex(scores["question_id"]).to_numpy()
+    ri = scores["run_id"].map(r_at).to_numpy()
+    cube = np.full((len(ids), len(run_ids), len(METRIC_KEYS)), np.nan)  # question x repeat x metric
+    cube[qi, ri, :] = scores[list(METRIC_KEYS)].to_numpy(dtype=float)
+    status = np.full((len(ids), len(run_ids)), "missing", dtype=object)
+    status[qi, ri] = scores["status"].to_numpy(dtype=object)
+    scored = ~np.isnan(cube)
+    count = scored.sum(axis=1)
+    with np.errstate(invalid="ignore"), _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", RuntimeWarning)
+        mean, low, high = np.nanmean(cube, axis=1), np.nanmin(cube, axis=1), np.nanmax(cube, axis=1)
+        sd = np.where(count >= 2, np.nanstd(cube, axis=1, ddof=1), np.nan)
+    q_idx, m_idx = np.nonzero(count > 0)
+    spread = pd.DataFrame({
+        "side": side, "question_id": ids[q_idx], "metric": np.array(METRIC_KEYS, dtype=object)[m_idx],
+        "repeats": count[q_idx, m_idx], "mean": mean[q_idx, m_idx], "sd": sd[q_idx, m_idx],
+        "min": low[q_idx, m_idx], "max": high[q_idx, m_idx],
+    })
+    flips = ((high - low) > stats.TIE) | ((count > 0) & (count < len(run_ids)))
+    fq, fm = np.nonzero(flips)
+    rows = [(side, ids[q], METRIC_KEYS[m], q, m, tuple(None if v != v else float(v) for v in cube[q, :, m]))
+            for q, m in zip(fq, fm)]
+    status_flips = [q for q in range(len(ids)) if len(set(status[q])) > 1]
+    rows += [(side, ids[q], "status", q, len(METRIC_KEYS), tuple(status[q])) for q in status_flips]
+    rows.sort(key=lambda r: (r[3], r[4]))
+    flaky = pd.DataFrame([(a, b, c, v) for a, b, c, _, _, v in rows],
+                         columns=["side", "question_id", "metric", "values"])
+    return spread, flaky
+
+
+def _deltas(values: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    frames = []
+    for i, m in enumerate(REGISTRY):
+        b, c = values["baseline"][m.key], values["candidate"][m.key]
+        keep = b.notna() | c.notna()
+        d = c - b
+        better = d if m.higher_is_better else -d
+        change = np.where(b.isna() | c.isna(), "n/a",
+                          np.where(better > stats.TIE, "improved", np.where(better < -stats.TIE, "regressed",
+                                                                             "unchanged")))
+        frames.append(pd.DataFrame({
+            "question_id": b.index, "metric": m.key, "metric_name": m.name, "metric_order": i,
+            "baseline": b.to_numpy(), "candidate": c.to_numpy(), "delta": d.to_numpy(), "change": change,
+        })[keep.to_numpy()])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _table(questions: pd.DataFrame, values: dict[str, pd.DataFrame], settings: Settings) -> pd.DataFrame:
+    rows = []
+    masks = [(s, slice_mask(questions, s).to_numpy()) for s in default_slices(questions)]
+    counts = {side: {c: values[side][c].to_numpy(dtype=float) for c in COUNT_COLUMNS} for side in SIDES}
+    done: dict[tuple[str, bytes], stats.Paired] = {}
+    for m in REGISTRY:
+        b_all = values["baseline"][m.key].to_numpy()
+        c_all = values["candidate"][m.key].to_numpy()
+        for s, mask in masks:
+            b, c = b_all[mask], c_all[mask]
+            both = ~(np.isnan(b) | np.isnan(c))
+            if not both.any():
+                continue
+            # slices holding the same paired questions (e.g. all and answerable for retrieval metrics)
+            # get the same, identically seeded result: compute it once
+            key = (m.key, (mask & ~(np.isnan(b_all) | np.isnan(c_all))).tobytes())
+            r = done.get(key)
+            if r is None:
+                r = done[key] = stats.paired(
+                    b[both], c[both], higher_is_better=m.higher_is_better, seed=settings.seed,
+                    bootstrap_resamples=settings.bootstrap_resamples,
+                    randomization_resamples=settings.randomization_resamples,
+                    exact_max=settings.exact_max, confidence=settings.confidence)
+            pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
+            if m.pooled:
+                for side in SIDES:
+                    num, den = (counts[side][c][mask][both].sum() for c in m.pooled)
+                    pooled[f"{side}_pooled"] = float(num / den) if den else None
+            rows.append({
+                "metric": m.key, "metric_name": m.name, "slice": str(s), "n": r.n,
+                "baseline": r.baseline, "candidate": r.candidate, "delta": r.delta,
+                "ci_low": r.ci_low, "ci_high": r.ci_high, "p_ttest": r.p_ttest, "p_wilcoxon": r.p_wilcoxon,
+                "p_randomization": r.p_randomization, "p_holm": None, "improved": r.improved,
+                "regressed": r.regressed, "unchanged": r.unchanged, **pooled,
+                "higher_is_better": m.higher_is_better, "warnings": list(r.warnings),
+            })
+    table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
+    if len(table):
+        adjusted = stats.holm([None if pd.isna(p) else float(p) for p in table[settings.holm_of]])
+        table["p_holm"] = pd.Series(adjusted, dtype=object).to_numpy()
+    return table
+
+
+def _operations(records: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for side in SIDES:
+        recs = records[records["side"] == side]
+        row: dict[str, Any] = {"side": side, "records": len(recs)}
+        row["failure_rate"] = operational_aggregate(recs, "failure_rate", "rate")[0]
+        row["latency_p50"] = operational_aggregate(recs, "latency", "p50")[0]
+        row["latency_p95"] = operational_aggregate(recs, "latency", "p95")[0]
+        row["cost_mean"] = operational_aggregate(recs, "cost", "mean")[0]
+        row["cost_total"] = operational_aggregate(recs, "cost", "total")[0]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _comparison_warnings(baseline: Side, candidate: Side, n_questions: int, include_heldout: bool,
+                         n_heldout_dropped: int) -> list[str]:
+    out = []
+    for side in (baseline, candidate):
+        if len(set(side.k)) > 1:
+            ks = ", ".join(map(str, sorted(set(side.k))))
+            out.append(f"the repeats of {side.name} use different cutoffs k ({ks})")
+    if set(baseline.k) != set(candidate.k):
+        shown = lambda s: "/".join(map(str, sorted(set(s.k))))  # noqa: E731
+        out.append(f"k differs (baseline {shown(baseline)}, candidate {shown(candidate)}): P@k, R@k, nDCG@k, F1@k "
+                   "and Success@k compare different cutoffs, and the answer stage saw different context")
+    b_rubric = {m.get("rubric_version") for m in baseline.manifests.values()}
+    c_rubric = {m.get("rubric_version") for m in candidate.manifests.values()}
+    if b_rubric != c_rubric:
+        out.append(f"rubric versions differ (baseline {sorted(map(str, b_rubric))}, candidate "
+                   f"{sorted(map(str, c_rubric))})")
+    if n_questions < stats.SMALL_N:
+        out.append(f"only {n_questions} questions: every figure here is arithmetic on a handful of cases, "
+                   "not an estimate of general performance; read the per-question deltas")
+    if not include_heldout and n_heldout_dropped:
+        out.append(f"{n_heldout_dropped} held-out questions left out (development questions only)")
+    return out
+
+
+def compare(
+    con: duckdb.DuckDBPyConnection,
+    baseline: str,
+    candidate: str,
+    *,
+    policy: Policy | str | Path | None = None,
+    seed: int = 0,
+    bootstrap_resamples: int = stats.BOOTSTRAP_RESAMPLES,
+    randomization_resamples: int = stats.RANDOMIZATION_RESAMPLES,
+    include_heldout: bool = True,
+) -> Comparison:
+    """Compare two runs or groups on a (read-only) connection; evaluate `policy` when given.
+
+    Raises ValidationError for unknown names, sides on different suites / versions, or a database
+    that is not a ragslice database. With `include_heldout` False the held-out questions are left
+    out of every slice (and the comparison does not count as a use of the held-out set).
+    """
+    pol = policies.load_policy(policy) if isinstance(policy, (str, Path)) else policy
+    settings = Settings(seed=seed, bootstrap_resamples=bootstrap_resamples,
+                        randomization_resamples=randomization_resamples)
+    runs = _runs(con)
+    b_side = resolve_side(runs, baseline, "baseline")
+    c_side = resolve_side(runs, candidate, "candidate")
+    check_comparable(b_side, c_side)
+    questions = _questions(con, b_side.suite)
+    n_heldout = int((questions["split"] == HELDOUT).sum())
+    if not include_heldout:
+        questions = questions[questions["split"] != HELDOUT]
+    ids = questions.index
+    scores = _scores(con, (*b_side.run_ids, *c_side.run_ids))
+    scores = scores[scores["question_id"].isin(ids)]
+    values: dict[str, pd.DataFrame] = {}
+    spreads, flakies, records = [], [], []
+    for name, side in (("baseline", b_side), ("candidate", c_side)):
+        own = scores[scores["run_id"].isin(side.run_ids)]
+        values[name] = _collapse(own, ids)
+        spread, flaky = _spread_and_flaky(name, own, side.run_ids, ids)
+        spreads.append(spread)
+        flakies.append(flaky)
+        records.append(own[["run_id", "question_id", "status", "latency_ms", "cost_usd"]].assign(side=name))
+    spread = pd.concat([s for s in spreads if len(s)], ignore_index=True) if any(len(s) for s in spreads) else \
+        pd.DataFrame(columns=["side", "question_id", "metric", "repeats", "mean", "sd", "min", "max"])
+    flaky = pd.concat([f for f in flakies if len(f)], ignore_index=True) if any(len(f) for f in flakies) else \
+        pd.DataFrame(columns=["side", "question_id", "metric", "values"])
+    record_frame = pd.concat(records, ignore_index=True)
+    heldout = None
+    if include_heldout and n_heldout:
+        heldout = HeldoutUse(n_heldout, _heldout_previous(con, b_side.suite, b_side.suite_version),
+                             pol.heldout_budget if pol else None)
+    warnings = _comparison_warnings(b_side, c_side, len(questions), include_heldout, n_heldout)
+    comparison = Comparison(
+        baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
+        corpus_version=b_side.corpus_version, questions=questions, table=_table(questions, values, settings),
+        deltas=_deltas(values), spread=spread, flaky=flaky, operations=_operations(record_frame),
+        settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
+        policy=pol, values=values, records=record_frame,
+    )
+    if pol is not None:
+        notes = _policy_edits(con, b_side.name, c_side.name, pol)
+        if heldout is not None:
+            note = policies.heldout_warning(pol, heldout.uses, b_side.suite, b_side.suite_version)
+            notes += [note] if note else []
+        comparison.verdict = policies.evaluate(pol, comparison, n_disputed=comparison.n_disputed, notes=notes,
+                                               seed=seed)
+    return comparison
+
+
+# --- storing verdicts ----------------------------------------------------------------------------
+
+
+def create_verdict_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create `verdicts` and `heldout_log` if absent (read-write connection)."""
+    for name, columns in VERDICT_TABLES.items():
+        con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
+
+
+def _connect_for_write(db: Path, *, wait_seconds: float) -> duckdb.DuckDBPyConnection:
+    """A read-write connection, retried for `wait_seconds` while another connection holds the file."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            return duckdb.connect(str(db))
+        except (duckdb.IOException, duckdb.ConnectionException) as error:
+            held = "lock" in str(error).lower() or "different configuration" in str(error).lower()
+            if not held or time.monotonic() >= deadline:
+                raise invalid(f"cannot store the verdict: the database is held open by another connection "
+                              f"({str(error).splitlines()[0][:160]}); close it and run the comparison again",
+                              "db", str(db)) from None
+            time.sleep(0.1)
+
+
+def record(db: Path, comparison: Comparison, *, wait_seconds: float = 5.0) -> str | None:
+    """Store the verdict (when a policy was given) and the held-out use, in one short transaction.
+
+    Returns the new verdict_id, or None when no verdict was stored. Writes go to the live file under
+    the writer lock that refreshes also take, so a refresh never copies a half-written log.
+    """
+    v = comparison.verdict
+    store_verdict = comparison.policy is not None
+    if not store_verdict and comparison.heldout is None:
+        return None
+    verdict_id = uuid.uuid4().hex if store_verdict else None
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    with store.writer_lock(db, timeout=30.0):
+        con = _connect_for_write(db, wait_seconds=wait_seconds)
+        try:
+            create_verdict_tables(con)
+            con.execute("BEGIN TRANSACTION")
+            if store_verdict and comparison.policy is not None:
+                p = comparison.policy
+                con.execute(
+                    "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [verdict_id, now, comparison.baseline.name, comparison.candidate.name,
+                     list(comparison.baseline.run_ids), list(comparison.candidate.run_ids), comparison.suite,
+                     comparison.suite_version, p.name, p.sha256, p.text, v.verdict,
+                     json.dumps([_gate_dict(g) for g in v.gates]),
+                     v.disputed.verdict if v.disputed else None,
+                     json.dumps(list(comparison.warnings) + list(v.warnings))],
+                )
+            if comparison.heldout is not None:
+                con.execute(
+                    "INSERT INTO heldout_log VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [now, comparison.suite, comparison.suite_version, comparison.baseline.name,
+                     comparison.candidate.name, comparison.policy.sha256 if comparison.policy else None,
+                     comparison.heldout.n_questions],
+                )
+            con.execute("COMMIT")
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise
+        finally:
+            con.close()
+    return verdict_id
+
+
+def read_verdicts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Stored verdicts, newest first (empty when none was stored yet)."""
+    if "verdicts" not in _tables(con):
+        return pd.DataFrame(columns=["verdict_id", "created_at", "baseline", "candidate", "suite", "suite_version",
+                                     "policy_name", "policy_hash", "verdict"])
+    return con.execute(
+        "SELECT verdict_id, created_at, baseline, candidate, suite, suite_version, policy_name, policy_hash, "
+        "verdict, verdict_without_disputed FROM verdicts ORDER BY created_at DESC"
+    ).df()
+
+
+def run_comparison(
+    baseline: str, candidate: str, *, db: Path, policy: str | Path | None, seed: int = 0
+) -> Comparison:
+    """Read the database (read-only), compare, then record the verdict and held-out use."""
+    pol = policies.load_policy(policy) if policy else None
+    con = store.connect_readonly(db)
+    try:
+        comparison = compare(con, baseline, candidate, policy=pol, seed=seed)
+    except duckdb.Error as error:
+        raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
+    finally:
+        con.close()
+    record(db, comparison)
+    return comparison
+
+
+def compare_command(baseline: str, candidate: str, *, db: Path, policy: str | None, fmt: str) -> int:
+    """``ragslice compare``: 0 when every gate passes, 1 when one fails (2 on bad input, via the CLI)."""
+    from . import report
+
+    comparison = run_comparison(baseline, candidate, db=db, policy=policy)
+    if fmt == "json":
+        print(json.dumps(comparison.to_dict(), indent=2, default=str))
+    elif fmt == "markdown":
+        print(report.markdown(comparison))
+    elif fmt == "text":
+        print(report.text(comparison))
+    else:
+        raise invalid("format is text, json or markdown", "--format", fmt)
+    return 0 if comparison.verdict.passed else 1
+
+
+__all__ = [
+    "Comparison", "HeldoutUse", "Settings", "Side", "VERDICT_TABLES", "check_comparable", "compare",
+    "compare_command", "create_verdict_tables", "default_slices", "operational_aggregate", "read_verdicts",
+    "record", "resolve_side", "run_comparison", "side_aggregate", "slice_mask",
+]

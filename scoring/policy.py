@@ -1,0 +1,629 @@
+"""Acceptance policies: a TOML file of gates declared before results are seen, and the verdict.
+
+A policy names itself and lists gates; each gate checks one metric on one slice of questions::
+
+    name = "release-gate"
+    description = "..."           # optional
+    heldout_budget = 5            # optional: warn when a suite version's held-out set is used more often
+    alpha = 0.05                  # optional: the default alpha of max_drop gates
+    [[gates]]
+    name = "critical coverage"
+    metric = "coverage"           # registry name or seed alias; or failure_rate | latency | cost
+    slice = "critical"            # all | answerable | unanswerable | critical | type:<t> | split:<s> | tag:<t>
+    aggregate = "macro"           # macro | pooled | total (disclosures); latency: p95 p50 p99 mean max;
+                                  # cost: mean total
+    min = 0.9                     # candidate aggregate >= min; `max` for <= (both allowed)
+
+A gate has exactly one kind, chosen by its threshold keys:
+
+- ``min`` / ``max``: the candidate's aggregate over the slice (its own scored questions) is within bounds;
+- ``max_regressions``: at most this many paired questions are worse than the baseline (the metric's
+  direction decides what "worse" is);
+- ``max_drop`` (with ``alpha``, default 0.05, and ``test``: randomization | ttest | wilcoxon): fail only
+  when the mean paired change is significantly worse than ``-max_drop`` (one-sided, see `stats.drop_p`).
+
+A gate over an empty slice fails and says so. The verdict is "pass" only when every gate passes.
+The policy's text and its sha256 (of the file bytes) are stored with every verdict.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from . import stats
+from .errors import Problems, ValidationError, invalid
+from .metrics import REGISTRY, metric as registry_metric
+
+SliceKind = Literal["all", "answerable", "unanswerable", "critical", "type", "split", "tag"]
+PLAIN_SLICES: tuple[str, ...] = ("all", "answerable", "unanswerable", "critical")
+VALUED_SLICES: tuple[str, ...] = ("type", "split", "tag")
+HELDOUT = "heldout"
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A set of the suite's questions: ``all``, ``answerable``, ``critical``, ``type:lookup``, ..."""
+
+    kind: SliceKind
+    value: str | None = None
+
+    def __str__(self) -> str:
+        return self.kind if self.value is None else f"{self.kind}:{self.value}"
+
+
+def parse_slice(text: str) -> Slice:
+    """Parse a slice name; ValidationError naming the accepted forms otherwise."""
+    raw = text.strip()
+    if raw in PLAIN_SLICES:
+        return Slice(raw)  # type: ignore[arg-type]
+    kind, sep, value = raw.partition(":")
+    if sep and kind in VALUED_SLICES and value.strip():
+        return Slice(kind, value.strip())  # type: ignore[arg-type]
+    raise invalid(
+        "a slice is all, answerable, unanswerable, critical, type:<type>, split:<split> or tag:<tag>", "slice", text
+    )
+
+
+@dataclass(frozen=True)
+class Operational:
+    """A measure of the run's operation rather than its answers; lower is better for all of them."""
+
+    name: str
+    unit: str
+    aggregates: tuple[str, ...]
+    help: str
+
+    @property
+    def default_aggregate(self) -> str:
+        return self.aggregates[0]
+
+
+OPERATIONAL: dict[str, Operational] = {
+    o.name: o
+    for o in (
+        Operational("failure_rate", "share", ("rate",),
+                    "share of the slice's questions whose record is missing or failed (per run, mean over repeats)"),
+        Operational("latency", "ms", ("p95", "p50", "p99", "mean", "max"),
+                    "latency_ms of the slice's records (every repeat; records without latency left out); "
+                    "percentiles by linear interpolation"),
+        Operational("cost", "USD", ("mean", "total"),
+                    "cost_usd: mean per record, or total per pass over the slice (mean over repeats); "
+                    "records without cost left out"),
+    )
+}
+_OPERATIONAL_ALIASES = {
+    "failure_rate": "failure_rate", "failures": "failure_rate", "failure": "failure_rate",
+    "latency": "latency", "latency_ms": "latency", "latency_p95": "latency", "p95_latency": "latency",
+    "cost": "cost", "cost_usd": "cost",
+}
+COUNT_METRICS: tuple[str, ...] = ("disclosures",)
+"""Registry metrics that are counts per question, so a total over the slice means something."""
+
+
+def metric_aggregates(key: str) -> tuple[str, ...]:
+    """Aggregates a gate may use for a metric key, the default first."""
+    if key in OPERATIONAL:
+        return OPERATIONAL[key].aggregates
+    base = ("macro", "pooled")
+    return base + ("total",) if key in COUNT_METRICS else base
+
+
+def resolve_metric(name: str) -> str:
+    """The question_scores column (registry metric) or operational name a policy's `metric` means."""
+    alias = _OPERATIONAL_ALIASES.get(name.strip().lower())
+    if alias:
+        return alias
+    try:
+        return registry_metric(name).key
+    except ValidationError:
+        known = ", ".join(m.name for m in REGISTRY)
+        raise invalid(
+            f"unknown metric; known: {known} (or their seed aliases), failure_rate, latency, cost", "metric", name
+        ) from None
+
+
+def display_metric(key: str) -> str:
+    """The name shown for a metric key: ``P@k``, ``Support``, ``latency``."""
+    return key if key in OPERATIONAL else next(m.name for m in REGISTRY if m.key == key)
+
+
+def higher_is_better(key: str) -> bool:
+    return False if key in OPERATIONAL else next(m.higher_is_better for m in REGISTRY if m.key == key)
+
+
+GateKind = Literal["threshold", "regressions", "drop"]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One declared check. `line` is where its ``[[gates]]`` table starts in the policy file."""
+
+    name: str
+    metric: str
+    slice: Slice
+    kind: GateKind
+    aggregate: str = "macro"
+    min: float | None = None
+    max: float | None = None
+    max_regressions: int | None = None
+    max_drop: float | None = None
+    alpha: float = 0.05
+    test: str = "randomization"
+    line: int | None = None
+
+    @property
+    def threshold(self) -> str:
+        """The bound in words: ``>= 0.9``, ``<= 0 regressions``, ``drop <= 0.02 (alpha 0.05)``."""
+        if self.kind == "threshold":
+            parts = []
+            if self.min is not None:
+                parts.append(f">= {self.min:g}")
+            if self.max is not None:
+                parts.append(f"<= {self.max:g}")
+            return " and ".join(parts)
+        if self.kind == "regressions":
+            return f"<= {self.max_regressions} regressed questions"
+        return f"drop <= {self.max_drop:g} unless significant ({self.test}, one-sided alpha {self.alpha:g})"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A parsed acceptance policy with the exact text it came from and that text's sha256."""
+
+    name: str
+    gates: tuple[Gate, ...]
+    text: str
+    sha256: str
+    path: str = "policy.toml"
+    description: str | None = None
+    heldout_budget: int | None = None
+
+
+TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "gates")
+GATE_KEYS = ("name", "description", "metric", "slice", "aggregate", "min", "max",
+             "max_regressions", "max_drop", "alpha", "test")
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+_GATES_HEADER = re.compile(r"^\s*\[\[\s*gates\s*\]\]")
+_TABLE_HEADER = re.compile(r"^\s*\[")
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read and validate a policy file; ValidationError (`path:line: ...`) on any problem."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as error:
+        raise invalid(f"cannot read the policy file: {error.strerror or error}", path=str(p)) from None
+    return parse_policy(data, path=str(p))
+
+
+def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
+    """Validate policy TOML; every problem is reported with its line before anything is evaluated."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise invalid(f"the policy is not UTF-8 text ({error.reason})", path=path) from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        found = _TOML_POSITION.search(str(error))
+        line = int(found.group(1)) if found else None
+        message = _TOML_POSITION.sub("", str(error)).strip()
+        raise invalid(f"not valid TOML: {message}" + (f" (column {found.group(2)})" if found else ""),
+                      path=path, line=line) from None
+    lines = _Lines(text)
+    problems = Problems()
+
+    def add(rule: str, field: str | None = None, value: Any = ..., line: int | None = None) -> None:
+        problems.add(rule, field, value, path=path, line=line)
+
+    for key in doc:
+        if key not in TOP_KEYS:
+            add(f"unknown key; a policy has {', '.join(TOP_KEYS)}", key, line=lines.top(key))
+    name = doc.get("name")
+    if not isinstance(name, str) or not name.strip():
+        add('a policy needs a name: name = "release-gate"', "name", name if "name" in doc else ...,
+            line=lines.top("name") or 1)
+    description = doc.get("description")
+    if description is not None and not isinstance(description, str):
+        add("description is text", "description", description, line=lines.top("description"))
+    budget = doc.get("heldout_budget")
+    if budget is not None and (not _is_int(budget) or budget < 0):
+        add("heldout_budget is a whole number >= 0 (comparisons allowed on a held-out set)",
+            "heldout_budget", budget, line=lines.top("heldout_budget"))
+    default_alpha = doc.get("alpha", 0.05)
+    if not _is_number(default_alpha) or not 0 < default_alpha < 1:
+        add("alpha is a number between 0 and 1", "alpha", default_alpha, line=lines.top("alpha"))
+        default_alpha = 0.05
+    raw_gates = doc.get("gates")
+    gates: list[Gate] = []
+    if not isinstance(raw_gates, list) or not raw_gates or not all(isinstance(g, dict) for g in raw_gates):
+        add("a policy needs at least one [[gates]] table", "gates", line=lines.top("gates") or None)
+    else:
+        for i, table in enumerate(raw_gates):
+            gate = _parse_gate(table, i, float(default_alpha), lines, problems, path)
+            if gate is not None:
+                gates.append(gate)
+        seen: dict[str, Gate] = {}
+        for gate in gates:
+            if gate.name in seen:
+                add(f"gate names must be unique (also at line {seen[gate.name].line})", "name", gate.name,
+                    line=gate.line)
+            seen[gate.name] = gate
+    problems.raise_if_any()
+    return Policy(
+        name=str(name).strip(),
+        gates=tuple(gates),
+        text=text,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        path=path,
+        description=description,
+        heldout_budget=budget,
+    )
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class _Lines:
+    """Finds the line of a top-level key, of the i-th ``[[gates]]`` table and of a key inside it."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.headers = [n for n, line in enumerate(self.lines, 1) if _GATES_HEADER.match(line)]
+        first_table = next((n for n, line in enumerate(self.lines, 1) if _TABLE_HEADER.match(line)), None)
+        self.top_end = first_table or len(self.lines) + 1
+
+    @staticmethod
+    def _key(key: str) -> re.Pattern[str]:
+        return re.compile(rf"""^\s*(["']?){re.escape(key)}\1\s*=""")
+
+    def top(self, key: str) -> int | None:
+        pattern = self._key(key)
+        return next((n for n in range(1, self.top_end) if pattern.match(self.lines[n - 1])), None)
+
+    def gate(self, index: int) -> int | None:
+        return self.headers[index] if index < len(self.headers) else self.top("gates")
+
+    def gate_key(self, index: int, key: str) -> int | None:
+        start = self.gate(index)
+        if start is None or index >= len(self.headers):
+            return start
+        pattern = self._key(key)
+        for n in range(start + 1, len(self.lines) + 1):
+            line = self.lines[n - 1]
+            if _TABLE_HEADER.match(line):
+                break
+            if pattern.match(line):
+                return n
+        return start
+
+
+def _parse_gate(
+    table: dict[str, Any], index: int, default_alpha: float, lines: _Lines, problems: Problems, path: str
+) -> Gate | None:
+    """One ``[[gates]]`` table; problems go to `problems` with the line of the offending key."""
+    start = lines.gate(index)
+    before = len(problems.items)
+
+    def err(rule: str, key: str | None = None, value: Any = ...) -> None:
+        line = lines.gate_key(index, key) if key else start
+        problems.add(f"gate {index + 1}: {rule}", key, value, path=path, line=line)
+
+    for key in table:
+        if key not in GATE_KEYS:
+            err(f"unknown key; a gate has {', '.join(GATE_KEYS)}", key, table[key])
+    name = table.get("name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        err("name is non-empty text", "name", name)
+    raw_metric = table.get("metric")
+    key: str | None = None
+    if not isinstance(raw_metric, str):
+        err('a gate needs a metric: metric = "coverage"', "metric", raw_metric if "metric" in table else ...)
+    else:
+        try:
+            key = resolve_metric(raw_metric)
+        except ValidationError as error:
+            err(error.problems[0].rule, "metric", raw_metric)
+    raw_slice = table.get("slice", "all")
+    slice_: Slice | None = None
+    if not isinstance(raw_slice, str):
+        err("slice is text such as \"critical\" or \"type:lookup\"", "slice", raw_slice)
+    else:
+        try:
+            slice_ = parse_slice(raw_slice)
+        except ValidationError as error:
+            err(error.problems[0].rule, "slice", raw_slice)
+
+    has = {k for k in ("min", "max", "max_regressions", "max_drop") if k in table}
+    kinds = {"threshold" if k in ("min", "max") else "regressions" if k == "max_regressions" else "drop" for k in has}
+    kind: GateKind | None = None
+    if not kinds:
+        err("a gate needs a threshold: min and/or max, max_regressions, or max_drop (with alpha)")
+    elif len(kinds) > 1:
+        last = max(has, key=lambda k: lines.gate_key(index, k) or 0)
+        err(f"a gate has one kind of threshold; split {', '.join(sorted(has))} into separate gates", last)
+    else:
+        kind = kinds.pop()  # type: ignore[assignment]
+    for bound in ("min", "max", "max_drop"):
+        if bound in table and not _is_number(table[bound]):
+            err("a number", bound, table[bound])
+    if "max_drop" in table and _is_number(table["max_drop"]) and table["max_drop"] < 0:
+        err("max_drop is >= 0 (the tolerated worsening, in the metric's units)", "max_drop", table["max_drop"])
+    if "max_regressions" in table and (not _is_int(table["max_regressions"]) or table["max_regressions"] < 0):
+        err("max_regressions is a whole number >= 0", "max_regressions", table["max_regressions"])
+    if _is_number(table.get("min")) and _is_number(table.get("max")) and table["min"] > table["max"]:
+        err(f"min {table['min']} is above max {table['max']}: no value can pass", "min", table["min"])
+    for extra in ("alpha", "test"):
+        if extra in table and kind is not None and kind != "drop":
+            err(f"{extra} applies only to max_drop gates", extra, table[extra])
+    alpha = table.get("alpha", default_alpha)
+    if not _is_number(alpha) or not 0 < alpha < 1:
+        err("alpha is a number between 0 and 1", "alpha", alpha)
+    test = table.get("test", "randomization")
+    if test not in stats.TESTS:
+        err(f"test is one of {', '.join(stats.TESTS)}", "test", test)
+    aggregate = table.get("aggregate")
+    if key is not None:
+        allowed = metric_aggregates(key)
+        if aggregate is not None and (not isinstance(aggregate, str) or aggregate not in allowed):
+            err(f"aggregate for {display_metric(key)} is one of {', '.join(allowed)}", "aggregate", aggregate)
+        if key in OPERATIONAL and kind in ("regressions", "drop"):
+            err(f"{key} is measured per run, not per question: use min / max", sorted(has)[0])
+        if kind in ("regressions", "drop") and aggregate is not None:
+            err("max_regressions and max_drop compare per-question values; aggregate does not apply",
+                "aggregate", aggregate)
+    if len(problems.items) > before or key is None or slice_ is None or kind is None:
+        return None
+    default_name = f"{display_metric(key)} on {slice_}"
+    return Gate(
+        name=name.strip() if isinstance(name, str) else default_name,
+        metric=key,
+        slice=slice_,
+        kind=kind,
+        aggregate=aggregate or metric_aggregates(key)[0],
+        min=float(table["min"]) if "min" in table else None,
+        max=float(table["max"]) if "max" in table else None,
+        max_regressions=table.get("max_regressions"),
+        max_drop=float(table["max_drop"]) if "max_drop" in table else None,
+        alpha=float(alpha),
+        test=test,
+        line=start,
+    )
+
+
+# --- evaluation ----------------------------------------------------------------------------------
+
+
+class Evidence(Protocol):
+    """What gate evaluation needs from a comparison (implemented by `compare.Comparison`)."""
+
+    def slice_questions(self, slice_: Slice, *, exclude_disputed: bool = False) -> list[str]:
+        """Question IDs in the slice (empty when none match)."""
+
+    def slice_values(self, kind: str) -> list[str]:
+        """The values a valued slice kind takes in this suite (types, splits, tags)."""
+
+    def paired_values(self, key: str, slice_: Slice, *, exclude_disputed: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Per-question baseline and candidate values where both are scored."""
+
+    def aggregate(self, side: str, key: str, slice_: Slice, aggregate: str, *, exclude_disputed: bool = False
+                  ) -> tuple[float | None, int]:
+        """One side's aggregate over the slice and the number of values it used."""
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate's outcome: the observed value, the bound, and the reason in words."""
+
+    name: str
+    kind: GateKind
+    metric: str
+    slice: str
+    aggregate: str
+    threshold: str
+    passed: bool
+    observed: float | None
+    baseline: float | None
+    n: int
+    reason: str
+    p_value: float | None = None
+    warning: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class DisputedCheck:
+    """The verdict recomputed without disputed questions, and what changed."""
+
+    n_disputed: int
+    verdict: str
+    gates: tuple[GateResult, ...]
+    differences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """pass when every gate passes; the policy's identity travels with it."""
+
+    verdict: Literal["pass", "fail"]
+    gates: tuple[GateResult, ...]
+    policy_name: str | None
+    policy_hash: str | None
+    warnings: tuple[str, ...] = ()
+    disputed: DisputedCheck | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    @property
+    def failed_gates(self) -> tuple[GateResult, ...]:
+        return tuple(g for g in self.gates if not g.passed)
+
+
+def format_value(value: float | None) -> str:
+    """A value in a reason: whole numbers plain, others to three decimals."""
+    if value is None:
+        return "n/a"
+    if float(value).is_integer():
+        return f"{value:.0f}"
+    return f"{value:.4g}" if abs(value) >= 1000 else f"{value:.3f}"
+
+
+def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude_disputed: bool = False, seed: int = 0) -> GateResult:
+    """Evaluate one gate. An empty slice fails with a reason; it never passes silently."""
+    base = dict(name=gate.name, kind=gate.kind, metric=gate.metric, slice=str(gate.slice),
+                aggregate=gate.aggregate if gate.kind == "threshold" else "per question",
+                threshold=gate.threshold, line=gate.line)
+    label = display_metric(gate.metric)
+    questions = evidence.slice_questions(gate.slice, exclude_disputed=exclude_disputed)
+    if not questions:
+        known = evidence.slice_values(gate.slice.kind) if gate.slice.value is not None else []
+        hint = f" ({gate.slice.kind} values in this suite: {', '.join(known) or 'none'})" if gate.slice.value else ""
+        return GateResult(**base, passed=False, observed=None, baseline=None, n=0,
+                          reason=f"slice {gate.slice} has no question{hint}; a gate over an empty slice fails")
+    if gate.kind == "threshold":
+        return _threshold(gate, evidence, base, label, exclude_disputed)
+    b, c = evidence.paired_values(gate.metric, gate.slice, exclude_disputed=exclude_disputed)
+    n = len(b)
+    if n == 0:
+        return GateResult(**base, passed=False, observed=None, baseline=None, n=0,
+                          reason=f"no question in slice {gate.slice} has {label} scored on both sides "
+                                 f"({len(questions)} questions, all n/a); a gate over an empty slice fails")
+    better = (c - b) if higher_is_better(gate.metric) else (b - c)
+    if gate.kind == "regressions":
+        regressed = int(np.count_nonzero(better < -stats.TIE))
+        passed = regressed <= (gate.max_regressions or 0)
+        reason = (f"{regressed} of {n} paired questions in {gate.slice} have a worse {label} than the baseline "
+                  f"(allowed {gate.max_regressions})")
+        return GateResult(**base, passed=passed, observed=float(regressed), baseline=None, n=n, reason=reason)
+    return _drop(gate, base, label, b, c, better, seed)
+
+
+def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude_disputed: bool) -> GateResult:
+    value, n = evidence.aggregate("candidate", gate.metric, gate.slice, gate.aggregate,
+                                  exclude_disputed=exclude_disputed)
+    before, _ = evidence.aggregate("baseline", gate.metric, gate.slice, gate.aggregate,
+                                   exclude_disputed=exclude_disputed)
+    what = f"candidate {label} ({gate.aggregate}) on {gate.slice}"
+    if value is None or n == 0:
+        why = (f"no record in the slice has a {OPERATIONAL[gate.metric].unit} value"
+               if gate.metric in OPERATIONAL else "every question in the slice is n/a")
+        return GateResult(**base, passed=False, observed=None, baseline=before, n=0,
+                          reason=f"{what} has no value: {why}; a gate over an empty slice fails")
+    low_ok = gate.min is None or value >= gate.min - stats.TIE
+    high_ok = gate.max is None or value <= gate.max + stats.TIE
+    if low_ok and high_ok:
+        reason = f"{what} = {format_value(value)} is {gate.threshold} (n = {n}; baseline {format_value(before)})"
+    else:
+        broken = f"below min {gate.min:g}" if not low_ok else f"above max {gate.max:g}"
+        reason = f"{what} = {format_value(value)} is {broken} (n = {n}; baseline {format_value(before)})"
+    return GateResult(**base, passed=low_ok and high_ok, observed=value, baseline=before, n=n, reason=reason)
+
+
+def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, better: np.ndarray, seed: int
+          ) -> GateResult:
+    n = len(better)
+    delta = float((c - b).mean())
+    change = float(better.mean())
+    margin = gate.max_drop or 0.0
+    p = stats.drop_p(better, margin, test=gate.test, seed=seed)  # type: ignore[arg-type]
+    significant = p is not None and p < gate.alpha
+    if change < 0:
+        worse = f"worse by {format_value(-change)}"
+    else:
+        worse = f"better by {format_value(change)}" if change > 0 else "unchanged"
+    shown = "n/a" if p is None else f"{p:.3g}"
+    reason = (f"mean {label} on {gate.slice} is {worse} (delta {delta:+.3f}, n = {n}); one-sided {gate.test} "
+              f"p = {shown} that the drop exceeds {margin:g}")
+    reason += f" < alpha {gate.alpha:g}: significant" if significant else f", not below alpha {gate.alpha:g}"
+    warning = None
+    nonzero = int(np.count_nonzero(np.abs(better + margin) > stats.TIE))
+    floor = 2.0 ** -nonzero if gate.test in ("randomization", "wilcoxon") else None
+    if p is None:
+        warning = f"n = {n}: the {gate.test} test is undefined here, so this gate cannot fail"
+    elif floor is not None and floor >= gate.alpha:
+        warning = (f"n = {n}: the one-sided {gate.test} test cannot go below p = {floor:.3g}, so this gate "
+                   f"cannot fail at alpha {gate.alpha:g}")
+    elif -change > margin and not significant:
+        warning = f"the mean drop {-change:.3f} exceeds {margin:g} but is not significant at this n"
+    return GateResult(**base, passed=not significant, observed=delta, baseline=float(b.mean()), n=n,
+                      reason=reason, p_value=p, warning=warning)
+
+
+def heldout_warning(policy: Policy | None, uses: int, suite: str, suite_version: str) -> str | None:
+    """The warning when a held-out set has been used for more comparisons than the policy allows."""
+    if policy is None or policy.heldout_budget is None or uses <= policy.heldout_budget:
+        return None
+    return (f"the held-out questions of {suite} version {suite_version} have been used in {uses} comparisons, "
+            f"more than the policy's heldout_budget of {policy.heldout_budget}: a held-out set that results "
+            "were tuned against has become development data; write fresh held-out questions")
+
+
+def evaluate(
+    policy: Policy,
+    evidence: Evidence,
+    *,
+    n_disputed: int = 0,
+    notes: Sequence[str] = (),
+    seed: int = 0,
+) -> Verdict:
+    """Evaluate every gate; when disputed questions exist, evaluate again without them and report changes."""
+    gates = tuple(evaluate_gate(g, evidence, seed=seed) for g in policy.gates)
+    verdict: Literal["pass", "fail"] = "pass" if all(g.passed for g in gates) else "fail"
+    warnings = list(notes)
+    disputed = None
+    if n_disputed:
+        again = tuple(evaluate_gate(g, evidence, exclude_disputed=True, seed=seed) for g in policy.gates)
+        other = "pass" if all(g.passed for g in again) else "fail"
+        differences = tuple(_difference(a, b) for a, b in zip(gates, again) if _differs(a, b))
+        disputed = DisputedCheck(n_disputed, other, again, differences)
+        if other != verdict:
+            warnings.append(f"the verdict depends on {n_disputed} disputed question(s): {verdict} with them, "
+                            f"{other} without them; resolve the disputed labels before deciding")
+        elif differences:
+            warnings.append(f"without the {n_disputed} disputed question(s) the verdict is still {other}, "
+                            f"but {len(differences)} gate value(s) change")
+    return Verdict(verdict, gates, policy.name, policy.sha256, tuple(warnings), disputed)
+
+
+def _differs(a: GateResult, b: GateResult) -> bool:
+    if a.passed != b.passed or (a.observed is None) != (b.observed is None):
+        return True
+    return a.observed is not None and b.observed is not None and abs(a.observed - b.observed) > stats.TIE
+
+
+def _difference(a: GateResult, b: GateResult) -> str:
+    state = (f"{'passes' if a.passed else 'fails'} with disputed questions, "
+             f"{'passes' if b.passed else 'fails'} without them" if a.passed != b.passed
+             else f"{'passes' if a.passed else 'fails'} either way")
+    return f"gate {a.name!r}: {state} (observed {format_value(a.observed)} with, {format_value(b.observed)} without)"
+
+
+def no_policy_verdict(notes: Sequence[str] = ()) -> Verdict:
+    """The verdict of a comparison without a policy: pass, with nothing checked, and said so."""
+    return Verdict("pass", (), None, None, ("no policy given: no gate was checked",) + tuple(notes))
+
+
+__all__ = [
+    "COUNT_METRICS", "DisputedCheck", "Evidence", "Gate", "GateResult", "OPERATIONAL", "Operational", "format_value",
+    "Policy", "Slice", "Verdict", "display_metric", "evaluate", "evaluate_gate", "heldout_warning",
+    "higher_is_better", "load_policy", "metric_aggregates", "no_policy_verdict", "parse_policy",
+    "parse_slice", "resolve_metric",
+]

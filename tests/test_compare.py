@@ -1,0 +1,512 @@
+"""Paired comparison over databases written by `ragslice refresh`: seed figures, repeats, gates, logs, CLI."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pytest
+from scipy import stats as sp
+
+from scoring import compare as C
+from scoring import stats
+from scoring.cli import main
+from scoring.errors import ValidationError
+from scoring.policy import parse_policy
+from scoring.refresh import refresh
+
+REPO = Path(__file__).resolve().parents[1]
+SEED_LAB = REPO / "data" / "seed-lab"
+
+
+# --- workspaces written for these tests -----------------------------------------------------------
+
+
+def write_workspace(root: Path, questions: list[dict[str, Any]], runs: dict[str, dict[str, Any]], *,
+                    suite: str = "s", version: str = "1", corpus: str = "c1",
+                    documents: list[dict[str, Any]] | None = None) -> Path:
+    """A workspace in the documented format. `runs[run_id]` = {"records": [...], **manifest overrides}."""
+    folder = root / "suites" / suite
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "suite.json").write_text(json.dumps(
+        {"name": suite, "version": version, "corpus_version": corpus, "rubric_version": "r1"}))
+    if documents is None:
+        ids = sorted({d for q in questions for d in (q.get("relevant") or [])} | {"other"})
+        documents = [{"id": d, "text": f"Text of {d}."} for d in ids]
+    (folder / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in documents))
+    base = {"type": "lookup", "split": "dev", "critical": False, "tags": []}
+    (folder / "questions.jsonl").write_text("".join(json.dumps({**base, **q}) + "\n" for q in questions))
+    for run_id, spec in runs.items():
+        spec = dict(spec)
+        records = spec.pop("records")
+        manifest = {"run_id": run_id, "suite": suite, "suite_version": version, "corpus_version": corpus,
+                    "created_at": "2026-11-01T00:00:00Z", "code_revision": "abc", "retrieval": {"m": "x"},
+                    "k": 2, "prompt_revision": "p1", "model": "m1", "generation": {}, "rubric_version": "r1",
+                    **spec}
+        run_dir = root / "runs" / run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "manifest.json").write_text(json.dumps(manifest))
+        (run_dir / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return root
+
+
+def question(i: int, **extra: Any) -> dict[str, Any]:
+    """Question q<i>: one relevant document d<i>, one expected claim x supported by it."""
+    return {"id": f"q{i}", "text": f"Question {i}?", "relevant": [f"d{i}"], "support": {"x": [f"d{i}"]}, **extra}
+
+
+def hit(i: int, **extra: Any) -> dict[str, Any]:
+    """A record that retrieves d<i> and states x citing it: recall, support, coverage 1."""
+    return {"question_id": f"q{i}", "retrieved": [f"d{i}"], "claims": [{"id": "x", "citations": [f"d{i}"]}],
+            "answer": "yes", "latency_ms": None, "cost_usd": None, "error": None, **extra}
+
+
+def miss(i: int, **extra: Any) -> dict[str, Any]:
+    """Retrieves the wrong document and cites it: recall, support, coverage 0."""
+    return {"question_id": f"q{i}", "retrieved": ["other"], "claims": [{"id": "x", "citations": ["other"]}],
+            "answer": "no", "latency_ms": None, "cost_usd": None, "error": None, **extra}
+
+
+def abstain(i: int, **extra: Any) -> dict[str, Any]:
+    return {"question_id": f"q{i}", "retrieved": [], "claims": [], "answer": "", "latency_ms": None,
+            "cost_usd": None, "error": None, **extra}
+
+
+def build(tmp_path: Path, questions, runs, **kw) -> Path:
+    ws = write_workspace(tmp_path / "ws", questions, runs, **kw)
+    db = tmp_path / "scores.duckdb"
+    refresh(ws, db)
+    return db
+
+
+def comparison(db: Path, baseline: str, candidate: str, **kw) -> C.Comparison:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return C.compare(con, baseline, candidate, **kw)
+
+
+def row(c: C.Comparison, metric: str, slice_: str) -> dict[str, Any]:
+    found = c.table[(c.table["metric"] == metric) & (c.table["slice"] == slice_)]
+    assert len(found) == 1, (metric, slice_)
+    return found.iloc[0].to_dict()
+
+
+def write_policy(path: Path, body: str, name: str = "rg") -> Path:
+    path.write_text(f'name = "{name}"\n{body}')
+    return path
+
+
+# --- the seed's fixture ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def seed_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("seed") / "seed.duckdb"
+    refresh(SEED_LAB, db)
+    return db
+
+
+@pytest.fixture()
+def seed_copy(seed_db, tmp_path) -> Path:
+    """A private copy for tests that write verdicts."""
+    target = tmp_path / "seed.duckdb"
+    shutil.copyfile(seed_db, target)
+    return target
+
+
+def test_seed_means_match_the_seed(seed_db):
+    c = comparison(seed_db, "A", "B")
+    recall = row(c, "recall", "answerable")
+    # (1 + 0.5 + 1) / 3 -> 1.00 on the three answerable questions
+    assert (recall["n"], recall["baseline"], recall["candidate"]) == (3, pytest.approx(2.5 / 3), 1.0)
+    support = row(c, "support", "answerable")
+    # (1 + 1 + 0) / 3 -> (0.5 + 1 + 1) / 3; pooled 2 of 3 claims -> 4 of 5
+    assert support["baseline"] == pytest.approx(2 / 3) and support["candidate"] == pytest.approx(2.5 / 3)
+    assert support["baseline_pooled"] == pytest.approx(2 / 3) and support["candidate_pooled"] == pytest.approx(0.8)
+    assert (support["improved"], support["regressed"], support["unchanged"]) == (1, 1, 1)
+    # support on all questions: region B made no claim (n/a), so the pair is left out, also when pooling
+    every = row(c, "support", "all")
+    assert every["n"] == 3 and every["baseline_pooled"] == pytest.approx(2 / 3)
+    abst = row(c, "abstention_correct", "unanswerable")
+    assert (abst["n"], abst["baseline"], abst["candidate"], abst["improved"]) == (1, 0.0, 1.0, 1)
+    # retrieval metrics are n/a on the unanswerable question: no row for that slice
+    assert not ((c.table["metric"] == "recall") & (c.table["slice"] == "unanswerable")).any()
+    assert set(c.table["slice"]) == {"all", "answerable", "unanswerable", "type:lookup", "type:multi-evidence",
+                                     "type:unanswerable", "split:dev"}
+
+
+def test_seed_launch_is_the_one_regression(seed_db):
+    c = comparison(seed_db, "A", "B")
+    regs = c.regressions()
+    assert list(zip(regs["question_id"], regs["metric"])) == [("launch", "support")]
+    assert (regs.iloc[0]["baseline"], regs.iloc[0]["candidate"]) == (1.0, 0.5)
+    support = c.deltas[(c.deltas["metric"] == "support")].set_index("question_id")
+    assert support.loc["region", "change"] == "n/a"
+
+
+def test_seed_statistics_by_hand(seed_db):
+    c = comparison(seed_db, "A", "B")
+    cov = row(c, "coverage", "answerable")
+    # per-question coverage A: launch 1, rollback 0.5, owner 0; B: 1, 1, 1 -> d = 0, 0.5, 1
+    d = np.array([0.0, 0.5, 1.0])
+    t = d.mean() / (d.std(ddof=1) / math.sqrt(3))  # sqrt 3
+    assert cov["p_ttest"] == pytest.approx(1 - t / math.sqrt(2 + t * t))  # two-sided t with 2 df
+    assert cov["p_ttest"] == pytest.approx(sp.ttest_rel([1, 1, 1], [1, 0.5, 0]).pvalue)
+    # Wilcoxon and sign flips drop the zero: 0.5 and 1 both positive -> 2 of 4 patterns as extreme
+    assert cov["p_wilcoxon"] == pytest.approx(0.5)
+    assert cov["p_randomization"] == pytest.approx(0.5)
+    # bootstrap means of 3 draws from {0, 0.5, 1}: all-0 and all-1 each have probability 1/27 > 2.5%
+    assert (cov["ci_low"], cov["ci_high"]) == (0.0, 1.0)
+    assert cov["delta"] == pytest.approx(0.5)
+    assert "cannot go below p = 0.5" in " ".join(cov["warnings"])
+
+
+def test_holm_spans_the_whole_family(seed_db):
+    c = comparison(seed_db, "A", "B")
+    p = c.table["p_randomization"]
+    m = int(p.notna().sum())
+    smallest = c.table.loc[p.idxmin()]
+    assert smallest["p_holm"] == pytest.approx(min(1.0, m * smallest["p_randomization"]))
+    assert all(h is None for h, r in zip(c.table["p_holm"], p) if r is None or r != r)
+
+
+def test_seed_text_output(seed_copy, capsys):
+    assert main(["compare", "A", "B", "--db", str(seed_copy)]) == 0
+    out = capsys.readouterr().out
+    assert "VERDICT: PASS (no policy given: no gate was checked)" in out
+    assert "launch [lookup, dev]: Support 1.000 -> 0.500" in out
+    assert "only 4 questions" in out
+
+
+def test_json_has_the_documented_keys(seed_copy, tmp_path, capsys):
+    pol = write_policy(tmp_path / "p.toml", '[[gates]]\nname = "cov"\nmetric = "coverage"\nslice = "answerable"\n'
+                                            'min = 0.9\n')
+    assert main(["compare", "A", "B", "--db", str(seed_copy), "--policy", str(pol), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+    assert doc["verdict"] == "pass"
+    assert {"name", "passed", "observed", "reason"} <= set(doc["gates"][0])
+    assert doc["gates"][0]["observed"] == 1.0
+    keys = {"metric", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_ttest", "p_wilcoxon",
+            "p_randomization", "p_holm", "improved", "regressed"}
+    assert all(keys <= set(c) for c in doc["comparisons"])
+    first = next(c for c in doc["comparisons"] if c["metric"] == "coverage" and c["slice"] == "answerable")
+    assert first["p_randomization"] == pytest.approx(0.5)
+    assert doc["settings"]["bootstrap_resamples"] == 10_000 and doc["settings"]["seed"] == 0
+
+
+def test_markdown_output(seed_copy, capsys):
+    assert main(["compare", "A", "B", "--db", str(seed_copy), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## ✅ ragslice: PASS")
+    assert "| Support | 3 | 0.667 | 0.833 | +0.167 | [-0.500, +1.000] |" in out
+    assert "<details><summary>Every metric x slice</summary>" in out
+
+
+# --- exit codes --------------------------------------------------------------------------------------
+
+
+def test_exit_codes(seed_copy, tmp_path, capsys):
+    passing = write_policy(tmp_path / "pass.toml", '[[gates]]\nmetric = "recall"\nslice = "answerable"\nmin = 0.9\n')
+    failing = write_policy(tmp_path / "fail.toml", '[[gates]]\nmetric = "support"\nslice = "answerable"\n'
+                                                   'max_regressions = 0\n')
+    broken = write_policy(tmp_path / "broken.toml", '[[gates]]\nmetric = "recall"\nslice = "answerable"\n')
+    db = str(seed_copy)
+    assert main(["compare", "A", "B", "--db", db, "--policy", str(passing)]) == 0
+    assert main(["compare", "A", "B", "--db", db, "--policy", str(failing)]) == 1
+    capsys.readouterr()
+    assert main(["compare", "A", "B", "--db", db, "--policy", str(broken)]) == 2
+    assert f"{broken}:2: gate 1: a gate needs a threshold" in capsys.readouterr().err
+    assert main(["compare", "A", "nope", "--db", db]) == 2
+    assert "no run or group of that name" in capsys.readouterr().err
+    assert main(["compare", "A", "B", "--db", str(tmp_path / "absent.duckdb")]) == 2
+    assert main(["compare", "A", "B", "--db", db, "--policy", str(tmp_path / "absent.toml")]) == 2
+
+
+def test_a_gate_over_an_empty_slice_fails(seed_copy, tmp_path, capsys):
+    pol = write_policy(tmp_path / "p.toml", '[[gates]]\nname = "critical coverage"\nmetric = "coverage"\n'
+                                            'slice = "critical"\nmin = 0.9\n')
+    assert main(["compare", "A", "B", "--db", str(seed_copy), "--policy", str(pol), "--format", "json"]) == 1
+    gate = json.loads(capsys.readouterr().out)["gates"][0]
+    assert gate["passed"] is False and gate["observed"] is None
+    assert "slice critical has no question" in gate["reason"]
+
+
+def test_verdicts_are_stored_with_policy_text_and_hash(seed_copy, tmp_path, capsys):
+    pol = write_policy(tmp_path / "p.toml", '[[gates]]\nmetric = "support"\nslice = "answerable"\n'
+                                            'max_regressions = 0\n')
+    assert main(["compare", "A", "B", "--db", str(seed_copy), "--policy", str(pol)]) == 1
+    with duckdb.connect(str(seed_copy), read_only=True) as con:
+        rows = con.execute("SELECT baseline, candidate, suite, suite_version, policy_name, policy_hash, policy_text, "
+                           "verdict, gates FROM verdicts").fetchall()
+        logged = con.execute("SELECT count(*) FROM heldout_log").fetchone()[0]
+    assert len(rows) == 1
+    b, c, suite, version, name, digest, text, verdict, gates = rows[0]
+    assert (b, c, suite, version, name, verdict) == ("A", "B", "seed-lab", "1", "rg", "fail")
+    assert digest == hashlib.sha256(pol.read_bytes()).hexdigest() and text == pol.read_text()
+    assert json.loads(gates)[0]["passed"] is False
+    assert logged == 0  # the seed has no held-out question
+    # an edited policy of the same name is flagged on the next verdict for this pair
+    pol.write_text(pol.read_text().replace("max_regressions = 0", "max_regressions = 1"))
+    capsys.readouterr()
+    assert main(["compare", "A", "B", "--db", str(seed_copy), "--policy", str(pol), "--format", "json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any("judged A vs B before with different text" in w for w in warnings)
+
+
+# --- side resolution and refusals ---------------------------------------------------------------------
+
+
+def test_different_suites_are_refused(tmp_path):
+    ws = write_workspace(tmp_path / "ws", [question(1)], {"a": {"records": [hit(1)]}}, suite="s1")
+    write_workspace(ws, [question(1)], {"b": {"records": [hit(1)], "suite": "s2"}}, suite="s2")
+    db = tmp_path / "x.duckdb"
+    refresh(ws, db)
+    with pytest.raises(ValidationError, match="on suite 's1' and candidate 'b' on 's2'"):
+        comparison(db, "a", "b")
+
+
+def _side(**kw) -> C.Side:
+    base = dict(name="x", kind="run", run_ids=("x",), suite="s", suite_version="1", corpus_version="c1", k=(2,))
+    return C.Side(**{**base, **kw})
+
+
+def test_different_versions_are_refused():
+    with pytest.raises(ValidationError, match="suite version '1' and candidate 'y' on '2'"):
+        C.check_comparable(_side(), _side(name="y", run_ids=("y",), suite_version="2"))
+    with pytest.raises(ValidationError, match="corpus version"):
+        C.check_comparable(_side(), _side(name="y", run_ids=("y",), corpus_version="c2"))
+    with pytest.raises(ValidationError, match="share runs"):
+        C.check_comparable(_side(), _side(name="y"))
+
+
+QUESTIONS5 = [question(i) for i in range(1, 6)]
+
+
+@pytest.fixture(scope="module")
+def repeats_db(tmp_path_factory) -> Path:
+    """Baseline run `base`; candidate group `cand` of 3 repeats.
+
+    q1 hit in every repeat; q2 hit, miss, hit; q3 fails in repeat 2; q4 abstains in repeat 3; q5 miss always.
+    `cand-1` is also the name of a group holding `solo` (an ambiguous name).
+    """
+    root = tmp_path_factory.mktemp("repeats")
+    runs = {
+        "base": {"records": [hit(1), hit(2), hit(3), hit(4), hit(5)]},
+        "cand-1": {"group": "cand", "repeat": 1, "records": [hit(1), hit(2), hit(3), hit(4), miss(5)]},
+        "cand-2": {"group": "cand", "repeat": 2,
+                   "records": [hit(1), miss(2), hit(3, error="timeout"), hit(4), miss(5)]},
+        "cand-3": {"group": "cand", "repeat": 3, "records": [hit(1), hit(2), hit(3), abstain(4), miss(5)]},
+        "solo": {"group": "cand-1", "records": [hit(1), hit(2), hit(3), hit(4), hit(5)]},
+    }
+    ws = write_workspace(root / "ws", QUESTIONS5, runs)
+    db = root / "r.duckdb"
+    refresh(ws, db)
+    return db
+
+
+def test_repeats_average_per_question_and_count_questions(repeats_db):
+    c = comparison(repeats_db, "base", "cand")
+    assert c.candidate.kind == "group" and c.candidate.run_ids == ("cand-1", "cand-2", "cand-3")
+    cov = c.values["candidate"]["coverage"]
+    # q2: (1 + 0 + 1) / 3; q3: the failed repeat scores 0 -> 2/3; q4: abstaining on answerable -> coverage 0
+    assert list(cov.round(6)) == [1.0, round(2 / 3, 6), round(2 / 3, 6), round(2 / 3, 6), 0.0]
+    r = row(c, "coverage", "all")
+    assert r["n"] == 5  # questions, not 15 repeats
+    assert r["candidate"] == pytest.approx((1 + 2 / 3 + 2 / 3 + 2 / 3 + 0) / 5)
+    # support on q4: n/a in the abstaining repeat, so the mean is over the two repeats that scored it
+    assert c.values["candidate"].loc["q4", "support"] == 1.0
+
+
+def test_repeats_keep_spread_and_list_flaky_questions(repeats_db):
+    c = comparison(repeats_db, "base", "cand")
+    spread = c.spread.set_index(["question_id", "metric"])
+    assert spread.loc[("q2", "coverage"), "sd"] == pytest.approx(np.std([1, 0, 1], ddof=1))
+    assert spread.loc[("q1", "coverage"), "sd"] == 0.0
+    assert spread.loc[("q4", "support"), "repeats"] == 2
+    flaky = {(f.question_id, f.metric): f.values for f in c.flaky.itertuples()}
+    assert flaky[("q2", "coverage")] == (1.0, 0.0, 1.0)
+    assert flaky[("q3", "status")] == ("ok", "failed", "ok")
+    assert flaky[("q4", "support")] == (1.0, 1.0, None)
+    assert not any(q in ("q1", "q5") for q, _ in flaky)
+    assert set(c.flaky["side"]) == {"candidate"}
+
+
+def test_names_groups_and_ambiguity(repeats_db):
+    with pytest.raises(ValidationError, match="both a run and the group of other runs"):
+        comparison(repeats_db, "base", "cand-1")
+    assert comparison(repeats_db, "base", "run:cand-1").candidate.run_ids == ("cand-1",)
+    assert comparison(repeats_db, "base", "group:cand-1").candidate.run_ids == ("solo",)
+    with pytest.raises(ValidationError, match="groups: cand, cand-1"):
+        comparison(repeats_db, "base", "cnad")
+
+
+def test_seeded_figures_reproduce(repeats_db):
+    a = comparison(repeats_db, "base", "cand", seed=3)
+    b = comparison(repeats_db, "base", "cand", seed=3)
+    cols = ["ci_low", "ci_high", "p_randomization", "p_holm"]
+    assert a.table[cols].astype(float).equals(b.table[cols].astype(float))
+
+
+# --- operational gates, disclosures, disputed labels, held-out discipline -----------------------------
+
+
+@pytest.fixture(scope="module")
+def ops_db(tmp_path_factory) -> Path:
+    """Five questions; q5 is critical and disputed, q4/q5 are held out, q3 is permission-restricted.
+
+    Candidate latencies 100, 200, 300, 400, 1000 ms; costs 0.01 each; q2 fails; q3 shows a restricted doc.
+    """
+    root = tmp_path_factory.mktemp("ops")
+    questions = [question(1, tags=["billing"]), question(2), question(3, type="permission", caller=["eng"]),
+                 question(4, split="heldout"), question(5, split="heldout", critical=True, disputed="unsure")]
+    documents = [{"id": f"d{i}", "text": f"Doc {i}."} for i in range(1, 6)] + [
+        {"id": "other", "text": "Other."}, {"id": "secret", "text": "Secret.", "access": ["hr"]}]
+    lat = [100, 200, 300, 400, 1000]
+    base = [hit(i, latency_ms=50.0, cost_usd=0.02) for i in range(1, 6)]
+    base[4] = miss(5, latency_ms=50.0, cost_usd=0.02)
+    cand = [hit(i, latency_ms=float(lat[i - 1]), cost_usd=0.01) for i in range(1, 6)]
+    cand[1] = miss(2, latency_ms=200.0, cost_usd=0.01, error="upstream timeout")
+    cand[2] = {**hit(3, latency_ms=300.0, cost_usd=0.01), "retrieved": ["d3", "secret"]}
+    ws = write_workspace(root / "ws", questions, {"base": {"records": base}, "cand": {"records": cand}},
+                         documents=documents)
+    db = root / "o.duckdb"
+    refresh(ws, db)
+    return db
+
+
+@pytest.fixture()
+def ops_copy(ops_db, tmp_path) -> Path:
+    target = tmp_path / "o.duckdb"
+    shutil.copyfile(ops_db, target)
+    return target
+
+
+def gate_result(db: Path, body: str, **kw):
+    pol = parse_policy('name = "g"\n[[gates]]\n' + body)
+    c = comparison(db, "base", "cand", policy=pol, **kw)
+    return c.verdict.gates[0]
+
+
+def test_latency_cost_and_failure_gates(ops_db):
+    # p95 of 100, 200, 300, 400, 1000 by linear interpolation: 400 + 0.8 x 600 = 880
+    r = gate_result(ops_db, 'metric = "latency"\nmax = 900\n')
+    assert r.passed and r.observed == pytest.approx(880.0) and r.baseline == pytest.approx(50.0)
+    assert not gate_result(ops_db, 'metric = "latency"\nmax = 850\n').passed
+    assert gate_result(ops_db, 'metric = "latency"\naggregate = "p50"\nmax = 300\n').observed == 300.0
+    cost = gate_result(ops_db, 'metric = "cost"\naggregate = "total"\nmax = 0.04\n')
+    assert not cost.passed and cost.observed == pytest.approx(0.05)
+    assert gate_result(ops_db, 'metric = "cost"\nmax = 0.01\n').passed  # mean per record 0.01
+    fail = gate_result(ops_db, 'metric = "failure_rate"\nmax = 0.1\n')
+    assert not fail.passed and fail.observed == pytest.approx(1 / 5)
+    assert gate_result(ops_db, 'metric = "failure_rate"\nslice = "tag:billing"\nmax = 0\n').passed
+
+
+def test_disclosure_gates(ops_db):
+    total = gate_result(ops_db, 'metric = "disclosures"\naggregate = "total"\nmax = 0\n')
+    assert not total.passed and total.observed == 1.0 and total.baseline == 0.0
+    reg = gate_result(ops_db, 'metric = "disclosures"\nslice = "type:permission"\nmax_regressions = 0\n')
+    assert not reg.passed and reg.observed == 1
+
+
+def test_threshold_gate_uses_the_candidates_own_scored_questions(ops_db):
+    # coverage on critical: q5 hit in the candidate -> 1.0 (baseline missed it: 0.0)
+    r = gate_result(ops_db, 'metric = "coverage"\nslice = "critical"\nmin = 0.9\n')
+    assert r.passed and r.observed == 1.0 and r.baseline == 0.0 and r.n == 1
+    pooled = gate_result(ops_db, 'metric = "recall"\naggregate = "pooled"\nmin = 0.8\n')
+    assert pooled.observed == pytest.approx(4 / 5)  # hits 1+0+1+1+1 over 5 relevant documents
+
+
+def test_disputed_questions_recompute_the_verdict(ops_db):
+    pol = parse_policy('name = "g"\n[[gates]]\nname = "heldout coverage"\nmetric = "coverage"\n'
+                       'slice = "split:heldout"\nmin = 1\n[[gates]]\nname = "recall"\nmetric = "recall"\n'
+                       'min = 0.5\n')
+    c = comparison(ops_db, "base", "cand", policy=pol)
+    v = c.verdict
+    assert c.n_disputed == 1 and v.verdict == "pass"
+    assert v.disputed is not None and v.disputed.verdict == "pass"
+    # without q5 the recall mean changes from 4/5 to 3/4; the held-out coverage stays 1
+    assert v.disputed.differences == ("gate 'recall': passes either way (observed 0.800 with, 0.750 without)",)
+    critical = parse_policy('name = "g"\n[[gates]]\nmetric = "coverage"\nslice = "critical"\nmin = 1\n')
+    flip = comparison(ops_db, "base", "cand", policy=critical).verdict
+    assert flip.verdict == "pass" and flip.disputed.verdict == "fail"
+    assert "slice critical has no question" in flip.disputed.gates[0].reason
+    assert any("depends on 1 disputed" in w for w in flip.warnings)
+
+
+def test_heldout_comparisons_are_logged_and_budgeted(ops_copy, tmp_path, capsys):
+    pol = write_policy(tmp_path / "p.toml", 'heldout_budget = 1\n[[gates]]\nmetric = "recall"\nmin = 0\n')
+    args = ["compare", "base", "cand", "--db", str(ops_copy), "--policy", str(pol), "--format", "json"]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["heldout"] == {"n_questions": 2, "uses": 1, "budget": 1}
+    assert not any("heldout_budget" in w for w in first["warnings"])
+    assert main(args) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["heldout"]["uses"] == 2
+    assert any("used in 2 comparisons, more than the policy's heldout_budget of 1" in w for w in second["warnings"])
+    # without a policy the use is still logged
+    assert main(["compare", "base", "cand", "--db", str(ops_copy)]) == 0
+    with duckdb.connect(str(ops_copy), read_only=True) as con:
+        log = con.execute("SELECT suite, suite_version, baseline, candidate, policy_hash, n_heldout "
+                          "FROM heldout_log ORDER BY created_at").fetchall()
+        verdicts = con.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+    digest = hashlib.sha256(pol.read_bytes()).hexdigest()
+    assert log == [("s", "1", "base", "cand", digest, 2)] * 2 + [("s", "1", "base", "cand", None, 2)]
+    assert verdicts == 2
+
+
+def test_dev_only_comparison_leaves_heldout_out(ops_copy):
+    c = comparison(ops_copy, "base", "cand", include_heldout=False)
+    assert c.heldout is None and list(c.questions.index) == ["q1", "q2", "q3"]
+    assert C.record(ops_copy, c) is None
+    with duckdb.connect(str(ops_copy), read_only=True) as con:
+        tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert "heldout_log" not in tables
+
+
+def test_record_reports_a_held_database(ops_copy):
+    c = comparison(ops_copy, "base", "cand")
+    with duckdb.connect(str(ops_copy), read_only=True):
+        with pytest.raises(ValidationError, match="held open by another connection"):
+            C.record(ops_copy, c, wait_seconds=0.3)
+
+
+def test_k_difference_is_warned(tmp_path):
+    db = build(tmp_path, [question(1), question(2)],
+               {"a": {"records": [hit(1), hit(2)]}, "b": {"records": [hit(1), miss(2)], "k": 5}})
+    c = comparison(db, "a", "b")
+    assert any("k differs (baseline 2, candidate 5)" in w for w in c.warnings)
+
+
+def test_compare_works_on_a_read_only_connection_and_large_n_is_quiet(tmp_path):
+    n = 30
+    base = [hit(i) if i % 3 else miss(i) for i in range(1, n + 1)]
+    cand = [hit(i) if i % 5 else miss(i) for i in range(1, n + 1)]
+    db = build(tmp_path, [question(i) for i in range(1, n + 1)], {"a": {"records": base}, "b": {"records": cand}})
+    c = comparison(db, "a", "b")
+    r = row(c, "recall", "all")
+    b = np.array([0.0 if i % 3 == 0 else 1.0 for i in range(1, n + 1)])
+    k = np.array([0.0 if i % 5 == 0 else 1.0 for i in range(1, n + 1)])
+    assert r["n"] == n and r["delta"] == pytest.approx((k - b).mean())
+    assert r["p_ttest"] == pytest.approx(sp.ttest_rel(k, b).pvalue)
+    assert r["p_randomization"] == pytest.approx(stats.sign_flip_p(k - b))
+    assert r["warnings"] == []
+    assert (r["improved"], r["regressed"]) == (int(((k - b) > 0).sum()), int(((k - b) < 0).sum()))
+
+
+def test_verdicts_survive_a_refresh(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    shutil.copytree(SEED_LAB, ws)
+    db = tmp_path / "seed.duckdb"
+    refresh(ws, db)
+    pol = write_policy(tmp_path / "p.toml", '[[gates]]\nmetric = "recall"\nslice = "answerable"\nmin = 0.9\n')
+    assert main(["compare", "A", "B", "--db", str(db), "--policy", str(pol)]) == 0
+    manifest = ws / "runs" / "B" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace("System B", "System B, re-recorded"))
+    assert refresh(ws, db).runs_scored == 1
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT baseline, candidate, verdict FROM verdicts").fetchall() == [("A", "B", "pass")]

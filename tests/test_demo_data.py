@@ -1,0 +1,373 @@
+"""The demo workspace (data/demo): committed exactly as the generator writes it, well-formed, and
+telling its release story when scored with the reference implementation.
+
+Thresholds come from the story the workspace must tell (the candidate wins on average, loses on
+outdated and conflicting questions, discloses once, answers two unanswerable questions), never
+from the generator's own parameters.
+"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+import pytest
+from scipy import stats
+
+from scoring.contract import Labels, Output, score_question
+from scoring.demo_data import generate_demo
+
+DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
+SUITE = "demo"
+BASELINE, CANDIDATE, SECOND = "prod-baseline", "rerank-v2", "hybrid-v1"
+REPEATS = ("temp07-r1", "temp07-r2", "temp07-r3")
+SLICE_TYPES = {"lookup", "multi-evidence", "near-duplicate", "outdated", "conflicting", "unanswerable", "permission"}
+STRICT_ID = re.compile(r"[a-z][a-z0-9-]{0,31}")
+MANIFEST_KEYS = {"run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision", "retrieval",
+                 "k", "prompt_revision", "model", "generation", "rubric_version"}
+
+
+# --- a small reader for the workspace files -------------------------------------------------------
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@dataclass
+class Run:
+    manifest: dict[str, Any]
+    records: list[dict[str, Any]]
+
+    @property
+    def by_question(self) -> dict[str, dict[str, Any]]:
+        return {r["question_id"]: r for r in self.records}
+
+
+@dataclass
+class Workspace:
+    suite: dict[str, Any]
+    documents: list[dict[str, Any]]
+    questions: list[dict[str, Any]]
+    runs: dict[str, Run]
+
+    @property
+    def doc_ids(self) -> set[str]:
+        return {d["id"] for d in self.documents}
+
+
+def load(root: Path) -> Workspace:
+    suite_dir = root / "suites" / SUITE
+    runs = {
+        folder.name: Run(json.loads((folder / "manifest.json").read_text(encoding="utf-8")),
+                         _lines(folder / "records.jsonl"))
+        for folder in sorted((root / "runs").iterdir())
+    }
+    return Workspace(json.loads((suite_dir / "suite.json").read_text(encoding="utf-8")),
+                     _lines(suite_dir / "documents.jsonl"), _lines(suite_dir / "questions.jsonl"), runs)
+
+
+def grades(question: dict[str, Any]) -> dict[str, int]:
+    rel = question["relevant"]
+    return dict(rel) if isinstance(rel, dict) else {d: 1 for d in rel}
+
+
+def answerable(question: dict[str, Any]) -> bool:
+    return any(g > 0 for g in grades(question).values())
+
+
+def score_run(ws: Workspace, run_id: str) -> dict[str, dict[str, Any]]:
+    """Every question of the suite scored by the reference kernel at the run's own k."""
+    run = ws.runs[run_id]
+    access = {d["id"]: d.get("access", []) for d in ws.documents}
+    known = ws.doc_ids
+    records = run.by_question
+    out = {}
+    for q in ws.questions:
+        caller = q.get("caller")
+        labels = Labels(grades(q), {c: frozenset(docs) for c, docs in q["support"].items()},
+                        None if caller is None else frozenset(caller))
+        record = records.get(q["id"])
+        if record is None:
+            output, status = None, "missing"
+        else:
+            output = Output(tuple(record["retrieved"]),
+                            tuple((c["id"], tuple(c["citations"])) for c in record["claims"]))
+            status = "failed" if record["error"] else "ok"
+        out[q["id"]] = score_question(labels, output, k=run.manifest["k"], known=known, access=access,
+                                      status=status) | {"status": status}
+    return out
+
+
+def macro(ws: Workspace, scores: dict[str, dict[str, Any]], key: str, qtype: str | None = None) -> float:
+    """Mean of `key` over the questions (of `qtype`) where it is not n/a."""
+    values = [scores[q["id"]][key] for q in ws.questions
+              if (qtype is None or q["type"] == qtype) and scores[q["id"]][key] is not None]
+    return mean(values)
+
+
+@pytest.fixture(scope="module")
+def ws() -> Workspace:
+    return load(DEMO)
+
+
+@pytest.fixture(scope="module")
+def scored(ws: Workspace) -> dict[str, dict[str, dict[str, Any]]]:
+    return {run_id: score_run(ws, run_id) for run_id in ws.runs}
+
+
+# --- the committed files are the generator's output -----------------------------------------------
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_committed_workspace_matches_the_generator_byte_for_byte(tmp_path: Path) -> None:
+    generate_demo(tmp_path)
+    fresh, committed = _files(tmp_path), _files(DEMO)
+    assert sorted(fresh) == sorted(committed), "regenerate with: python -m scoring.demo_data --out data/demo"
+    changed = [name for name in fresh if fresh[name] != committed[name]]
+    assert changed == [], f"differ from the generator: {changed}; regenerate with python -m scoring.demo_data"
+
+
+def test_generation_is_deterministic_and_uses_its_seed(tmp_path: Path) -> None:
+    generate_demo(tmp_path / "a")
+    generate_demo(tmp_path / "b")
+    generate_demo(tmp_path / "c", seed=7)
+    a, b, c = _files(tmp_path / "a"), _files(tmp_path / "b"), _files(tmp_path / "c")
+    assert a == b
+    assert a["suites/demo/questions.jsonl"] != c["suites/demo/questions.jsonl"]
+
+
+def test_files_are_utf8_json_lines_with_unix_newlines() -> None:
+    for name, data in _files(DEMO).items():
+        assert b"\r" not in data, name
+        text = data.decode("utf-8")
+        assert text.endswith("\n"), name
+        if name.endswith(".jsonl"):
+            for line in text.splitlines():
+                assert json.loads(line), name
+
+
+# --- shape and labels -----------------------------------------------------------------------------
+
+
+def test_sizes_and_versions(ws: Workspace) -> None:
+    assert 120 <= len(ws.documents) <= 200
+    assert 200 <= len(ws.questions) <= 300
+    assert ws.suite["name"] == SUITE
+    assert set(ws.runs) == {BASELINE, CANDIDATE, SECOND, *REPEATS}
+    for run_id, run in ws.runs.items():
+        m = run.manifest
+        assert MANIFEST_KEYS <= set(m), run_id
+        assert m["run_id"] == run_id and m["suite"] == SUITE
+        assert (m["suite_version"], m["corpus_version"], m["rubric_version"]) == (
+            ws.suite["version"], ws.suite["corpus_version"], ws.suite["rubric_version"])
+        assert m["k"] == 5
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", m["created_at"]), run_id
+    for n, run_id in enumerate(REPEATS, 1):
+        assert (ws.runs[run_id].manifest["group"], ws.runs[run_id].manifest["repeat"]) == ("temp07", n)
+    assert ws.runs[BASELINE].manifest.get("group") is None
+
+
+def test_ids_satisfy_the_strict_seed_rule(ws: Workspace) -> None:
+    ids = [SUITE, *ws.runs, *ws.doc_ids, *(q["id"] for q in ws.questions)]
+    ids += [c for q in ws.questions for c in q["support"]]
+    ids += [c["id"] for run in ws.runs.values() for r in run.records for c in r["claims"]]
+    bad = sorted({i for i in ids if not STRICT_ID.fullmatch(i)})
+    assert bad == []
+    assert len({q["id"] for q in ws.questions}) == len(ws.questions)
+    assert len(ws.doc_ids) == len(ws.documents)
+
+
+def test_every_slice_and_label_feature_is_present(ws: Workspace) -> None:
+    qs = ws.questions
+    assert {q["type"] for q in qs} == SLICE_TYPES
+    for qtype in SLICE_TYPES:
+        assert sum(q["type"] == qtype for q in qs) >= 15, qtype
+    assert {q["split"] for q in qs} == {"dev", "heldout"}
+    assert 0.15 <= mean(q["critical"] for q in qs) <= 0.4
+    all_grades = [g for q in qs for g in grades(q).values()]
+    assert {0, 1, 2} <= set(all_grades), "graded relevance: answers, supports, judged not relevant"
+    disputed = [q for q in qs if q.get("disputed")]
+    assert 3 <= len(disputed) <= 10 and all(len(q["disputed"]) > 40 for q in disputed)
+    assert all(isinstance(q["tags"], list) and q["tags"] for q in qs)
+
+
+def test_support_labels_are_consistent_and_every_claim_has_a_proposition(ws: Workspace) -> None:
+    for q in ws.questions:
+        g = grades(q)
+        assert set(g) <= ws.doc_ids, q["id"]
+        positive = {d for d, grade in g.items() if grade > 0}
+        assert bool(positive) == bool(q["support"]), q["id"]
+        for claim, docs in q["support"].items():
+            assert docs and set(docs) <= positive, (q["id"], claim)
+            proposition = q.get("claims", {}).get(claim)
+            assert isinstance(proposition, str) and len(proposition.split()) >= 5, (q["id"], claim)
+        if q["type"] == "unanswerable":
+            assert g == {} and q["support"] == {}, q["id"]
+
+
+def test_documents_read_like_documents(ws: Workspace) -> None:
+    texts = [d["text"] for d in ws.documents]
+    assert all(len(t.split()) >= 20 for t in texts)
+    assert len(set(texts)) == len(texts)
+    superseded = [d for d in ws.documents if "superseded" in d["title"].lower()]
+    assert len(superseded) >= 8 and all(d.get("version") for d in superseded)
+    restricted = [d for d in ws.documents if d.get("access")]
+    assert len(restricted) >= 5
+
+
+def test_permission_questions_name_a_caller_who_is_denied_or_granted(ws: Workspace) -> None:
+    access = {d["id"]: set(d.get("access", [])) for d in ws.documents}
+    perm = [q for q in ws.questions if q["type"] == "permission"]
+    assert all(q.get("caller") for q in perm)
+    denied = granted = 0
+    for q in perm:
+        caller = set(q["caller"])
+        for doc, grade in grades(q).items():
+            if access[doc] and not access[doc] & caller:
+                assert grade <= 0, (q["id"], doc)   # evidence the caller may not see is never support
+                denied += 1
+            elif access[doc] and grade > 0:
+                granted += 1
+    assert denied >= 10 and granted >= 4
+
+
+def test_records_are_well_formed(ws: Workspace) -> None:
+    texts = {d["id"]: d["text"] for d in ws.documents}
+    question_ids = {q["id"] for q in ws.questions}
+    missing = failed = 0
+    for run_id, run in ws.runs.items():
+        seen = [r["question_id"] for r in run.records]
+        assert len(seen) == len(set(seen)) and set(seen) <= question_ids, run_id
+        missing += len(question_ids) - len(seen)
+        k = run.manifest["k"]
+        for r in run.records:
+            assert r["latency_ms"] >= 0 and r["cost_usd"] >= 0
+            assert len(r["retrieved"]) == len(set(r["retrieved"])) and set(r["retrieved"]) <= set(texts)
+            if r["error"]:
+                failed += 1
+                assert (r["retrieved"], r["claims"], r["answer"]) == ([], [], ""), (run_id, r["question_id"])
+                continue
+            assert r["context"] == "\n\n".join(texts[d] for d in r["retrieved"][:k])
+            assert isinstance(r["answer"], str) and r["answer"]
+            for claim in r["claims"]:
+                assert claim["citations"] and claim["text"], (run_id, r["question_id"])
+            assert len({c["id"] for c in r["claims"]}) == len(r["claims"])
+    assert 1 <= missing <= 4
+    assert failed >= 6
+
+
+# --- the release story ----------------------------------------------------------------------------
+
+
+def test_candidate_wins_on_average_recall_and_support(ws: Workspace, scored: dict) -> None:
+    base, cand = scored[BASELINE], scored[CANDIDATE]
+    assert macro(ws, cand, "recall") > macro(ws, base, "recall") + 0.03
+    assert macro(ws, cand, "support") > macro(ws, base, "support") + 0.03
+
+
+def test_candidate_gain_on_multi_evidence_recall_is_significant(ws: Workspace, scored: dict) -> None:
+    base, cand = scored[BASELINE], scored[CANDIDATE]
+    multi = [q["id"] for q in ws.questions if q["type"] == "multi-evidence"]
+    b = [base[q]["recall"] for q in multi]
+    c = [cand[q]["recall"] for q in multi]
+    assert mean(c) > mean(b) + 0.1
+    assert stats.ttest_rel(c, b).pvalue < 0.001
+    assert stats.wilcoxon(c, b).pvalue < 0.001
+
+
+@pytest.mark.parametrize("qtype", ["outdated", "conflicting"])
+def test_candidate_regresses_on_outdated_and_conflicting(ws: Workspace, scored: dict, qtype: str) -> None:
+    base, cand = scored[BASELINE], scored[CANDIDATE]
+    assert macro(ws, cand, "coverage", qtype) < macro(ws, base, "coverage", qtype) - 0.15
+    assert macro(ws, cand, "support", qtype) < macro(ws, base, "support", qtype)
+    ids = [q["id"] for q in ws.questions if q["type"] == qtype]
+    diffs = [cand[q]["coverage"] - base[q]["coverage"] for q in ids]
+    assert stats.wilcoxon(diffs, alternative="less").pvalue < 0.05
+
+
+def test_candidate_fails_critical_coverage_that_production_meets(ws: Workspace, scored: dict) -> None:
+    critical = [q["id"] for q in ws.questions if q["critical"] and answerable(q)]
+    assert mean(scored[BASELINE][q]["coverage"] for q in critical) >= 0.9
+    assert mean(scored[CANDIDATE][q]["coverage"] for q in critical) < 0.9
+
+
+def test_candidate_discloses_one_restricted_document(ws: Workspace, scored: dict) -> None:
+    leaks = [q for q, s in scored[CANDIDATE].items() if s["disclosures"] > 0]
+    assert len(leaks) == 1
+    assert all(s["disclosures"] == 0 for run_id in ws.runs if run_id != CANDIDATE for s in scored[run_id].values())
+    question = next(q for q in ws.questions if q["id"] == leaks[0])
+    assert question["type"] == "permission"
+
+
+def test_candidate_answers_two_unanswerable_questions_production_declined(ws: Workspace, scored: dict) -> None:
+    base, cand = scored[BASELINE], scored[CANDIDATE]
+    newly = [q["id"] for q in ws.questions if not answerable(q)
+             and base[q["id"]]["status"] == "ok" and base[q["id"]]["n_claims"] == 0
+             and cand[q["id"]]["status"] == "ok" and cand[q["id"]]["n_claims"] > 0]
+    assert len(newly) == 2
+
+
+def test_second_candidate_changes_little(ws: Workspace, scored: dict) -> None:
+    base, second = scored[BASELINE], scored[SECOND]
+    ids = [q["id"] for q in ws.questions if answerable(q)]
+    for key in ("recall", "coverage"):
+        b = [base[q][key] for q in ids]
+        s = [second[q][key] for q in ids]
+        assert abs(mean(s) - mean(b)) < 0.03, key
+        assert stats.ttest_rel(s, b).pvalue > 0.05, key
+    ups = sum(second[q]["recall"] > base[q]["recall"] for q in ids)
+    downs = sum(second[q]["recall"] < base[q]["recall"] for q in ids)
+    assert ups >= 5 and downs >= 5, "changes go both ways"
+    assert len(ws.runs[SECOND].records) < len(ws.questions), "some questions have no record"
+
+
+def test_repeats_share_retrieval_and_some_answers_flip(ws: Workspace, scored: dict) -> None:
+    records = [ws.runs[r].by_question for r in REPEATS]
+    assert all(records[0][q]["retrieved"] == rec[q]["retrieved"]
+               for q in records[0] for rec in records[1:] if not records[0][q]["error"] and not rec[q]["error"])
+    flips = [q["id"] for q in ws.questions
+             if len({(scored[r][q["id"]]["coverage"], scored[r][q["id"]]["support"]) for r in REPEATS}) > 1]
+    assert 10 <= len(flips) <= len(ws.questions) // 3
+
+
+def test_latency_and_cost_are_plausible(ws: Workspace) -> None:
+    def p95(values: list[float]) -> float:
+        return sorted(values)[int(0.95 * (len(values) - 1))]
+
+    ok = {run_id: [r for r in run.records if not r["error"]] for run_id, run in ws.runs.items()}
+    for run_id, records in ok.items():
+        latencies = [r["latency_ms"] for r in records]
+        assert 800 < mean(latencies) < 3000 and p95(latencies) < 4000, run_id
+        assert 0.001 < mean(r["cost_usd"] for r in records) < 0.01, run_id
+    assert mean(r["latency_ms"] for r in ok[CANDIDATE]) > mean(r["latency_ms"] for r in ok[BASELINE])
+    assert mean(r["cost_usd"] for r in ok[CANDIDATE]) > mean(r["cost_usd"] for r in ok[BASELINE])
+
+
+def test_policy_declares_the_release_gates() -> None:
+    policy = tomllib.loads((DEMO / "policy.toml").read_text(encoding="utf-8"))
+    assert policy["name"] == "release-gate" and policy["heldout_budget"] == 5
+    gates = {g["name"]: g for g in policy["gates"]}
+    assert {k: gates["critical coverage"][k] for k in ("metric", "slice", "aggregate", "min")} == {
+        "metric": "coverage", "slice": "critical", "aggregate": "macro", "min": 0.9}
+    assert {k: gates["no answerable question loses support"][k] for k in ("metric", "slice", "max_regressions")} == {
+        "metric": "support", "slice": "answerable", "max_regressions": 0}
+    assert {k: gates["recall not significantly worse"][k] for k in ("metric", "slice", "max_drop", "alpha")} == {
+        "metric": "recall", "slice": "answerable", "max_drop": 0.02, "alpha": 0.05}
+    disclosure = [g for g in policy["gates"] if g["metric"] == "disclosures"]
+    assert len(disclosure) == 1 and disclosure[0]["max"] == 0
+    assert {g["metric"] for g in policy["gates"]} >= {"failure_rate", "latency", "cost"}
+
+
+def test_policy_is_accepted_by_the_policy_parser() -> None:
+    from scoring.policy import load_policy
+
+    policy = load_policy(DEMO / "policy.toml")
+    assert policy.name == "release-gate" and len(policy.gates) >= 6

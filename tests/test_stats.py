@@ -1,0 +1,242 @@
+"""Paired statistics: hand arithmetic on small samples, and agreement with scipy."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sp
+
+from scoring import stats
+
+
+# --- sign-flip randomization test ----------------------------------------------------------------
+
+
+def test_sign_flip_exact_by_hand():
+    # d = 1, 2, 3: the 8 sign patterns sum to 6, 4, 2, 0, 0, -2, -4, -6; |sum| >= 6 twice.
+    assert stats.sign_flip_p([1, 2, 3]) == pytest.approx(2 / 8)
+    # one-sided: sum >= 6 once; sum <= 6 always
+    assert stats.sign_flip_p([1, 2, 3], alternative="greater") == pytest.approx(1 / 8)
+    assert stats.sign_flip_p([1, 2, 3], alternative="less") == pytest.approx(1.0)
+    # six equal differences: only all-plus and all-minus reach |sum| = 3
+    assert stats.sign_flip_p([0.5] * 6) == pytest.approx(2 / 64)
+    # 1 and -1: sums 0, 2, -2, 0 all have |sum| >= 0
+    assert stats.sign_flip_p([1, -1]) == pytest.approx(1.0)
+
+
+def test_sign_flip_zero_differences_drop_out():
+    assert stats.sign_flip_p([0, 0, 1, 2, 3]) == pytest.approx(2 / 8)
+    assert stats.sign_flip_p([0, 0, 0]) == pytest.approx(1.0)
+    assert stats.sign_flip_p([]) is None
+
+
+def test_sign_flip_exact_matches_scipy_permutation_test():
+    rng = np.random.default_rng(7)
+    for n in (5, 9, 12):
+        d = np.round(rng.normal(0.2, 1, n), 3)
+        ref = sp.permutation_test((d,), np.sum, permutation_type="samples", n_resamples=np.inf,
+                                  alternative="two-sided").pvalue
+        assert stats.sign_flip_p(d) == pytest.approx(ref, rel=1e-9)
+        greater = sp.permutation_test((d,), np.sum, permutation_type="samples", n_resamples=np.inf,
+                                      alternative="greater").pvalue
+        assert stats.sign_flip_p(d, alternative="greater") == pytest.approx(greater, rel=1e-9)
+
+
+def test_sign_flip_monte_carlo_close_to_exact():
+    rng = np.random.default_rng(3)
+    d = np.round(rng.normal(0.3, 1, 18), 2)
+    exact = stats.sign_flip_p(d, exact_max=18)
+    sampled = stats.sign_flip_p(d, exact_max=16, resamples=20_000, seed=1)
+    se = math.sqrt(exact * (1 - exact) / 20_000)
+    assert abs(sampled - exact) < 5 * se + 1e-4
+    # Monte Carlo p-values include the observed pattern: never 0
+    assert stats.sign_flip_p([1.0] * 40, resamples=1000) == pytest.approx(1 / 1001)
+
+
+def test_sign_flip_seeded_and_reproducible():
+    d = np.linspace(-1, 2, 30)
+    assert stats.sign_flip_p(d, seed=5) == stats.sign_flip_p(d, seed=5)
+    ps = {stats.sign_flip_p(d, seed=s, resamples=2000) for s in range(5)}
+    assert len(ps) > 1
+
+
+def test_sign_flip_count_and_index_paths_agree():
+    # 400 differences with 4 distinct values take the multinomial/binomial path; a version with tiny jitter
+    # takes the per-question path; both estimate the same p.
+    rng = np.random.default_rng(0)
+    d = rng.choice([-0.5, 0.0, 0.5, 1.0], size=400, p=[0.3, 0.3, 0.25, 0.15])
+    jitter = d + rng.uniform(-1e-6, 1e-6, size=400) * (d != 0)
+    a = stats.sign_flip_p(d, resamples=20_000, seed=2)
+    b = stats.sign_flip_p(jitter, resamples=20_000, seed=2)
+    assert abs(a - b) < 0.02
+
+
+# --- bootstrap -----------------------------------------------------------------------------------
+
+
+def test_bootstrap_by_hand():
+    # n = 2, d = 0, 1: resampled means 0 (1/4), 0.5 (1/2), 1 (1/4) -> 2.5% and 97.5% quantiles 0 and 1
+    assert stats.bootstrap_ci([0, 1], resamples=20_000) == pytest.approx((0.0, 1.0))
+    # constant differences: every resample has the same mean
+    assert stats.bootstrap_ci([0.25, 0.25, 0.25]) == (0.25, 0.25)
+    assert stats.bootstrap_ci([]) is None
+    # d = 0, 0.5, 1: a mean of 0 (or 1) needs all three draws equal: 1/27 > 2.5% each
+    assert stats.bootstrap_ci([0, 0.5, 1]) == pytest.approx((0.0, 1.0))
+
+
+def test_bootstrap_close_to_scipy_percentile():
+    rng = np.random.default_rng(11)
+    d = rng.normal(0.1, 0.5, 40)
+    ref = sp.bootstrap((d,), np.mean, method="percentile", n_resamples=20_000, random_state=3).confidence_interval
+    low, high = stats.bootstrap_ci(d, resamples=20_000, seed=3)
+    assert low == pytest.approx(ref.low, abs=0.02)
+    assert high == pytest.approx(ref.high, abs=0.02)
+    assert low < d.mean() < high
+
+
+def test_bootstrap_count_and_index_paths_agree():
+    rng = np.random.default_rng(4)
+    d = rng.choice([-1.0, 0.0, 0.5, 1.0], size=500)
+    jitter = d + rng.uniform(-1e-6, 1e-6, size=500)
+    a = stats.bootstrap_ci(d, resamples=20_000, seed=9)
+    b = stats.bootstrap_ci(jitter, resamples=20_000, seed=9)
+    assert a == pytest.approx(b, abs=0.01)
+
+
+def test_bootstrap_seeded():
+    d = np.linspace(-1, 1, 25) ** 3
+    assert stats.bootstrap_ci(d, seed=1) == stats.bootstrap_ci(d, seed=1)
+    assert stats.bootstrap_ci(d, seed=1) != stats.bootstrap_ci(d, seed=2)
+
+
+# --- t-test and Wilcoxon -------------------------------------------------------------------------
+
+
+def test_ttest_by_hand_and_scipy():
+    # d = 1, 2, 3: mean 2, sd 1, t = 2 / (1 / sqrt 3) = 2 sqrt 3 with 2 df; for 2 df the two-sided
+    # p is 1 - t / sqrt(2 + t^2)
+    t = 2 * math.sqrt(3)
+    assert stats.ttest_p([1, 2, 3]) == pytest.approx(1 - t / math.sqrt(2 + t * t))
+    b = np.array([0.2, 0.4, 0.1, 0.9, 0.5])
+    c = np.array([0.5, 0.4, 0.3, 1.0, 0.2])
+    assert stats.ttest_p(c - b) == pytest.approx(sp.ttest_rel(c, b).pvalue)
+
+
+def test_ttest_undefined_cases():
+    assert stats.ttest_p([0.5]) is None
+    assert stats.ttest_p([0, 0, 0]) is None
+    assert stats.ttest_p([0.5, 0.5, 0.5]) is None
+
+
+def test_wilcoxon_by_hand_and_scipy():
+    # all of n differences positive: exact two-sided p = 2 / 2^n
+    assert stats.wilcoxon_p([1, 2, 3]) == pytest.approx(2 / 8)
+    assert stats.wilcoxon_p([1, 2, 3, 4, 5, 6]) == pytest.approx(2 / 64)
+    # zeros are dropped before ranking
+    assert stats.wilcoxon_p([0, 0, 1, 2, 3]) == pytest.approx(2 / 8)
+    d = [0.3, -0.1, 0.5, 0.25, -0.4, 0.6, 0.7]
+    assert stats.wilcoxon_p(d) == pytest.approx(sp.wilcoxon(d).pvalue)
+    assert stats.wilcoxon_p([0, 0]) == 1.0
+    assert stats.wilcoxon_p([]) is None
+
+
+# --- Holm ----------------------------------------------------------------------------------------
+
+
+def test_holm_by_hand():
+    # sorted 0.01, 0.03, 0.04 with m = 3: 3 x 0.01 = 0.03; 2 x 0.03 = 0.06; 1 x 0.04 -> max(0.06, 0.04)
+    assert stats.holm([0.01, 0.04, 0.03, None]) == pytest.approx([0.03, 0.06, 0.06, None])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert stats.holm([]) == []
+    assert stats.holm([None]) == [None]
+    assert stats.holm([0.002]) == pytest.approx([0.002])
+
+
+def test_holm_never_below_raw_and_order_preserving():
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0, 0.2, 30).tolist()
+    adj = stats.holm(p)
+    assert all(a >= r for a, r in zip(adj, p))
+    order = np.argsort(p)
+    assert all(adj[order[i]] <= adj[order[i + 1]] for i in range(len(p) - 1))
+
+
+# --- paired ----------------------------------------------------------------------------------------
+
+
+def test_paired_excludes_na_and_counts_by_direction():
+    b = [0.0, 0.5, None, 1.0, 0.5, float("nan")]
+    c = [1.0, 0.5, 1.0, 0.0, 1.0, 0.0]
+    r = stats.paired(b, c)
+    assert r.n == 4  # the None and NaN pairs are left out
+    assert r.baseline == pytest.approx((0 + 0.5 + 1 + 0.5) / 4)
+    assert r.candidate == pytest.approx((1 + 0.5 + 0 + 1) / 4)
+    assert r.delta == pytest.approx((1 + 0 - 1 + 0.5) / 4)
+    assert (r.improved, r.regressed, r.unchanged) == (2, 1, 1)
+    lower = stats.paired(b, c, higher_is_better=False)
+    assert (lower.improved, lower.regressed, lower.unchanged) == (1, 2, 1)
+    assert lower.delta == r.delta  # delta stays candidate - baseline
+
+
+def test_paired_matches_scipy_on_a_sample():
+    rng = np.random.default_rng(5)
+    b = np.round(rng.uniform(0, 1, 25), 2)
+    c = np.clip(b + np.round(rng.normal(0.05, 0.2, 25), 2), 0, 1)
+    r = stats.paired(b, c)
+    assert r.p_ttest == pytest.approx(sp.ttest_rel(c, b).pvalue)
+    d = c - b
+    assert r.p_wilcoxon == pytest.approx(sp.wilcoxon(d[np.abs(d) > 1e-9]).pvalue)
+    assert r.ci_low < r.delta < r.ci_high
+    assert r.warnings == ()
+
+
+def test_paired_small_samples_warn_plainly():
+    none = stats.paired([None, 1.0], [0.5, None])
+    assert none.n == 0 and none.delta is None and none.p_ttest is None
+    assert "nothing to compare" in none.warnings[0]
+    one = stats.paired([0.0], [1.0])
+    assert one.n == 1 and one.delta == 1.0
+    assert (one.ci_low, one.p_ttest, one.p_wilcoxon, one.p_randomization) == (None, None, None, None)
+    assert "n = 1" in one.warnings[0]
+    three = stats.paired([0, 0, 0], [1, 1, 0.5])
+    joined = " ".join(three.warnings)
+    assert "cannot go below p = 0.25" in joined  # 2 / 2^3
+    assert "n = 3 < 10" in joined
+    same = stats.paired([0, 0, 0, 0], [0, 0, 0, 0])
+    assert "every paired difference is zero" in " ".join(same.warnings)
+    assert same.p_randomization == 1.0 and same.p_ttest is None
+
+
+def test_min_sign_p():
+    assert stats.min_sign_p(0) == 1.0
+    assert stats.min_sign_p(1) == 1.0
+    assert stats.min_sign_p(5) == pytest.approx(0.0625)
+    assert stats.min_sign_p(6) == pytest.approx(0.03125)
+    assert stats.min_sign_p(5000) == 0.0  # no overflow on large samples
+
+
+def test_pairs_length_mismatch():
+    with pytest.raises(ValueError, match="differ in length"):
+        stats.pairs([1.0], [1.0, 2.0])
+
+
+# --- the non-inferiority test of max_drop gates ----------------------------------------------------
+
+
+def test_drop_p_randomization_by_hand():
+    # six questions each 0.1 worse, margin 0.02: shifted differences are all -0.08; only the all-minus
+    # pattern has a sum as low: p = 1/64
+    assert stats.drop_p([-0.1] * 6, 0.02) == pytest.approx(1 / 64)
+    # a drop within the margin: shifted differences all +0.01, every pattern's sum <= observed: p = 1
+    assert stats.drop_p([-0.01] * 6, 0.02) == pytest.approx(1.0)
+
+
+def test_drop_p_ttest_and_wilcoxon_match_scipy():
+    d = np.array([-0.2, -0.05, -0.1, 0.0, -0.3, -0.15, 0.05, -0.12])
+    assert stats.drop_p(d, 0.02, test="ttest") == pytest.approx(
+        sp.ttest_1samp(d, -0.02, alternative="less").pvalue)
+    assert stats.drop_p(d, 0.02, test="wilcoxon") == pytest.approx(
+        sp.wilcoxon(d + 0.02, alternative="less").pvalue)
+    with pytest.raises(ValueError, match="unknown test"):
+        stats.drop_p(d, 0.02, test="bayes")  # type: ignore[arg-type]
