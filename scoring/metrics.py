@@ -37,8 +37,9 @@ class Metric:
 
     @property
     def name(self) -> str:
-        """Canonical name as shown in tables: ``P@k``, ``AP``, ``Support``."""
-        return f"{self.family}@k" if self.cutoff == "required" else self.family
+        """Name as shown beside stored scores, which are at the run's cutoff k: ``P@k``, ``RR@k``,
+        ``Support``. Measure strings without a cutoff (``RR``, ``AP``) mean the whole ranking."""
+        return self.family if self.cutoff == "none" else f"{self.family}@k"
 
     @property
     def pooling(self) -> str:
