@@ -29,13 +29,17 @@ NUMBER_TYPES = ("UBIGINT", "BIGINT", "DOUBLE")
 _READ_LINES = (
     "SELECT ?::VARCHAR AS run_id, ordinality::INTEGER AS line, raw FROM read_csv(?, columns={'raw': 'VARCHAR'}, "
     "header=false, delim=chr(1), quote='', escape='', auto_detect=false, strict_mode=false, "
-    f"max_line_size={MAX_LINE_BYTES}) WITH ORDINALITY"
+    f"max_line_size={MAX_LINE_BYTES + 2}) WITH ORDINALITY"
 )
 _READ_PARQUET = (
     "SELECT ?::VARCHAR AS run_id, (file_row_number + 1)::INTEGER AS line, "
     "json_merge_patch(to_json(p), '{\"file_row_number\": null}')::VARCHAR AS raw "
     "FROM read_parquet(?, file_row_number=true) p"
 )
+
+_TWICE = ("to_json(list_sort(list_distinct(list_filter(json_keys({obj}), "
+          "lambda key, i: list_position(json_keys({obj}), key) < i))))")
+"""SQL for the keys of a JSON object `{obj}` that appear more than once."""
 
 # Each rule: (field, SQL value shown, rule text, SQL condition that flags a problem), evaluated
 # over `parsed` rows (one per non-blank line: run_id, line, suite, j JSON, qid).
@@ -44,23 +48,23 @@ LINE_RULES: list[tuple[str | None, str, str, str]] = [
     (None, "NULL", "expected a JSON object on each line", "valid AND json_type(j) <> 'OBJECT'"),
     ("question_id", "NULL", "required field is missing", "is_obj AND json_type(j, '$.question_id') IS NULL"),
     ("question_id", "j->'$.question_id'", "expected a string ID",
-     "is_obj AND json_type(j, '$.question_id') NOT IN ('VARCHAR', 'NULL')"),
+     "is_obj AND json_type(j, '$.question_id') <> 'VARCHAR'"),
     ("question_id", "to_json(qid)", "an ID is 1-128 characters with no whitespace or control characters",
      f"qid IS NOT NULL AND NOT regexp_full_match(qid, '{ID_PATTERN}')"),
     ("question_id", "to_json(qid)", "is not a question of suite '{suite}'",
-     "qid IS NOT NULL AND NOT known_question"),
+     f"qid IS NOT NULL AND NOT known_question AND regexp_full_match(qid, '{ID_PATTERN}')"),
     ("question_id", "to_json(qid)", "appears on more than one line of this run (first on line {first_line})",
      "qid IS NOT NULL AND line > first_line"),
     ("retrieved", "NULL", "required field is missing", "is_obj AND json_type(j, '$.retrieved') IS NULL"),
     ("retrieved", "j->'$.retrieved'", "expected a list of document IDs",
-     "is_obj AND json_type(j, '$.retrieved') NOT IN ('ARRAY', 'NULL') "
+     "is_obj AND json_type(j, '$.retrieved') <> 'ARRAY' "
      "OR (json_type(j, '$.retrieved') = 'ARRAY' AND NOT list_bool_and(list_transform("
      "json_type(j, '$.retrieved[*]'), lambda t: t = 'VARCHAR')))"),
     ("retrieved", "to_json(json_array_length(j, '$.retrieved'))",
      f"a ranking holds at most {MAX_RETRIEVED} documents", f"json_array_length(j, '$.retrieved') > {MAX_RETRIEVED}"),
     ("claims", "NULL", "required field is missing", "is_obj AND json_type(j, '$.claims') IS NULL"),
     ("claims", "j->'$.claims'", "expected a list of {\"id\", \"citations\", \"text\"} objects",
-     "is_obj AND json_type(j, '$.claims') NOT IN ('ARRAY', 'NULL') "
+     "is_obj AND json_type(j, '$.claims') <> 'ARRAY' "
      "OR (json_type(j, '$.claims') = 'ARRAY' AND NOT list_bool_and(list_transform("
      "json_type(j, '$.claims[*]'), lambda t: t = 'OBJECT')))"),
     ("claims", "to_json(json_array_length(j, '$.claims'))", f"an answer holds at most {MAX_CLAIMS} claims",
@@ -83,13 +87,16 @@ LINE_RULES: list[tuple[str | None, str, str, str]] = [
      f"unknown field (allowed: {', '.join(RECORD_KEYS)}; prefix extensions with x_)",
      f"is_obj AND len(list_filter(json_keys(j), lambda key: NOT list_contains({RECORD_KEYS!r}, key) "
      "AND NOT starts_with(key, 'x_'))) > 0"),
+    ("(record)", _TWICE.format(obj="j"), "a key appears twice in one object (parsers disagree on which wins)",
+     "is_obj AND len(json_keys(j)) > len(list_distinct(json_keys(j)))"),
 ]
 
 # Rules over one retrieved document (rows of `ret`: run_id, line, suite, qid, rank, doc_id).
 RETRIEVED_RULES: list[tuple[str, str]] = [
     ("an ID is 1-128 characters with no whitespace or control characters",
      f"NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
-    ("is not a document of suite '{suite}' v{suite_version}", "NOT known_doc"),
+    ("is not a document of suite '{suite}' v{suite_version}",
+     f"NOT known_doc AND regexp_full_match(doc_id, '{ID_PATTERN}')"),
     ("appears twice in the ranking (first at rank {first_rank})", "rank > first_rank"),
 ]
 
@@ -113,6 +120,8 @@ CLAIM_RULES: list[tuple[str, str, str, str]] = [
      f"unknown field (allowed: {', '.join(CLAIM_KEYS)}; prefix extensions with x_)",
      f"len(list_filter(json_keys(c), lambda key: NOT list_contains({CLAIM_KEYS!r}, key) "
      "AND NOT starts_with(key, 'x_'))) > 0"),
+    ("", _TWICE.format(obj="c"), "a key appears twice in one object (parsers disagree on which wins)",
+     "len(json_keys(c)) > len(list_distinct(json_keys(c)))"),
 ]
 
 CITATION_RULES: list[tuple[str, str]] = [
@@ -161,12 +170,19 @@ def read_lines(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Proble
                     pass
             if len(problems.items) == before:
                 problems.add(f"cannot read the file ({str(error).splitlines()[0]})", path=str(path))
+    # The reader's limit counts the line end; the documented limit is on the line's own bytes.
+    paths = {run.run_id: run.records_path for run in runs}
+    too_long = con.execute(
+        "DELETE FROM stage_lines WHERE strlen(rtrim(raw, chr(13))) > ? RETURNING run_id, line", [MAX_LINE_BYTES]
+    ).fetchall()
+    for run_id, line in sorted(too_long):
+        problems.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", path=str(paths[run_id]), line=line)
     empty = con.execute(
         "SELECT r.run_id FROM (SELECT unnest(?::VARCHAR[]) AS run_id) r "
-        "WHERE NOT EXISTS (SELECT 1 FROM stage_lines s WHERE s.run_id = r.run_id AND trim(s.raw) <> '')",
+        "WHERE NOT EXISTS (SELECT 1 FROM stage_lines s WHERE s.run_id = r.run_id "
+        "AND trim(s.raw, chr(32) || chr(9) || chr(13) || chr(10)) <> '')",
         [[run.run_id for run in runs]],
     ).fetchall()
-    paths = {run.run_id: run.records_path for run in runs}
     for (run_id,) in empty:
         if not any(p.path == str(paths[run_id]) for p in problems.items):
             problems.add("the file holds no records", path=str(paths[run_id]))
@@ -196,14 +212,15 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
     """
     paths = {run.run_id: str(run.records_path) for run in runs}
     con.execute("CREATE OR REPLACE TEMP TABLE stage_runs (run_id VARCHAR, suite VARCHAR, k INTEGER)")
-    con.executemany("INSERT INTO stage_runs VALUES (?, ?, ?)", [(r.run_id, r.suite, r.k) for r in runs])
+    if runs:
+        con.executemany("INSERT INTO stage_runs VALUES (?, ?, ?)", [(r.run_id, r.suite, r.k) for r in runs])
     con.execute("""
         CREATE OR REPLACE TEMP TABLE parsed AS
         WITH base AS (
           SELECT l.run_id, l.line, r.suite, json_valid(l.raw) AS valid,
                  CASE WHEN json_valid(l.raw) THEN l.raw::JSON END AS j
           FROM stage_lines l JOIN stage_runs r USING (run_id)
-          WHERE trim(l.raw) <> ''
+          WHERE trim(l.raw, chr(32) || chr(9) || chr(13) || chr(10)) <> ''
         ),
         typed AS (
           SELECT *, coalesce(json_type(j) = 'OBJECT', false) AS is_obj,
@@ -228,7 +245,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         CREATE OR REPLACE TEMP TABLE ret AS
         WITH lists AS (
           SELECT run_id, line, suite, qid, json_extract_string(j, '$.retrieved[*]') AS docs FROM good
-          WHERE json_type(j, '$.retrieved') = 'ARRAY'
+          WHERE json_type(j, '$.retrieved') = 'ARRAY' AND json_array_length(j, '$.retrieved') <= $max_retrieved
             AND list_bool_and(list_transform(json_type(j, '$.retrieved[*]'), lambda t: t = 'VARCHAR'))
         ),
         flat AS (
@@ -240,7 +257,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         LEFT JOIN documents d ON d.suite = f.suite AND d.doc_id = f.doc_id
         LEFT JOIN suites s ON s.suite = f.suite
         WHERE f.doc_id IS NOT NULL
-    """)
+    """, {"max_retrieved": MAX_RETRIEVED})
     ret_rules = [("'retrieved'", "to_json(doc_id)", r, c) for r, c in RETRIEVED_RULES]
     _collect(con, _checks("ret", ret_rules), paths, problems)
 
@@ -248,7 +265,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         CREATE OR REPLACE TEMP TABLE cl AS
         WITH lists AS (
           SELECT run_id, line, suite, qid, json_extract(j, '$.claims[*]') AS cs FROM good
-          WHERE json_type(j, '$.claims') = 'ARRAY'
+          WHERE json_type(j, '$.claims') = 'ARRAY' AND json_array_length(j, '$.claims') <= $max_claims
         ),
         flat AS (
           SELECT run_id, line, suite, qid, unnest(cs) AS c, unnest(range(0, len(cs))) AS position FROM lists
@@ -258,7 +275,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
           WHERE json_type(c) = 'OBJECT'
         )
         SELECT *, min(position) OVER (PARTITION BY run_id, qid, claim_id) AS first_position FROM named
-    """)
+    """, {"max_claims": MAX_CLAIMS})
     claim_field = "'claims[' || coalesce(to_json(claim_id)::VARCHAR, position::VARCHAR) || ']'"
     claim_rules = [
         (claim_field + (f" || '.{suffix}'" if suffix else ""), value, rule, condition)
@@ -271,6 +288,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         WITH lists AS (
           SELECT run_id, line, qid, claim_id, json_extract_string(c, '$.citations[*]') AS docs FROM cl
           WHERE claim_id IS NOT NULL AND position = first_position AND json_type(c, '$.citations') = 'ARRAY'
+            AND json_array_length(c, '$.citations') <= $max_citations
             AND list_bool_and(list_transform(json_type(c, '$.citations[*]'), lambda t: t = 'VARCHAR'))
         ),
         flat AS (
@@ -279,7 +297,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         )
         SELECT *, min(cite_pos) OVER (PARTITION BY run_id, qid, claim_id, doc_id) AS first_cite FROM flat
         WHERE doc_id IS NOT NULL
-    """)
+    """, {"max_citations": MAX_CITATIONS})
     cite_rules = [
         ("'claims[' || to_json(claim_id)::VARCHAR || '].citations'", "to_json(doc_id)", r, c)
         for r, c in CITATION_RULES

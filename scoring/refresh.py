@@ -221,6 +221,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
         removed_suites = sorted(set(old_suites) - set(ws.suites))
         skipped = len(ws.runs) - len(to_score)
         if not (changed_suites or to_score or removed_runs or removed_suites) and db.exists():
+            problems.raise_if_any()
             return RefreshSummary(db, 0, skipped, 0, 0, time.perf_counter() - started)
 
         temp = store.working_copy(db)

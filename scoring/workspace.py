@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import Problems
+from .errors import Problems, ValidationError
 
 ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
 """A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.
@@ -109,13 +109,18 @@ class Workspace:
 
 
 def files_hash(paths: list[Path]) -> str:
-    """Content hash of files (name and bytes), used to skip unchanged suites and runs."""
+    """Content hash of files (name and bytes), used to skip unchanged suites and runs.
+
+    A file that cannot be read (its problem is reported by the reader) hashes as its name and the error."""
     digest = hashlib.blake2b(digest_size=16)
     for path in paths:
         digest.update(path.name.encode() + b"\0")
-        with path.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
+        try:
+            with path.open("rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
+        except OSError as error:
+            digest.update(f"\0unreadable: {error.strerror}".encode())
         digest.update(b"\0")
     return digest.hexdigest()
 
@@ -127,12 +132,55 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        twice = sorted({key for key in keys if keys.count(key) > 1})
+        raise ValueError(f"a key appears twice in one object: {', '.join(map(repr, twice))}")
+    return dict(pairs)
+
+
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
+    """Strict JSON: no NaN/Infinity, no key twice in one object (parsers disagree on which wins)."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
-def read_json_file(path: Path, problems: Problems) -> dict[str, Any] | None:
-    """A whole-file JSON object, or None with the problem recorded."""
+_JSON_SPACE = " \t\r\n"
+"""The whitespace JSON allows between tokens; a line of only these is blank."""
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """1-based line of each top-level key of a JSON object text; "" maps to the opening brace's line.
+
+    Only called on text that already parsed, so problems in `suite.json` and `manifest.json` can name
+    the line of the field they are about."""
+    space = re.compile(r"[ \t\r\n]*")
+    decoder = json.JSONDecoder()
+    pos = space.match(text).end()
+    found = {"": text.count("\n", 0, pos) + 1}
+    if text[pos:pos + 1] != "{":
+        return found
+    pos = space.match(text, pos + 1).end()
+    try:
+        while text[pos:pos + 1] == '"':
+            key, end = json.decoder.scanstring(text, pos + 1)
+            found.setdefault(key, text.count("\n", 0, pos) + 1)
+            pos = space.match(text, end).end() + 1
+            _, pos = decoder.raw_decode(text, space.match(text, pos).end())
+            pos = space.match(text, pos).end()
+            if text[pos:pos + 1] != ",":
+                break
+            pos = space.match(text, pos + 1).end()
+    except ValueError:
+        pass
+    return found
+
+
+def read_json_file(path: Path, problems: Problems, lines: dict[str, int] | None = None) -> dict[str, Any] | None:
+    """A whole-file JSON object, or None with the problem recorded; `lines` receives `key_lines`."""
     try:
         raw = path.read_bytes()
     except OSError as error:
@@ -142,7 +190,8 @@ def read_json_file(path: Path, problems: Problems) -> dict[str, Any] | None:
         problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM", path=str(path), line=1)
         return None
     try:
-        value = _loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        value = _loads(text)
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         problems.add("the file is not valid UTF-8", path=str(path), line=line)
@@ -152,8 +201,10 @@ def read_json_file(path: Path, problems: Problems) -> dict[str, Any] | None:
         problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path), line=line)
         return None
     if not isinstance(value, dict):
-        problems.add("expected a JSON object", path=str(path), line=1)
+        problems.add("expected a JSON object", path=str(path), line=key_lines(text)[""])
         return None
+    if lines is not None:
+        lines.update(key_lines(text))
     return value
 
 
@@ -166,20 +217,26 @@ def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[
         return
     seen_any = False
     with handle:
-        for number, raw in enumerate(handle, 1):
+        number = 0
+        while raw := handle.readline(MAX_LINE_BYTES + 3):
+            number += 1
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM",
                              path=str(path), line=1)
                 raw = raw[3:]
-            if len(raw) > MAX_LINE_BYTES:
+            if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
                 problems.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", path=str(path), line=number)
+                seen_any = True
+                while not raw.endswith(b"\n") and (raw := handle.readline(MAX_LINE_BYTES + 3)):
+                    pass
                 continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 problems.add("the line is not valid UTF-8", path=str(path), line=number)
+                seen_any = True
                 continue
-            if not text.strip():
+            if not text.strip(_JSON_SPACE):
                 continue
             seen_any = True
             try:
@@ -201,11 +258,15 @@ def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[
 class _Checker:
     """Field checks that record a problem and return a safe default instead of raising."""
 
-    def __init__(self, problems: Problems, path: Path, line: int | None, question: str | None = None):
+    def __init__(self, problems: Problems, path: Path, line: int | None, question: str | None = None,
+                 lines: dict[str, int] | None = None):
         self.problems, self.path, self.line, self.question = problems, str(path), line, question
+        self.lines = lines or {}
+        """For a whole-file object: the line of each top-level key ("" = the object's first line)."""
 
     def add(self, rule: str, name: str | None, value: Any = ...) -> None:
-        self.problems.add(rule, name, value, path=self.path, line=self.line, question=self.question)
+        line = self.line if self.line is not None else self.lines.get(name or "", self.lines.get(""))
+        self.problems.add(rule, name, value, path=self.path, line=line, question=self.question)
 
     def text(self, obj: dict, name: str, *, required: bool = True, nonblank: bool = True) -> str | None:
         if name not in obj or obj[name] is None:
@@ -262,10 +323,11 @@ def _groups(check: _Checker, value: Any, name: str) -> list[str]:
 def load_suite(folder: Path, problems: Problems) -> Suite | None:
     """Read and check one suite folder; problems are recorded, not raised."""
     meta_path = folder / "suite.json"
-    meta = read_json_file(meta_path, problems)
+    meta_lines: dict[str, int] = {}
+    meta = read_json_file(meta_path, problems, meta_lines)
     if meta is None:
         return None
-    check = _Checker(problems, meta_path, None)
+    check = _Checker(problems, meta_path, None, lines=meta_lines)
     check.unknown_keys(meta, SUITE_KEYS)
     name = check.text(meta, "name")
     if name is not None and name != folder.name:
@@ -295,8 +357,8 @@ def _load_documents(suite: Suite, path: Path, problems: Problems) -> None:
         version = check.text(obj, "version", required=False)
         title = check.text(obj, "title", required=False, nonblank=False)
         access = _groups(check, obj["access"], "access") if obj.get("access") is not None else []
-        if text is not None:
-            suite.documents[doc_id] = Document(doc_id, text, version, title, access)
+        # Registered even when a field is broken, so questions and records citing it are not also flagged.
+        suite.documents[doc_id] = Document(doc_id, text or "", version, title, access)
 
 
 def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
@@ -326,7 +388,9 @@ def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
 
         grades: dict[str, int] = {}
         relevant = obj.get("relevant")
-        if isinstance(relevant, list):
+        if relevant is None:
+            check.add("required field is missing (use [] for an unanswerable question)", "relevant")
+        elif isinstance(relevant, list):
             grades = {doc: 1 for doc in check.id_list(relevant, "relevant", MAX_LABELS)}
         elif isinstance(relevant, dict):
             if len(relevant) > MAX_LABELS:
@@ -354,7 +418,7 @@ def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
             if not check.ident(claim, "support"):
                 continue
             listed = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS)
-            if not listed and isinstance(docs, list):
+            if docs == []:
                 check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
             outside = [d for d in listed if d not in positive]
             if outside:
@@ -376,22 +440,38 @@ def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
             else:
                 propositions[claim] = words
         disputed = check.text(obj, "disputed", required=False)
-        if text is None or qtype is None or split not in SPLITS:
-            continue
+        # Registered even when a field is broken, so records of the question are not also flagged as unknown.
         suite.questions[qid] = Question(
-            qid, len(suite.questions), text, qtype, split, bool(critical), list(tags), caller,
-            grades, support, propositions, disputed,
+            qid, len(suite.questions), text or "", qtype or "", split if split in SPLITS else "",
+            critical is True, list(tags), caller, grades, support, propositions, disputed,
         )
 
 
 # --- runs -------------------------------------------------------------------------------------
 
 
-def load_run(folder: Path, suites: dict[str, Suite], problems: Problems) -> Run | None:
-    """Read and check one run's manifest against its suite; records are checked in SQL later."""
+def load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
+             broken_suites: frozenset[str] = frozenset()) -> Run | None:
+    """Read and check one run's manifest against its suite; records are checked in SQL later.
+
+    A run of a suite in `broken_suites` (a folder whose suite.json has problems, already reported)
+    is not loaded and not reported again."""
+    found = Problems()
+    try:
+        return _load_run(folder, suites, found, broken_suites)
+    finally:
+        if found:
+            problems.extend(ValidationError(found.items))
+
+
+def _load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
+              broken_suites: frozenset[str]) -> Run | None:
+    """`load_run` with its own collector: a run with any problem is never returned (even past the
+    workspace's problem limit), so no unchecked manifest value reaches staging."""
     path = folder / "manifest.json"
     before = len(problems.items)
-    manifest = read_json_file(path, problems)
+    manifest_lines: dict[str, int] = {}
+    manifest = read_json_file(path, problems, manifest_lines)
     jsonl, parquet = folder / "records.jsonl", folder / "records.parquet"
     records = [p for p in (jsonl, parquet) if p.exists()]
     if len(records) != 1:
@@ -399,7 +479,7 @@ def load_run(folder: Path, suites: dict[str, Suite], problems: Problems) -> Run 
         problems.add(f"the run folder {rule}", path=str(folder))
     if manifest is None:
         return None
-    check = _Checker(problems, path, None)
+    check = _Checker(problems, path, None, lines=manifest_lines)
     check.unknown_keys(manifest, set(MANIFEST_REQUIRED) | set(MANIFEST_OPTIONAL))
     for key in MANIFEST_REQUIRED:
         if key not in manifest or manifest[key] is None:
@@ -424,6 +504,8 @@ def load_run(folder: Path, suites: dict[str, Suite], problems: Problems) -> Run 
     if manifest.get("notes") is not None and not isinstance(manifest["notes"], str):
         check.add("expected a string", "notes", manifest["notes"])
     suite = suites.get(manifest.get("suite")) if isinstance(manifest.get("suite"), str) else None
+    if suite is None and isinstance(manifest.get("suite"), str) and manifest["suite"] in broken_suites:
+        return None
     if manifest.get("suite") is not None and suite is None and isinstance(manifest.get("suite"), str):
         check.add("is not a suite of this workspace", "suite", manifest["suite"])
     if suite is not None:
@@ -460,9 +542,10 @@ def load_workspace(root: Path, problems: Problems) -> Workspace:
         suite = load_suite(folder, problems)
         if suite is not None:
             suites[suite.name] = suite
+    broken = frozenset(folder.name for folder in suite_dirs) - set(suites)
     runs: dict[str, Run] = {}
     for folder in run_dirs:
-        run = load_run(folder, suites, problems)
+        run = load_run(folder, suites, problems, broken)
         if run is not None:
             runs[run.run_id] = run
     return Workspace(root, suites, runs)

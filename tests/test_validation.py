@@ -1,0 +1,671 @@
+"""Every validation rule of a workspace, each with the message it must print.
+
+Each case breaks one thing in the valid workspace of `workspaces.build` and expects the exact
+problem lines (paths relative to the workspace): file, line, question, field, value and rule.
+The expected lines are written by hand from docs/formats.md and the rule texts; a rule added to
+`scoring.records` without a case here fails `test_every_sql_rule_has_a_case`.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import pytest
+
+from scoring import records as records_module
+from scoring.errors import Problems, ValidationError
+from scoring.refresh import refresh, stage, write_suite
+from scoring.schema import create_schema
+from scoring.workspace import load_workspace
+from workspaces import (
+    DOCUMENTS, RECORDS, append_line, build, drop_field, drop_key, edit_line, lines, manifest,
+    replace_line, run_file, set_field, set_key, suite_file, write_json, write_jsonl,
+)
+
+ID_RULE = "an ID is 1-128 characters with no whitespace or control characters"
+BASE = "runs/base/records.jsonl"
+CAND = "runs/cand/records.jsonl"
+MANIFEST = "runs/base/manifest.json"
+SUITE_JSON = "suites/demo/suite.json"
+DOCS = "suites/demo/documents.jsonl"
+QUESTIONS = "suites/demo/questions.jsonl"
+UNKNOWN_RECORD = ("unknown field (allowed: question_id, retrieved, context, answer, claims, latency_ms, cost_usd, "
+                  "error; prefix extensions with x_)")
+TWICE = "a key appears twice in one object (parsers disagree on which wins)"
+
+
+def check(ws: Path) -> list[str]:
+    """The problem lines a refresh of `ws` reports (suites, manifests and records), root stripped."""
+    problems = Problems()
+    workspace = load_workspace(ws, problems)
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        create_schema(con)
+        for suite in workspace.suites.values():
+            write_suite(con, suite)
+        stage(con, list(workspace.runs.values()), problems)
+    finally:
+        con.close()
+    try:
+        problems.raise_if_any()
+    except ValidationError as error:
+        return [line.replace(f"{ws}/", "").replace(str(ws), "") for line in str(error).splitlines()]
+    return []
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return build(tmp_path / "ws")
+
+
+def R(ws: Path) -> Path:
+    return run_file(ws, "base")
+
+
+def M(ws: Path) -> Path:
+    return run_file(ws, "base", "manifest.json")
+
+
+def S(ws: Path) -> Path:
+    return suite_file(ws, "suite.json")
+
+
+def D(ws: Path) -> Path:
+    return suite_file(ws, "documents.jsonl")
+
+
+def Q(ws: Path) -> Path:
+    return suite_file(ws, "questions.jsonl")
+
+
+def claim(change: Callable[[dict], object]) -> Callable[[Path], object]:
+    """Mutate the first claim of base line 1 (question q-1, claim 'monday')."""
+    return lambda ws: edit_line(R(ws), 1, lambda obj: change(obj["claims"][0]))
+
+
+def exact_line(path: Path, line: int, size: int, end: bytes = b"\n") -> None:
+    """Pad the record on `line` (its answer) to exactly `size` bytes before the line end."""
+    obj = json.loads(lines(path)[line - 1])
+    obj["answer"] = ""
+    obj["answer"] = "x" * (size - len(json.dumps(obj)))
+    rows = lines(path)
+    rows[line - 1] = json.dumps(obj).encode() + end
+    path.write_bytes(b"".join(rows))
+
+
+def test_the_valid_workspace_has_no_problem(ws):
+    assert check(ws) == []
+
+
+# --- records: LINE_RULES, RETRIEVED_RULES, CLAIM_RULES, CITATION_RULES --------------------------
+
+Q1 = f"{BASE}:1: question 'q-1': "
+MONDAY = f"{Q1}field 'claims[\"monday\"]"
+
+RECORD_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
+    # LINE_RULES
+    ("not valid JSON", lambda ws: replace_line(R(ws), 2, '{"question_id": "q-2",'),
+     [f"{BASE}:2: not valid JSON"]),
+    ("expected a JSON object on each line", lambda ws: replace_line(R(ws), 2, '["q-2"]'),
+     [f"{BASE}:2: expected a JSON object on each line"]),
+    ("question_id missing", lambda ws: drop_field(R(ws), 2, "question_id"),
+     [f"{BASE}:2: field 'question_id': required field is missing"]),
+    ("question_id a number", lambda ws: set_field(R(ws), 2, "question_id", 7),
+     [f"{BASE}:2: field 'question_id': 7: expected a string ID"]),
+    ("question_id null", lambda ws: set_field(R(ws), 2, "question_id", None),
+     [f"{BASE}:2: field 'question_id': None: expected a string ID"]),
+    ("question_id malformed", lambda ws: set_field(R(ws), 2, "question_id", "q 2"),
+     [f"{BASE}:2: question 'q 2': field 'question_id': 'q 2': {ID_RULE}"]),
+    ("question_id unknown", lambda ws: set_field(R(ws), 2, "question_id", "q-99"),
+     [f"{BASE}:2: question 'q-99': field 'question_id': 'q-99' is not a question of suite 'demo'"]),
+    ("record duplicated", lambda ws: append_line(R(ws), RECORDS["base"][0]),
+     [f"{BASE}:5: question 'q-1': field 'question_id': 'q-1' appears on more than one line of this run "
+      "(first on line 1)"]),
+    ("retrieved missing", lambda ws: drop_field(R(ws), 1, "retrieved"),
+     [f"{Q1}field 'retrieved': required field is missing"]),
+    ("retrieved a string", lambda ws: set_field(R(ws), 1, "retrieved", "rb-3"),
+     [f"{Q1}field 'retrieved': 'rb-3': expected a list of document IDs"]),
+    ("retrieved of numbers", lambda ws: set_field(R(ws), 1, "retrieved", [3]),
+     [f"{Q1}field 'retrieved': [3]: expected a list of document IDs"]),
+    ("retrieved null", lambda ws: set_field(R(ws), 1, "retrieved", None),
+     [f"{Q1}field 'retrieved': None: expected a list of document IDs"]),
+    ("retrieved longer than 1000", lambda ws: set_field(R(ws), 1, "retrieved", [f"x{i}" for i in range(1001)]),
+     [f"{Q1}field 'retrieved': 1001: a ranking holds at most 1000 documents"]),
+    ("claims missing", lambda ws: drop_field(R(ws), 1, "claims"),
+     [f"{Q1}field 'claims': required field is missing"]),
+    ("claims a map", lambda ws: set_field(R(ws), 1, "claims", {"monday": ["rb-3"]}),
+     [f"{Q1}field 'claims': {{'monday': ['rb-3']}}: expected a list of {{\"id\", \"citations\", \"text\"}} objects"]),
+    ("claims of strings", lambda ws: set_field(R(ws), 1, "claims", ["monday"]),
+     [f"{Q1}field 'claims': ['monday']: expected a list of {{\"id\", \"citations\", \"text\"}} objects"]),
+    ("claims null", lambda ws: set_field(R(ws), 1, "claims", None),
+     [f"{Q1}field 'claims': None: expected a list of {{\"id\", \"citations\", \"text\"}} objects"]),
+    ("claims more than 100",
+     lambda ws: set_field(R(ws), 1, "claims", [{"id": f"c{i}", "citations": []} for i in range(101)]),
+     [f"{Q1}field 'claims': 101: an answer holds at most 100 claims"]),
+    ("answer a number", lambda ws: set_field(R(ws), 1, "answer", 1),
+     [f"{Q1}field 'answer': 1: expected a string or null"]),
+    ("context a list", lambda ws: set_field(R(ws), 1, "context", []),
+     [f"{Q1}field 'context': []: expected a string or null"]),
+    ("error an object", lambda ws: set_field(R(ws), 1, "error", {}),
+     [f"{Q1}field 'error': {{}}: expected null or a message string"]),
+    ("latency negative", lambda ws: set_field(R(ws), 1, "latency_ms", -1),
+     [f"{Q1}field 'latency_ms': -1: expected a finite number >= 0 or null"]),
+    ("latency NaN", lambda ws: replace_line(R(ws), 1, lines(R(ws))[0].replace(b"812.5", b"NaN")),
+     [f"{Q1}field 'latency_ms': nan: expected a finite number >= 0 or null"]),
+    ("latency Infinity", lambda ws: replace_line(R(ws), 1, lines(R(ws))[0].replace(b"812.5", b"Infinity")),
+     [f"{Q1}field 'latency_ms': inf: expected a finite number >= 0 or null"]),
+    ("latency overflowing", lambda ws: replace_line(R(ws), 1, lines(R(ws))[0].replace(b"812.5", b"1e400")),
+     [f"{Q1}field 'latency_ms': inf: expected a finite number >= 0 or null"]),
+    ("latency a string", lambda ws: set_field(R(ws), 1, "latency_ms", "5"),
+     [f"{Q1}field 'latency_ms': '5': expected a finite number >= 0 or null"]),
+    ("latency a boolean", lambda ws: set_field(R(ws), 1, "latency_ms", True),
+     [f"{Q1}field 'latency_ms': True: expected a finite number >= 0 or null"]),
+    ("cost negative", lambda ws: set_field(R(ws), 1, "cost_usd", -0.5),
+     [f"{Q1}field 'cost_usd': -0.5: expected a finite number >= 0 or null"]),
+    ("unknown record field", lambda ws: set_field(R(ws), 1, "score", 1),
+     [f"{Q1}field '(record)': ['score']: {UNKNOWN_RECORD}"]),
+    ("record key twice", lambda ws: replace_line(R(ws), 1, lines(R(ws))[0].replace(
+        b'"question_id": "q-1"', b'"question_id": "q-1", "question_id": "q-2"')),
+     [f"{Q1}field '(record)': ['question_id']: {TWICE}"]),
+    # RETRIEVED_RULES
+    ("retrieved ID malformed", lambda ws: set_field(R(ws), 1, "retrieved", ["rb-3", "rb 4"]),
+     [f"{Q1}field 'retrieved': 'rb 4': {ID_RULE}"]),
+    ("retrieved ID empty", lambda ws: set_field(R(ws), 1, "retrieved", ["", "rb-3"]),
+     [f"{Q1}field 'retrieved': '': {ID_RULE}"]),
+    ("retrieved ID of 129 characters", lambda ws: set_field(R(ws), 1, "retrieved", ["d" * 129]),
+     [f"{Q1}field 'retrieved': '{'d' * 56}...: {ID_RULE}"]),
+    ("retrieved ID with a C1 control character", lambda ws: set_field(R(ws), 1, "retrieved", ["rb-3\u0085"]),
+     [f"{Q1}field 'retrieved': 'rb-3\\x85': {ID_RULE}"]),
+    ("retrieved document unknown", lambda ws: set_field(R(ws), 1, "retrieved", ["rb-3", "nope"]),
+     [f"{Q1}field 'retrieved': 'nope' is not a document of suite 'demo' v3"]),
+    ("retrieved document twice", lambda ws: set_field(R(ws), 1, "retrieved", ["rb-4", "rb-3", "rb-4"]),
+     [f"{Q1}field 'retrieved': 'rb-4' appears twice in the ranking (first at rank 1)"]),
+    # CLAIM_RULES
+    ("claim id missing", claim(lambda c: c.pop("id")),
+     [f"{Q1}field 'claims[0].id': {{'citations': ['rb-3'], 'text': 'Starts Monday.'}}: "
+      "required field is missing: every claim needs a string 'id'"]),
+    ("claim id a number", claim(lambda c: c.__setitem__("id", 3)),
+     [f"{Q1}field 'claims[0].id': {{'id': 3, 'citations': ['rb-3'], 'text': 'Starts Monday.'}}: "
+      "required field is missing: every claim needs a string 'id'"]),
+    ("claim id malformed", claim(lambda c: c.__setitem__("id", "a\tb")),
+     [f"{Q1}field 'claims[\"a\\\\tb\"].id': 'a\\tb': {ID_RULE}"]),
+    ("claim twice in one answer", lambda ws: set_field(R(ws), 1, "claims", [
+        {"id": "monday", "citations": ["rb-3"]}, {"id": "monday", "citations": []}]),
+     [f"{MONDAY}.id': 'monday' is claimed twice in one answer"]),
+    ("citations a string", claim(lambda c: c.__setitem__("citations", "rb-3")),
+     [f"{MONDAY}.citations': 'rb-3': expected a list of document IDs (use [] for none)"]),
+    ("citations missing", claim(lambda c: c.pop("citations")),
+     [f"{MONDAY}.citations': expected a list of document IDs (use [] for none)"]),
+    ("citations null", claim(lambda c: c.__setitem__("citations", None)),
+     [f"{MONDAY}.citations': None: expected a list of document IDs (use [] for none)"]),
+    ("citations a map", claim(lambda c: c.__setitem__("citations", {"rb-3": 1})),
+     [f"{MONDAY}.citations': {{'rb-3': 1}}: expected a list of document IDs (use [] for none)"]),
+    ("citations of numbers", claim(lambda c: c.__setitem__("citations", [1])),
+     [f"{MONDAY}.citations': [1]: expected a list of document IDs (use [] for none)"]),
+    ("citations more than 100", claim(lambda c: c.__setitem__("citations", [f"x{i}" for i in range(101)])),
+     [f"{MONDAY}.citations': 101: a claim cites at most 100 documents"]),
+    ("claim text a number", claim(lambda c: c.__setitem__("text", 5)),
+     [f"{MONDAY}.text': 5: expected a string or null"]),
+    ("unknown claim field", claim(lambda c: c.__setitem__("score", 0.9)),
+     [f"{MONDAY}': ['score']: unknown field (allowed: id, citations, text; prefix extensions with x_)"]),
+    ("claim key twice", lambda ws: replace_line(R(ws), 1, lines(R(ws))[0].replace(
+        b'{"id": "monday"', b'{"id": "monday", "id": "other"')),
+     [f"{MONDAY}': ['id']: {TWICE}"]),
+    # CITATION_RULES
+    ("citation ID malformed", claim(lambda c: c.__setitem__("citations", ["rb 3"])),
+     [f"{MONDAY}.citations': 'rb 3': {ID_RULE}"]),
+    ("citation twice", claim(lambda c: c.__setitem__("citations", ["rb-3", "rb-4", "rb-3"])),
+     [f"{MONDAY}.citations': 'rb-3' is cited twice by one claim"]),
+    # reading the file
+    ("records with a byte-order mark", lambda ws: R(ws).write_bytes(b"\xef\xbb\xbf" + R(ws).read_bytes()),
+     [f"{BASE}:1: the file starts with a byte-order mark; save it as UTF-8 without BOM"]),
+    ("records line not UTF-8", lambda ws: replace_line(R(ws), 3, lines(R(ws))[2].replace(b"could", b"c\xf6uld")),
+     [f"{BASE}:3: the line is not valid UTF-8"]),
+    ("records line over 8 MiB", lambda ws: set_field(R(ws), 2, "answer", "x" * (8 * 1024 * 1024)),
+     [f"{BASE}:2: line longer than 8 MiB"]),
+    ("records line of 8 MiB and one byte", lambda ws: exact_line(R(ws), 2, 8 * 1024 * 1024 + 1),
+     [f"{BASE}:2: line longer than 8 MiB"]),
+    ("records line of exactly 8 MiB is valid", lambda ws: exact_line(R(ws), 2, 8 * 1024 * 1024), []),
+    ("records line of exactly 8 MiB with CRLF is valid",
+     lambda ws: exact_line(R(ws), 2, 8 * 1024 * 1024, end=b"\r\n"), []),
+    ("records file empty", lambda ws: R(ws).write_bytes(b""),
+     [f"{BASE}: the file holds no records"]),
+    ("records file of blank lines", lambda ws: R(ws).write_bytes(b"\n  \n\t\n"),
+     [f"{BASE}: the file holds no records"]),
+    ("records.parquet unreadable", lambda ws: R(ws).rename(R(ws).with_suffix(".parquet")),
+     None),  # DuckDB's own message follows the rule; checked by prefix below
+]
+
+
+@pytest.mark.parametrize("name, mutate, expected", RECORD_CASES, ids=[c[0] for c in RECORD_CASES])
+def test_record_rule(ws, name, mutate, expected):
+    mutate(ws)
+    found = check(ws)
+    if expected is None:
+        assert len(found) == 1 and found[0].startswith("runs/base/records.parquet: cannot read the Parquet file (")
+        return
+    assert sorted(found) == sorted(expected)
+
+
+def _rule_pattern(rule: str) -> str:
+    return re.sub(r"\\\{\w+\\\}", ".*", re.escape(rule))
+
+
+def test_every_sql_rule_has_a_case():
+    """Each rule text of LINE_RULES, RETRIEVED_RULES, CLAIM_RULES and CITATION_RULES is expected by a case."""
+    expected = [line for _, _, lines_ in RECORD_CASES if lines_ for line in lines_]
+    rules = [r[2] for r in records_module.LINE_RULES] + [r[0] for r in records_module.RETRIEVED_RULES] + \
+        [r[2] for r in records_module.CLAIM_RULES] + [r[0] for r in records_module.CITATION_RULES]
+    uncovered = [rule for rule in rules if not any(re.search(_rule_pattern(rule), line) for line in expected)]
+    assert uncovered == []
+
+
+def test_bounds_are_inclusive(ws):
+    """1000 retrieved documents, 100 claims and 100 citations are allowed (docs/formats.md)."""
+    many = [{"id": f"d{i}", "text": "t"} for i in range(1000)]
+    write_jsonl(D(ws), DOCUMENTS + many)
+    set_field(R(ws), 1, "retrieved", [d["id"] for d in many])
+    set_field(R(ws), 2, "claims", [{"id": f"c{i}", "citations": [f"d{j}" for j in range(100)]} for i in range(100)])
+    assert check(ws) == []
+
+
+def test_accepted_variants(ws):
+    """Blank lines, CRLF, x_ extensions, null optionals, big finite numbers and TREC-style IDs are valid."""
+    base = R(ws)
+    base.write_bytes(base.read_bytes().replace(b"\n", b"\r\n", 2) + b"\n \t\n")
+    set_field(base, 2, "x_trace", {"span": [1, 2]})
+    set_field(base, 3, "latency_ms", 2 ** 70)
+    edit_line(base, 1, lambda o: o["claims"][0].update({"text": None, "x_score": 0.5}))
+    drop_field(base, 3, "answer")
+    assert check(ws) == []
+
+
+def test_unknown_citations_are_valid_and_stored_as_citation_unknown(ws, tmp_path):
+    """A citation outside the suite is valid input; its claim is unsupported with reason citation_unknown."""
+    claim(lambda c: c.__setitem__("citations", ["elsewhere"]))(ws)
+    assert check(ws) == []
+    db = tmp_path / "scores.duckdb"
+    refresh(ws, db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "SELECT run_id, question_id, claim_id, citations, supported, reasons FROM claims "
+            "WHERE list_contains(reasons, 'citation_unknown') ORDER BY run_id").fetchall()
+        support = con.execute(
+            "SELECT support FROM question_scores WHERE run_id = 'base' AND question_id = 'q-1'").fetchone()[0]
+    # q-1 'monday' is an expected claim and 'elsewhere' is no document: only citation_unknown applies.
+    # cand q-4 'band' cites hr-1 (restricted for caller 'engineering') and 'outside-doc'.
+    assert rows == [
+        ("base", "q-1", "monday", ["elsewhere"], False, ["citation_unknown"]),
+        ("cand", "q-4", "band", ["hr-1", "outside-doc"], False, ["citation_unknown", "citation_restricted"]),
+    ]
+    assert support == 0.0  # one claim, unsupported: 0 / 1
+
+
+# --- suites: suite.json, documents.jsonl, questions.jsonl ------------------------------------------
+
+SUITE_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
+    # suite.json (pretty-printed: '{' on line 1, then name 2, version 3, corpus_version 4, rubric_version 5,
+    # description 6)
+    ("suite.json missing", lambda ws: S(ws).unlink(),
+     [f"{SUITE_JSON}: cannot read the file (No such file or directory)"]),
+    ("suite.json with a byte-order mark", lambda ws: S(ws).write_bytes(b"\xef\xbb\xbf" + S(ws).read_bytes()),
+     [f"{SUITE_JSON}:1: the file starts with a byte-order mark; save it as UTF-8 without BOM"]),
+    ("suite.json not UTF-8", lambda ws: S(ws).write_bytes(S(ws).read_bytes().replace(b"runbooks", b"r\xfcnbooks")),
+     [f"{SUITE_JSON}:6: the file is not valid UTF-8"]),
+    ("suite.json truncated", lambda ws: S(ws).write_bytes(S(ws).read_bytes()[:-30]),
+     [f"{SUITE_JSON}:6: not valid JSON (Unterminated string starting at)"]),
+    ("suite.json empty", lambda ws: S(ws).write_bytes(b""),
+     [f"{SUITE_JSON}:1: not valid JSON (Expecting value)"]),
+    ("suite.json a list", lambda ws: S(ws).write_text("\n[]\n"),
+     [f"{SUITE_JSON}:2: expected a JSON object"]),
+    ("suite.json with NaN", lambda ws: S(ws).write_text('{"name": "demo", "x_a": NaN}'),
+     [f"{SUITE_JSON}: not valid JSON (NaN is not a JSON number)"]),
+    ("suite.json key twice", lambda ws: S(ws).write_text(
+        '{"name": "demo",\n "version": "3",\n "version": "4", "corpus_version": "c", "rubric_version": "r"}'),
+     [f"{SUITE_JSON}: not valid JSON (a key appears twice in one object: 'version')"]),
+    ("suite unknown field", lambda ws: set_key(S(ws), "owner", "me"),
+     [f"{SUITE_JSON}:7: field 'owner': unknown field (allowed: corpus_version, description, name, "
+      "rubric_version, version; prefix extensions with x_)"]),
+    ("suite name missing", lambda ws: drop_key(S(ws), "name"),
+     [f"{SUITE_JSON}:1: field 'name': required field is missing"]),
+    ("suite name differs from its folder", lambda ws: set_key(S(ws), "name", "other"),
+     [f"{SUITE_JSON}:2: field 'name': 'other' must equal the folder name 'demo'"]),
+    ("suite version missing", lambda ws: drop_key(S(ws), "version"),
+     [f"{SUITE_JSON}:1: field 'version': required field is missing"]),
+    ("suite version a number", lambda ws: set_key(S(ws), "version", 3),
+     [f"{SUITE_JSON}:3: field 'version': 3: expected a non-empty string"]),
+    ("suite corpus_version blank", lambda ws: set_key(S(ws), "corpus_version", " "),
+     [f"{SUITE_JSON}:4: field 'corpus_version': ' ': expected a non-empty string"]),
+    ("suite rubric_version null", lambda ws: set_key(S(ws), "rubric_version", None),
+     [f"{SUITE_JSON}:5: field 'rubric_version': required field is missing"]),
+    ("suite description a list", lambda ws: set_key(S(ws), "description", ["x"]),
+     [f"{SUITE_JSON}:6: field 'description': ['x']: expected a non-empty string"]),
+    # documents.jsonl (line n = DOCUMENTS[n-1])
+    ("documents file missing", lambda ws: D(ws).unlink(), None),
+    ("documents with a byte-order mark", lambda ws: D(ws).write_bytes(b"\xef\xbb\xbf" + D(ws).read_bytes()),
+     [f"{DOCS}:1: the file starts with a byte-order mark; save it as UTF-8 without BOM"]),
+    ("document line not UTF-8", lambda ws: replace_line(D(ws), 7, lines(D(ws))[6].replace(b"archived", b"\xff")),
+     [f"{DOCS}:7: the line is not valid UTF-8"]),
+    ("document line not JSON", lambda ws: replace_line(D(ws), 7, '{"id": "spare", "text": '),
+     [f"{DOCS}:7: not valid JSON (Expecting value)"]),
+    ("document line not an object", lambda ws: replace_line(D(ws), 7, '"spare"'),
+     [f"{DOCS}:7: expected a JSON object on each line"]),
+    ("document line over 8 MiB", lambda ws: set_field(D(ws), 7, "text", "x" * (8 * 1024 * 1024 + 1)),
+     [f"{DOCS}:7: line longer than 8 MiB"]),
+    ("document line of exactly 8 MiB is valid",
+     lambda ws: replace_line(D(ws), 7, '{"id": "spare", "text": "%s"}' % ("x" * (8 * 1024 * 1024 - 27))), []),
+    ("document key twice", lambda ws: replace_line(D(ws), 7, '{"id": "spare", "text": "a", "text": "b"}'),
+     [f"{DOCS}:7: not valid JSON (a key appears twice in one object: 'text')"]),
+    ("documents file empty", lambda ws: D(ws).write_bytes(b""), None),
+    ("document unknown field", lambda ws: set_field(D(ws), 2, "url", "http://x"),
+     [f"{DOCS}:2: field 'url': unknown field (allowed: access, id, text, title, version; "
+      "prefix extensions with x_)"]),
+    ("document id missing", lambda ws: drop_field(D(ws), 7, "id"),
+     [f"{DOCS}:7: field 'id': None: {ID_RULE}"]),
+    ("document id a number", lambda ws: set_field(D(ws), 7, "id", 4),
+     [f"{DOCS}:7: field 'id': 4: {ID_RULE}"]),
+    ("document id with a space", lambda ws: set_field(D(ws), 7, "id", "spare note"),
+     [f"{DOCS}:7: field 'id': 'spare note': {ID_RULE}"]),
+    ("document id renamed: its references are unknown", lambda ws: set_field(D(ws), 4, "id", "rb-four"),
+     [f"{BASE}:1: question 'q-1': field 'retrieved': 'rb-4' is not a document of suite 'demo' v3",
+      f"{BASE}:2: question 'q-2': field 'retrieved': 'rb-4' is not a document of suite 'demo' v3",
+      f"{BASE}:3: question 'q-3': field 'retrieved': 'rb-4' is not a document of suite 'demo' v3",
+      f"{CAND}:4: question 'q-4': field 'retrieved': 'rb-4' is not a document of suite 'demo' v3",
+      f"{QUESTIONS}:2: question 'q-2': field 'relevant': 'rb-4' is not a document of suite 'demo' v3"]),
+    ("document duplicated", lambda ws: append_line(D(ws), DOCUMENTS[0]),
+     [f"{DOCS}:8: field 'id': 'rb-1': duplicate document ID"]),
+    ("document text missing: still a known document", lambda ws: drop_field(D(ws), 4, "text"),
+     [f"{DOCS}:4: field 'text': required field is missing"]),
+    ("document text blank", lambda ws: set_field(D(ws), 7, "text", "  "),
+     [f"{DOCS}:7: field 'text': '  ': expected a non-empty string"]),
+    ("document version a number", lambda ws: set_field(D(ws), 1, "version", 2),
+     [f"{DOCS}:1: field 'version': 2: expected a non-empty string"]),
+    ("document title a number", lambda ws: set_field(D(ws), 1, "title", 2),
+     [f"{DOCS}:1: field 'title': 2: expected a non-empty string"]),
+    ("document access a string", lambda ws: set_field(D(ws), 5, "access", "hr"),
+     [f"{DOCS}:5: field 'access': 'hr': expected a list of group names"]),
+    ("document access with a blank group", lambda ws: set_field(D(ws), 5, "access", ["hr", " "]),
+     [f"{DOCS}:5: field 'access': ['hr', ' ']: expected a list of group names"]),
+    # questions.jsonl (line n = QUESTIONS[n-1]; q-2 has graded relevance and two expected claims)
+    ("question line not JSON", lambda ws: replace_line(Q(ws), 5, '{"id": "q-5"'),
+     [f"{QUESTIONS}:5: not valid JSON (Expecting ',' delimiter)",
+      # cand has a record for q-5, which is now no question of the suite
+      f"{CAND}:5: question 'q-5': field 'question_id': 'q-5' is not a question of suite 'demo'"]),
+    ("question unknown field", lambda ws: set_field(Q(ws), 3, "answer", "none"),
+     [f"{QUESTIONS}:3: question 'q-3': field 'answer': unknown field (allowed: caller, claims, critical, disputed, "
+      "id, relevant, split, support, tags, text, type; prefix extensions with x_)"]),
+    ("question id malformed", lambda ws: set_field(Q(ws), 5, "id", "q\n5"),
+     [f"{QUESTIONS}:5: question 'q\\n5': field 'id': 'q\\n5': {ID_RULE}",
+      f"{CAND}:5: question 'q-5': field 'question_id': 'q-5' is not a question of suite 'demo'"]),
+    ("question duplicated", lambda ws: append_line(Q(ws), {"id": "q-3", "text": "again", "type": "x",
+                                                              "split": "dev", "relevant": []}),
+     [f"{QUESTIONS}:6: question 'q-3': field 'id': 'q-3': duplicate question ID"]),
+    ("question text missing", lambda ws: drop_field(Q(ws), 3, "text"),
+     [f"{QUESTIONS}:3: question 'q-3': field 'text': required field is missing"]),
+    ("question type missing", lambda ws: drop_field(Q(ws), 3, "type"),
+     [f"{QUESTIONS}:3: question 'q-3': field 'type': required field is missing"]),
+    ("question split unknown", lambda ws: set_field(Q(ws), 3, "split", "test"),
+     [f"{QUESTIONS}:3: question 'q-3': field 'split': 'test': expected 'dev' or 'heldout'"]),
+    ("question split missing", lambda ws: drop_field(Q(ws), 3, "split"),
+     [f"{QUESTIONS}:3: question 'q-3': field 'split': None: expected 'dev' or 'heldout'"]),
+    ("question critical a string", lambda ws: set_field(Q(ws), 3, "critical", "yes"),
+     [f"{QUESTIONS}:3: question 'q-3': field 'critical': 'yes': expected true or false"]),
+    ("question tags a string", lambda ws: set_field(Q(ws), 1, "tags", "release"),
+     [f"{QUESTIONS}:1: question 'q-1': field 'tags': 'release': expected a list of tag strings"]),
+    ("question caller of numbers", lambda ws: set_field(Q(ws), 4, "caller", [1]),
+     [f"{QUESTIONS}:4: question 'q-4': field 'caller': [1]: expected a list of group names"]),
+    ("question relevant missing", lambda ws: drop_field(Q(ws), 3, "relevant"),
+     [f"{QUESTIONS}:3: question 'q-3': field 'relevant': required field is missing "
+      "(use [] for an unanswerable question)"]),
+    ("question relevant a string", lambda ws: set_field(Q(ws), 3, "relevant", "rb-1"),
+     [f"{QUESTIONS}:3: question 'q-3': field 'relevant': 'rb-1': expected a list of document IDs or a map "
+      "document ID -> grade"]),
+    ("question relevant list too long", lambda ws: set_field(Q(ws), 3, "relevant", ["rb-1"] * 10_001),
+     [f"{QUESTIONS}:3: question 'q-3': field 'relevant': ['rb-1', 'rb-1', 'rb-1', 'rb-1', 'rb-1', 'rb-1', "
+      "'rb-1', ...: at most 10000 IDs are allowed, found 10001"]),
+    ("question relevant map too long",
+     lambda ws: set_field(Q(ws), 3, "relevant", {f"rb-{i}": 0 for i in range(10_001)}), None),
+    ("question relevant ID malformed", lambda ws: set_field(Q(ws), 3, "relevant", ["rb 1"]),
+     [f"{QUESTIONS}:3: question 'q-3': field 'relevant': 'rb 1': {ID_RULE}"]),
+    ("question relevant ID twice", lambda ws: set_field(Q(ws), 3, "relevant", ["rb-1", "rb-1"]),
+     [f"{QUESTIONS}:3: question 'q-3': field 'relevant': 'rb-1': duplicate ID"]),
+    ("question grade a float", lambda ws: edit_line(Q(ws), 2, lambda o: o["relevant"].__setitem__("rb-4", 0.5)),
+     [f"{QUESTIONS}:2: question 'q-2': field \"relevant['rb-4']\": 0.5: a relevance grade is a whole number"]),
+    ("question grade a boolean", lambda ws: edit_line(Q(ws), 2, lambda o: o["relevant"].__setitem__("rb-4", True)),
+     [f"{QUESTIONS}:2: question 'q-2': field \"relevant['rb-4']\": True: a relevance grade is a whole number"]),
+    ("question relevant document unknown", lambda ws: set_field(Q(ws), 3, "relevant", {"nope": 0}),
+     [f"{QUESTIONS}:3: question 'q-3': field 'relevant': 'nope' is not a document of suite 'demo' v3"]),
+    ("question support a list", lambda ws: set_field(Q(ws), 5, "support", ["FR940202-2-00150"]),
+     [f"{QUESTIONS}:5: question 'q-5': field 'support': ['FR940202-2-00150']: expected a map claim ID -> "
+      "supporting document IDs"]),
+    ("question support claim ID malformed", lambda ws: set_field(Q(ws), 5, "support", {"a b": ["FR940202-2-00150"]}),
+     [f"{QUESTIONS}:5: question 'q-5': field 'support': 'a b': {ID_RULE}"]),
+    ("question support documents a string", lambda ws: set_field(Q(ws), 5, "support", {"c": "FR940202-2-00150"}),
+     [f"{QUESTIONS}:5: question 'q-5': field \"support['c']\": 'FR940202-2-00150': expected a list of IDs"]),
+    ("question support documents more than 100",
+     lambda ws: set_field(Q(ws), 5, "support", {"c": [f"d{i}" for i in range(101)]}), None),
+    ("question support documents empty", lambda ws: set_field(Q(ws), 5, "support", {"c": []}),
+     [f"{QUESTIONS}:5: question 'q-5': field \"support['c']\": []: an expected claim needs at least one "
+      "supporting document"]),
+    ("question support document not labelled relevant",
+     lambda ws: edit_line(Q(ws), 2, lambda o: o["support"].__setitem__("old", ["rb-4"])),
+     [f"{QUESTIONS}:2: question 'q-2': field \"support['old']\": ['rb-4']: supporting documents must be labelled "
+      "relevant (grade > 0)"]),
+    ("question support without relevant documents", lambda ws: set_field(Q(ws), 3, "support", {"x": ["rb-1"]}),
+     [f"{QUESTIONS}:3: question 'q-3': field \"support['x']\": ['rb-1']: supporting documents must be labelled "
+      "relevant (grade > 0)",
+      f"{QUESTIONS}:3: question 'q-3': field 'support': ['x']: expected claims need relevant documents"]),
+    ("question claims a list", lambda ws: set_field(Q(ws), 1, "claims", ["The window starts on Monday."]),
+     [f"{QUESTIONS}:1: question 'q-1': field 'claims': ['The window starts on Monday.']: expected a map claim ID "
+      "-> proposition"]),
+    ("question proposition for an unknown claim",
+     lambda ws: edit_line(Q(ws), 1, lambda o: o["claims"].__setitem__("friday", "Friday.")),
+     [f"{QUESTIONS}:1: question 'q-1': field 'claims': 'friday': a proposition for a claim that is not an "
+      "expected claim in 'support'"]),
+    ("question proposition blank", lambda ws: edit_line(Q(ws), 1, lambda o: o["claims"].__setitem__("monday", "")),
+     [f"{QUESTIONS}:1: question 'q-1': field \"claims['monday']\": '': a proposition is a non-empty string"]),
+    ("question disputed a boolean", lambda ws: set_field(Q(ws), 2, "disputed", True),
+     [f"{QUESTIONS}:2: question 'q-2': field 'disputed': True: expected a non-empty string"]),
+]
+
+
+@pytest.mark.parametrize("name, mutate, expected", SUITE_CASES, ids=[c[0] for c in SUITE_CASES])
+def test_suite_rule(ws, name, mutate, expected):
+    mutate(ws)
+    found = check(ws)
+    if expected is None:
+        return _check_special(name, found)
+    assert sorted(found) == sorted(expected)
+
+
+def _check_special(name: str, found: list[str]) -> None:
+    """Cases whose full output is long: the named problem and no traceback-shaped line."""
+    first = {
+        "documents file missing": f"{DOCS}: cannot read the file (No such file or directory)",
+        "documents file empty": f"{DOCS}: the file holds no records",
+        "question relevant map too long": f"{QUESTIONS}:3: question 'q-3': field 'relevant': ",
+        "question support documents more than 100": f"{QUESTIONS}:5: question 'q-5': field \"support['c']\": ",
+    }[name]
+    rule = {
+        "question relevant map too long": "at most 10000 labelled documents, found 10001",
+        "question support documents more than 100": "at most 100 IDs are allowed, found 101",
+    }.get(name, "")
+    assert any(line.startswith(first) and line.endswith(rule) for line in found), found
+    # With no documents every reference to a document is also reported, in file and line order.
+    assert all(re.match(r"^(runs|suites)/[\w./-]+(:\d+)?: ", line) for line in found[:-1]), found
+    assert re.match(r"^(runs|suites)/[\w./-]+(:\d+)?: |^\.\.\. and \d+ more problems$", found[-1]), found
+
+
+# --- manifests and run folders -----------------------------------------------------------------------------
+
+# manifest.json as written: '{' line 1, run_id 2, suite 3, suite_version 4, corpus_version 5, created_at 6,
+# code_revision 7, retrieval 8-11, k 12, prompt_revision 13, model 14, generation 15-17, rubric_version 18,
+# group 19, repeat 20, notes 21.
+MANIFEST_LINES = {"run_id": 2, "suite": 3, "suite_version": 4, "corpus_version": 5, "created_at": 6,
+                  "code_revision": 7, "retrieval": 8, "k": 12, "prompt_revision": 13, "model": 14,
+                  "generation": 15, "rubric_version": 18, "group": 19, "repeat": 20, "notes": 21}
+REQUIRED = ("run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision", "retrieval", "k",
+            "prompt_revision", "model", "generation", "rubric_version")
+K_RULE = "the context cutoff k is a whole number from 1 to 100"
+
+
+def test_manifest_lines_are_as_documented_above(ws):
+    text = M(ws).read_text().splitlines()
+    for key, line in MANIFEST_LINES.items():
+        assert text[line - 1].lstrip().startswith(f'"{key}"'), key
+
+
+@pytest.mark.parametrize("key", REQUIRED)
+def test_manifest_required_field_missing(ws, key):
+    drop_key(M(ws), key)
+    assert check(ws) == [f"{MANIFEST}:1: field '{key}': required manifest field is missing"]
+
+
+@pytest.mark.parametrize("key", REQUIRED)
+def test_manifest_required_field_null(ws, key):
+    set_key(M(ws), key, None)
+    assert check(ws) == [f"{MANIFEST}:{MANIFEST_LINES[key]}: field '{key}': required manifest field is missing"]
+
+
+@pytest.mark.parametrize("k", [0, 101, 1000, -1, 2.5, 2.0, "3", True])
+def test_manifest_k_outside_1_to_100(ws, k):
+    set_key(M(ws), "k", k)
+    assert check(ws) == [f"{MANIFEST}:12: field 'k': {k!r}: {K_RULE}"]
+
+
+@pytest.mark.parametrize("k", [1, 100])
+def test_manifest_k_at_the_bounds_is_valid(ws, k):
+    set_key(M(ws), "k", k)
+    assert check(ws) == []
+
+
+DIFFERS = "re-run against the current suite or keep the older suite version in its own workspace"
+
+MANIFEST_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
+    ("manifest missing", lambda ws: M(ws).unlink(),
+     [f"{MANIFEST}: cannot read the file (No such file or directory)"]),
+    ("manifest truncated after '\"k\": '",
+     lambda ws: M(ws).write_text(M(ws).read_text()[:M(ws).read_text().index('"k": ') + 5]),
+     [f"{MANIFEST}:12: not valid JSON (Expecting value)"]),
+    ("manifest with a byte-order mark", lambda ws: M(ws).write_bytes(b"\xef\xbb\xbf" + M(ws).read_bytes()),
+     [f"{MANIFEST}:1: the file starts with a byte-order mark; save it as UTF-8 without BOM"]),
+    ("manifest a list", lambda ws: M(ws).write_text("[1]"), [f"{MANIFEST}:1: expected a JSON object"]),
+    ("manifest unknown field", lambda ws: set_key(M(ws), "temperature", 0.2),
+     [f"{MANIFEST}:22: field 'temperature': unknown field (allowed: code_revision, corpus_version, created_at, "
+      "generation, group, k, model, notes, prompt_revision, repeat, retrieval, rubric_version, run_id, suite, "
+      "suite_version; prefix extensions with x_)"]),
+    ("manifest model a number", lambda ws: set_key(M(ws), "model", 7),
+     [f"{MANIFEST}:14: field 'model': 7: expected a non-empty string"]),
+    ("manifest created_at blank", lambda ws: set_key(M(ws), "created_at", ""),
+     [f"{MANIFEST}:6: field 'created_at': '': expected a non-empty string"]),
+    ("manifest retrieval a string", lambda ws: set_key(M(ws), "retrieval", "bm25"),
+     [f"{MANIFEST}:8: field 'retrieval': 'bm25': expected an object of settings"]),
+    ("manifest generation a list", lambda ws: set_key(M(ws), "generation", []),
+     [f"{MANIFEST}:15: field 'generation': []: expected an object of settings"]),
+    ("manifest run_id differs from its folder", lambda ws: set_key(M(ws), "run_id", "cand"),
+     [f"{MANIFEST}:2: field 'run_id': 'cand' must equal the folder name 'base'"]),
+    ("manifest group blank", lambda ws: set_key(M(ws), "group", " "),
+     [f"{MANIFEST}:19: field 'group': ' ': expected a non-empty string"]),
+    ("manifest repeat 0", lambda ws: set_key(M(ws), "repeat", 0),
+     [f"{MANIFEST}:20: field 'repeat': 0: a repeat number is a whole number >= 1"]),
+    ("manifest repeat a string", lambda ws: set_key(M(ws), "repeat", "1"),
+     [f"{MANIFEST}:20: field 'repeat': '1': a repeat number is a whole number >= 1"]),
+    ("manifest notes a number", lambda ws: set_key(M(ws), "notes", 1),
+     [f"{MANIFEST}:21: field 'notes': 1: expected a string"]),
+    ("manifest suite unknown", lambda ws: set_key(M(ws), "suite", "other"),
+     [f"{MANIFEST}:3: field 'suite': 'other' is not a suite of this workspace"]),
+    ("manifest suite_version differs", lambda ws: set_key(M(ws), "suite_version", "2"),
+     [f"{MANIFEST}:4: field 'suite_version': '2' differs from suite 'demo' (suite_version '3'); {DIFFERS}"]),
+    ("manifest corpus_version differs", lambda ws: set_key(M(ws), "corpus_version", "corpus-0"),
+     [f"{MANIFEST}:5: field 'corpus_version': 'corpus-0' differs from suite 'demo' (corpus_version 'corpus-1'); "
+      f"{DIFFERS}"]),
+    ("manifest rubric_version differs", lambda ws: set_key(M(ws), "rubric_version", "rubric-2"),
+     [f"{MANIFEST}:18: field 'rubric_version': 'rubric-2' differs from suite 'demo' (rubric_version 'rubric-1'); "
+      f"{DIFFERS}"]),
+    ("manifest key twice", lambda ws: M(ws).write_text(M(ws).read_text().replace('"k": 2,', '"k": 2, "k": 3,')),
+     [f"{MANIFEST}: not valid JSON (a key appears twice in one object: 'k')"]),
+    ("run folder without records", lambda ws: R(ws).unlink(),
+     ["runs/base: the run folder has no records.jsonl or records.parquet"]),
+    ("run folder with both records files", lambda ws: shutil.copy(R(ws), R(ws).with_suffix(".parquet")),
+     ["runs/base: the run folder holds both records.jsonl and records.parquet"]),
+    ("run folder name malformed", lambda ws: (ws / "runs" / "base").rename(ws / "runs" / "my run"),
+     ["runs/my run: a suite or run folder name is 1-64 of letters, digits, '.', '_', '-'",
+      "runs/my run/manifest.json:2: field 'run_id': 'base' must equal the folder name 'my run'"]),
+    ("suite folder name too long", lambda ws: (ws / "suites" / "demo").rename(ws / "suites" / ("s" * 65)),
+     None),
+    ("no suites folder", lambda ws: shutil.rmtree(ws / "suites"),
+     ["suites: a workspace needs suites/<suite>/ folders",
+      f"{MANIFEST}:3: field 'suite': 'demo' is not a suite of this workspace",
+      "runs/cand/manifest.json:3: field 'suite': 'demo' is not a suite of this workspace"]),
+    ("suite.json broken: its runs are not reported again", lambda ws: S(ws).write_text("{"),
+     [f"{SUITE_JSON}:1: not valid JSON (Expecting property name enclosed in double quotes)"]),
+]
+
+
+@pytest.mark.parametrize("name, mutate, expected", MANIFEST_CASES, ids=[c[0] for c in MANIFEST_CASES])
+def test_manifest_and_folder_rule(ws, name, mutate, expected):
+    mutate(ws)
+    found = check(ws)
+    if expected is None:  # the long folder name: named once, and its suite's runs not re-reported
+        name_rule = "a suite or run folder name is 1-64 of letters, digits, '.', '_', '-'"
+        assert f"suites/{'s' * 65}: {name_rule}" in found
+        return
+    assert sorted(found) == sorted(expected)
+
+
+def test_workspace_folder_missing(tmp_path):
+    with pytest.raises(ValidationError) as caught:
+        refresh(tmp_path / "nowhere", tmp_path / "scores.duckdb")
+    assert str(caught.value) == f"{tmp_path}/nowhere: the workspace folder does not exist"
+
+
+# --- every problem at once, through refresh ----------------------------------------------------------------
+
+
+def test_problems_in_a_suite_and_two_runs_are_all_reported(ws, tmp_path):
+    set_field(Q(ws), 3, "split", "test")                      # suite
+    set_key(M(ws), "k", 0)                                    # run base: manifest
+    set_field(run_file(ws, "cand"), 2, "latency_ms", -5)      # run cand: two records
+    set_field(run_file(ws, "cand"), 4, "retrieved", ["nope"])
+    db = tmp_path / "scores.duckdb"
+    with pytest.raises(ValidationError) as caught:
+        refresh(ws, db)
+    assert not db.exists()
+    shown = [line.replace(f"{ws}/", "") for line in str(caught.value).splitlines()]
+    assert shown == [
+        f"{MANIFEST}:12: field 'k': 0: {K_RULE}",
+        f"{CAND}:2: question 'q-2': field 'latency_ms': -5: expected a finite number >= 0 or null",
+        f"{CAND}:4: question 'q-4': field 'retrieved': 'nope' is not a document of suite 'demo' v3",
+        f"{QUESTIONS}:3: question 'q-3': field 'split': 'test': expected 'dev' or 'heldout'",
+    ]
+    assert len(caught.value.problems) == 4
+    assert [(p.path.replace(f"{ws}/", ""), p.line, p.question, p.field) for p in caught.value.problems] == [
+        (MANIFEST, 12, None, "k"), (CAND, 2, "q-2", "latency_ms"), (CAND, 4, "q-4", "retrieved"),
+        (QUESTIONS, 3, "q-3", "split"),
+    ]
+
+
+def test_many_problems_are_counted_beyond_the_first_fifty(ws):
+    for line in range(1, 5):
+        set_field(R(ws), line, "latency_ms", -1)
+        set_field(R(ws), line, "cost_usd", -1)
+        set_field(R(ws), line, "answer", 0)
+    rows = [json.loads(raw) for raw in lines(R(ws))]
+    write_jsonl(R(ws), [dict(rows[i % 4], question_id=f"q-x{i}") for i in range(60)])
+    found = check(ws)
+    assert found[-1] == "... and 190 more problems"   # 60 lines x 4 problems (unknown question + 3 fields)
+    assert len(found) == 51
+
+
+def test_a_new_run_with_a_bad_manifest_is_reported_on_a_refresh_that_changes_nothing_else(ws, tmp_path):
+    """A refresh must fail on any problem, even when no stored suite or run changed."""
+    db = tmp_path / "scores.duckdb"
+    refresh(ws, db)
+    write_json(ws / "runs" / "late" / "manifest.json", manifest("late", k=0))
+    write_jsonl(ws / "runs" / "late" / "records.jsonl", RECORDS["base"])
+    with pytest.raises(ValidationError, match=r"runs/late/manifest.json:12: field 'k': 0: "):
+        refresh(ws, db)
