@@ -1,0 +1,314 @@
+"""TREC files in, trec_eval-style numbers out: `ragslice trec QRELS RUN [-q] [-l LEVEL] [-m ...]`.
+
+Both files are read by DuckDB's CSV reader (no per-line Python on the happy path) and scored by
+the SQL engine (`scoring.engine.retrieval_sql`); this module only builds the engine's `eval_*`
+input relations (suite ``trec``, run ID from the run file).
+
+Files (UTF-8; LF or CRLF line endings, one kind per file; fields separated by any run of
+whitespace; blank lines and lines whose first field starts with ``#`` are skipped):
+    qrels   ``qid 0 docno grade``                      exactly 4 fields, grade a whole number
+    run     ``qid Q0 docno rank score runid``          exactly 6 fields, score a finite number
+The second column of both files and the rank column of the run are ignored. A docno may appear
+once per topic in each file (trec_eval refuses duplicates too). The run ID is the last line's
+``runid``, as in trec_eval.
+
+Conventions, those of trec_eval 10 (which they were checked against):
+- ranking: score descending, ties broken by docno in descending byte order;
+- topics scored: those in both files (run topics missing from the qrels and qrels topics missing
+  from the run are ignored: trec_eval without ``-c``);
+- ``-l LEVEL`` (>= 1): a document is relevant when its grade >= LEVEL (binary measures);
+  nDCG's gain is the grade (negative grades gain 0), the ideal ranking is built from every
+  judged document of the topic, whatever the level;
+- a measure without a cutoff (``RR``, ``AP``) looks at the whole ranking.
+
+n/a: a topic with no document at the relevance level scores n/a for every measure (the
+registry's rule). With ``-q`` its lines read ``n/a``; the ``all`` line is the mean over the
+topics that are not n/a (``n/a`` when every topic is). trec_eval instead scores such a topic 0
+and counts it in its mean, and its ``ndcg_cut`` ignores ``-l``: the two agree whenever every
+scored topic has a relevant document at the level.
+
+Output: ``MEASURE<TAB>QID<TAB>VALUE`` lines, values with 4 decimals, measures by canonical name
+(``P@10``) in the order asked (duplicates dropped). With ``-q``, trec_eval's order: topic by
+topic (qid in byte order), every measure per topic; then one ``all`` line per measure.
+
+Errors raise `ValidationError` naming the file, the line and the broken rule (exit code 2); a
+file's first 20 bad lines are listed at once.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import duckdb
+
+from . import engine
+from .errors import Problem, ValidationError, invalid
+from .metrics import Measure, parse_measure
+
+DEFAULT_MEASURES = ("P@10", "R@10", "nDCG@10", "RR", "AP")
+SUITE = "trec"
+MAX_PROBLEMS = 20
+FileKind = Literal["qrels", "run"]
+
+_LAYOUT: dict[FileKind, tuple[int, str]] = {
+    "qrels": (4, "qid 0 docno grade"),
+    "run": (6, "qid Q0 docno rank score runid"),
+}
+
+# A line's fields, split on trec_eval's isspace(); lines with single spaces take the fast split
+# (substring tests cost less than one regular expression per line).
+_FIELDS = r"""CASE
+    WHEN l IS NULL THEN []::VARCHAR[]
+    WHEN contains(l, '  ') OR starts_with(l, ' ') OR ends_with(l, ' ') OR contains(l, chr(9))
+         OR contains(l, chr(11)) OR contains(l, chr(12)) OR contains(l, chr(13))
+      THEN regexp_extract_all(l, '[^ \t\n\v\f\r]+')
+    ELSE string_split(l, ' ')
+  END"""
+
+# One pass over the file: every line becomes a row (blank and comment lines are kept, marked
+# `skip`), so with insertion order preserved the table's rowid + 1 is the line number.
+_READ_SQL = f"""CREATE OR REPLACE TEMP TABLE {{table}} AS
+SELECT len(f) = 0 OR starts_with(f[1], '#') AS skip, len(f) AS n_fields, {{columns}}
+FROM (SELECT {_FIELDS} AS f
+      FROM (SELECT line AS l FROM read_csv($path, columns = {{{{'line': 'VARCHAR'}}}}, delim = $delim, quote = '',
+                                           escape = '', header = false, auto_detect = false)))"""
+
+_COLUMNS: dict[FileKind, str] = {
+    "qrels": "f[1] AS qid, f[3] AS docno, "
+    "CASE WHEN regexp_full_match(f[4], '[+-]?[0-9]+') THEN TRY_CAST(f[4] AS INTEGER) END AS grade",
+    "run": "f[1] AS qid, f[3] AS docno, TRY_CAST(f[5] AS DOUBLE) AS score, f[6] AS runid",
+}
+
+_BAD_ROWS: dict[FileKind, str] = {
+    "qrels": "NOT skip AND (n_fields <> 4 OR grade IS NULL)",
+    "run": "NOT skip AND (n_fields <> 6 OR score IS NULL OR NOT isfinite(score))",
+}
+
+# The field a bad row is reported for (0-based): the grade of a qrels line, the score of a run line.
+_CHECKED_FIELD: dict[FileKind, int] = {"qrels": 3, "run": 4}
+
+
+@dataclass(frozen=True)
+class TrecScores:
+    """Per-topic values (None = n/a) and the mean over scored topics, per measure."""
+
+    run_id: str
+    measures: tuple[Measure, ...]
+    topics: tuple[str, ...]
+    values: dict[str, dict[str, float | None]]  # measure name -> qid -> value
+    means: dict[str, float | None]  # measure name -> mean over the non-n/a topics
+
+
+def parse_measures(texts: Sequence[str]) -> tuple[Measure, ...]:
+    """Retrieval measures in the order given, duplicates (``P_10`` = ``P@10``) dropped."""
+    found: dict[str, Measure] = {}
+    for text in texts:
+        measure = parse_measure(text)
+        if measure.metric.level != "retrieval":
+            raise invalid(
+                f"{measure.metric.name} is an answer-level metric; TREC files carry rankings only "
+                "(use a retrieval measure such as P@10, R@100, nDCG@10, RR, AP, Success@1)",
+                "measure",
+                text,
+            )
+        found.setdefault(str(measure), measure)
+    if not found:
+        raise invalid("name at least one measure", "measure")
+    return tuple(found.values())
+
+
+def load_qrels(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+    """Read and validate a qrels file into the temp table ``trec_qrels(skip, n_fields, qid, docno,
+    grade)``; rows with `skip` are blank or comment lines, rowid + 1 is the line number."""
+    _load(con, Path(path), "qrels")
+
+
+def load_run(con: duckdb.DuckDBPyConnection, path: str | Path) -> str:
+    """Read and validate a run file into the temp table ``trec_run(skip, n_fields, qid, docno,
+    score, runid)`` (as `load_qrels`). Returns the run ID: the last line's, as trec_eval takes it."""
+    _load(con, Path(path), "run")
+    return con.execute("SELECT runid FROM trec_run WHERE NOT skip ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+
+
+def _load(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> None:
+    """Create ``trec_{kind}``; raise `ValidationError` (file:line, rule) listing the first problems."""
+    if not path.is_file():
+        raise invalid("no such file", path=str(path))
+    table = f"trec_{kind}"  # kind is one of two literals
+    con.execute("SET preserve_insertion_order = true")  # rowid + 1 is the line number
+    try:
+        con.execute(_READ_SQL.format(table=table, columns=_COLUMNS[kind]), {"path": str(path), "delim": "\x01"})
+    except duckdb.Error as error:
+        raise _unreadable(path, error) from None
+    problems = _line_problems(con, path, kind, table)
+    if problems:
+        con.execute(f"DROP TABLE {table}")
+        raise ValidationError(problems)
+
+
+def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, table: str) -> list[Problem]:
+    n_fields, layout = _LAYOUT[kind]
+    where = str(path)
+    if con.execute(f"SELECT count(*) FROM {table} WHERE NOT skip").fetchone()[0] == 0:
+        return [Problem(rule=f"the file has no lines; expected lines of `{layout}`", path=where)]
+    bad = con.execute(
+        f"SELECT rowid + 1, n_fields, qid FROM {table} WHERE {_BAD_ROWS[kind]} ORDER BY rowid LIMIT {MAX_PROBLEMS}"
+    ).fetchall()
+    if bad:
+        shown = _fields_of_lines(path, {line_no for line_no, found, _ in bad if found == n_fields})
+        return [_bad_line(kind, where, line_no, found, qid, shown.get(line_no)) for line_no, found, qid in bad]
+    duplicates = con.execute(
+        f"""WITH rows AS (SELECT rowid + 1 AS line_no, qid, docno FROM {table} WHERE NOT skip),
+                 dup AS (SELECT qid, docno, min(line_no) AS first_line FROM rows
+                         GROUP BY qid, docno HAVING count(*) > 1)
+            SELECT r.line_no, r.qid, r.docno, d.first_line FROM rows r
+            JOIN dup d ON d.qid = r.qid AND d.docno = r.docno AND r.line_no > d.first_line
+            ORDER BY r.line_no LIMIT {MAX_PROBLEMS}"""
+    ).fetchall()
+    return [
+        Problem(rule=f"docno already listed for this topic at line {first}; a docno appears once per topic",
+                field="docno", value=docno, has_value=True, path=where, line=line_no, question=qid)
+        for line_no, qid, docno, first in duplicates
+    ]
+
+
+def _bad_line(kind: FileKind, where: str, line_no: int, found: int, qid: str, fields: list[str] | None) -> Problem:
+    n_fields, layout = _LAYOUT[kind]
+    if found != n_fields:
+        return Problem(rule=f"expected {n_fields} fields (`{layout}`), found {found}", path=where, line=line_no)
+    name = "grade" if kind == "qrels" else "score"
+    rule = "the grade is a whole number, e.g. 0, 1, 2" if kind == "qrels" else \
+        "the score is a finite number, e.g. 12.5 or -3.1e-2"
+    value = fields[_CHECKED_FIELD[kind]] if fields else None
+    return Problem(rule=rule, field=name, value=value, has_value=fields is not None, path=where, line=line_no,
+                   question=qid)
+
+
+def _fields_of_lines(path: Path, wanted: set[int]) -> dict[int, list[str]]:
+    """The fields of a few lines, for error messages only (a Python scan on the error path)."""
+    found: dict[int, list[str]] = {}
+    if not wanted:
+        return found
+    last = max(wanted)
+    with path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
+        for line_no, line in enumerate(handle, 1):
+            if line_no in wanted:
+                found[line_no] = line.split()
+            if line_no >= last:
+                break
+    return found
+
+
+def _unreadable(path: Path, error: duckdb.Error) -> ValidationError:
+    """Locate what the CSV reader refused (error path only: a Python scan for the line number)."""
+    with path.open("rb") as handle:
+        ending = None
+        for line_no, raw in enumerate(handle, 1):
+            this = b"\r\n" if raw.endswith(b"\r\n") else b"\n" if raw.endswith(b"\n") else None
+            body = raw.rstrip(b"\r\n")
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return invalid(f"not UTF-8 text (byte {bad.start + 1} of the line); re-encode the file as UTF-8",
+                               path=str(path), line=line_no)
+            if b"\r" in body:
+                return invalid("a carriage return inside a line; lines end with LF or CRLF",
+                               path=str(path), line=line_no)
+            if b"\x00" in body or b"\x01" in body:
+                return invalid("a control character (NUL or 0x01) inside a line", path=str(path), line=line_no)
+            if this is not None:
+                if ending is not None and this != ending:
+                    return invalid("mixed line endings (LF and CRLF); convert the file to one kind, e.g. dos2unix",
+                                   path=str(path), line=line_no)
+                ending = this
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return invalid(f"the file cannot be read as text lines: {first}", path=str(path))
+
+
+def build_inputs(con: duckdb.DuckDBPyConnection, run_id: str, cutoffs: Sequence[int]) -> None:
+    """Create the engine's eval_pairs (table), eval_labels and eval_retrieved (views) over
+    ``trec_qrels`` and ``trec_run``: one suite, one run, one eval_pairs row per topic found in both
+    files and per cutoff. The engine reaches labels and rankings through eval_pairs only, so the
+    other topics are never scored. The ranking view assigns ranks 1..n per topic."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE trec_ids AS SELECT $run_id::VARCHAR AS run_id, $suite::VARCHAR AS suite",
+        {"run_id": run_id, "suite": SUITE},
+    )
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE eval_pairs AS
+        WITH topics AS (SELECT qid FROM trec_run WHERE NOT skip INTERSECT SELECT qid FROM trec_qrels WHERE NOT skip)
+        SELECT i.run_id, i.suite, t.qid AS question_id, c.k::INTEGER AS k, 'ok' AS status
+        FROM topics t CROSS JOIN trec_ids i CROSS JOIN (SELECT unnest($cutoffs::INTEGER[]) AS k) c""",
+        {"cutoffs": sorted(set(cutoffs))},
+    )
+    con.execute(
+        """CREATE OR REPLACE TEMP VIEW eval_labels AS
+        SELECT i.suite, q.qid AS question_id, q.docno AS doc_id, q.grade FROM trec_qrels q CROSS JOIN trec_ids i
+        WHERE NOT q.skip"""
+    )
+    con.execute(
+        """CREATE OR REPLACE TEMP VIEW eval_retrieved AS
+        SELECT i.run_id, r.qid AS question_id,
+               row_number() OVER (PARTITION BY r.qid ORDER BY r.score DESC, r.docno DESC)::INTEGER AS rank,
+               r.docno AS doc_id
+        FROM trec_run r CROSS JOIN trec_ids i WHERE NOT r.skip"""
+    )
+
+
+def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], *, level: int = 1) -> TrecScores:
+    """Score a TREC run against TREC qrels at relevance `level` (>= 1), trec_eval style."""
+    if type(level) is not int or level < 1:
+        raise invalid("the relevance level is a whole number >= 1", "level", level)
+    wanted = parse_measures(measures)
+    con = duckdb.connect()
+    try:
+        load_qrels(con, qrels)
+        run_id = load_run(con, run)
+        cutoffs = [engine.WHOLE_RANKING if m.cutoff is None else m.cutoff for m in wanted]
+        build_inputs(con, run_id, cutoffs)
+        topics = tuple(r[0] for r in con.execute(
+            "SELECT DISTINCT question_id FROM eval_pairs ORDER BY question_id").fetchall())
+        if not topics:
+            raise ValidationError(
+                Problem(rule=f"no topic of the run appears in the qrels {qrels}; check that the two files "
+                        "belong together", path=str(run))
+            )
+        con.execute(f"CREATE TEMP TABLE trec_scores AS {engine.retrieval_sql()}", {"level": level})
+        values: dict[str, dict[str, float | None]] = {}
+        means: dict[str, float | None] = {}
+        for measure, k in zip(wanted, cutoffs):
+            key = measure.metric.key  # an identifier from the registry, never user text
+            rows = con.execute(f"SELECT question_id, {key} FROM trec_scores WHERE k = $k", {"k": k}).fetchall()
+            per_topic = dict(rows)
+            values[str(measure)] = per_topic
+            scored = [v for v in per_topic.values() if v is not None]
+            means[str(measure)] = math.fsum(scored) / len(scored) if scored else None
+    finally:
+        con.close()
+    return TrecScores(run_id, wanted, topics, values, means)
+
+
+def _show(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def format_scores(scores: TrecScores, *, per_query: bool) -> str:
+    """The ``MEASURE<TAB>QID<TAB>VALUE`` lines, in the order the module docstring states."""
+    names = [str(m) for m in scores.measures]
+    out = []
+    if per_query:
+        for qid in scores.topics:
+            out += [f"{name}\t{qid}\t{_show(scores.values[name].get(qid))}" for name in names]
+    out += [f"{name}\tall\t{_show(scores.means[name])}" for name in names]
+    return "\n".join(out) + "\n"
+
+
+def trec_command(qrels: str, run: str, *, measures: list[str], per_query: bool, level: int) -> int:
+    """`ragslice trec`: print trec_eval-style lines for `run` against `qrels`; 0 on success."""
+    scores = evaluate_files(qrels, run, measures or list(DEFAULT_MEASURES), level=level)
+    sys.stdout.write(format_scores(scores, per_query=per_query))
+    return 0
