@@ -63,21 +63,23 @@ rel_counts AS (
   FROM eval_labels GROUP BY suite, question_id
 ),
 ranked AS (
-  SELECT p.run_id, p.question_id, p.k, r.rank, coalesce(l.grade, 0) AS grade,
-         sum(CASE WHEN coalesce(l.grade, 0) >= $level THEN 1 ELSE 0 END) OVER (
-           PARTITION BY p.run_id, p.question_id, p.k ORDER BY r.rank ROWS UNBOUNDED PRECEDING) AS hits_so_far
+  -- Only positively graded documents gain or hit at any level >= 1, so the window runs over those.
+  SELECT p.run_id, p.question_id, p.k, r.rank, l.grade
   FROM eval_pairs p
   JOIN eval_retrieved r ON r.run_id = p.run_id AND r.question_id = p.question_id AND r.rank <= p.k
-  LEFT JOIN eval_labels l ON l.suite = p.suite AND l.question_id = p.question_id AND l.doc_id = r.doc_id
-  WHERE p.status = 'ok'
+  JOIN eval_labels l ON l.suite = p.suite AND l.question_id = p.question_id AND l.doc_id = r.doc_id
+  WHERE p.status = 'ok' AND l.grade > 0
 ),
 gained AS (
   SELECT run_id, question_id, k,
          count(*) FILTER (WHERE grade >= $level) AS n_hits,
          min(rank) FILTER (WHERE grade >= $level) AS first_rank,
-         sum(greatest(grade, 0) / log2(rank + 1)) AS dcg,
+         sum(grade / log2(rank + 1)) AS dcg,
          sum(hits_so_far / rank) FILTER (WHERE grade >= $level) AS ap_sum
-  FROM ranked GROUP BY run_id, question_id, k
+  FROM (SELECT *, sum(CASE WHEN grade >= $level THEN 1 ELSE 0 END) OVER (
+          PARTITION BY run_id, question_id, k ORDER BY rank ROWS UNBOUNDED PRECEDING) AS hits_so_far
+        FROM ranked)
+  GROUP BY run_id, question_id, k
 ),
 ideal AS (
   SELECT suite, question_id, grade,
