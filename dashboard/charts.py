@@ -1,0 +1,121 @@
+"""Altair chart builders: pure functions of DataFrames (no Streamlit, no database), testable alone.
+
+Text from the data reaches charts only as Vega data values (axis labels, tooltips), which Vega
+draws as text, never as HTML.
+"""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+PICK = "pick"
+"""Name of the point selection on the per-question delta chart (`event.selection[PICK]`)."""
+
+SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9aa5b1", "#1f77b4"])
+
+
+def delta_bars(frame: pd.DataFrame, *, metric_name: str, higher_is_better: bool, height: int = 260) -> alt.Chart:
+    """Per-question deltas as sorted diverging bars coloured by question type.
+
+    `frame`: question_id, type, baseline, candidate, delta, status. Rows without a delta (n/a) are
+    left out. Bars run from the largest improvement (left) to the worst regression (right) in the
+    registry's direction. Clicking a bar selects its question (point selection `PICK` on
+    question_id; shift-click adds)."""
+    sign = 1 if higher_is_better else -1
+    data = frame.loc[frame["delta"].notna(), ["question_id", "type", "baseline", "candidate", "delta", "status"]].copy()
+    data["gain"] = data["delta"] * sign
+    data = data.sort_values(["gain", "question_id"], ascending=[False, True], kind="mergesort")
+    order = data["question_id"].astype(str).tolist()
+    data = data.drop(columns="gain")
+    pick = alt.selection_point(name=PICK, fields=["question_id"], on="click", clear="dblclick")
+    direction = "higher is better" if higher_is_better else "lower is better"
+    return (
+        alt.Chart(data, title=f"{metric_name}: candidate - baseline, {len(data)} questions with a value ({direction})")
+        .mark_bar()
+        .encode(
+            x=alt.X("question_id:N", sort=order, axis=alt.Axis(labels=False, ticks=False, title="questions, best to worst")),
+            y=alt.Y("delta:Q", title=f"delta {metric_name}"),
+            color=alt.Color("type:N", title="question type"),
+            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35)),
+            tooltip=[
+                alt.Tooltip("question_id:N", title="question"),
+                alt.Tooltip("type:N"),
+                alt.Tooltip("baseline:Q", format=".3f"),
+                alt.Tooltip("candidate:Q", format=".3f"),
+                alt.Tooltip("delta:Q", format="+.3f"),
+                alt.Tooltip("status:N"),
+            ],
+        )
+        .add_params(pick)
+        .properties(height=height)
+    )
+
+
+def slice_bars(frame: pd.DataFrame, *, metric_name: str, family: str, height: int = 240) -> alt.Chart:
+    """Baseline and candidate macro mean of one metric per slice, bars side by side, each labelled
+    with its n (questions scored).
+
+    `frame`: slice, b_macro, c_macro, b_n, c_n (one row per slice, as `data.aggregate` returns for
+    one metric). Slices where both sides are n/a are left out."""
+    rows = []
+    for _, r in frame.iterrows():
+        for side, prefix in (("baseline", "b_"), ("candidate", "c_")):
+            value = r[f"{prefix}macro"]
+            if value is None or pd.isna(value):
+                continue
+            rows.append({"slice": str(r["slice"]), "side": side, "value": float(value), "n": int(r[f"{prefix}n"])})
+    long = pd.DataFrame(rows, columns=["slice", "side", "value", "n"])
+    long["label"] = "n=" + long["n"].astype(str)
+    base = alt.Chart(long).encode(
+        x=alt.X("slice:N", title=family, sort=sorted(long["slice"].unique().tolist()), axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("side:N", sort=["baseline", "candidate"]),
+        y=alt.Y("value:Q", title=metric_name),
+    )
+    bars = base.mark_bar().encode(
+        color=alt.Color("side:N", scale=SIDE_COLORS, title=None),
+        tooltip=[alt.Tooltip("slice:N", title=family), "side:N", alt.Tooltip("value:Q", format=".3f"), "n:Q"],
+    )
+    labels = base.mark_text(dy=-6, fontSize=10).encode(text="label:N")
+    return (bars + labels).properties(title=f"{metric_name} by {family} (macro mean; n = questions scored)", height=height)
+
+
+def aggregation_dots(frame: pd.DataFrame, *, metric_name: str, height: int | None = None) -> alt.Chart:
+    """Delta of one metric under each aggregation (macro, pooled, answerable only, per type) as
+    dots on a shared axis, coloured by direction, so a flip is visible at a glance.
+
+    `frame`: aggregation, scope, delta, direction (rows of `data.aggregation_choices` for one metric)."""
+    data = frame.loc[frame["delta"].notna(), ["aggregation", "scope", "delta", "direction"]].copy()
+    data["choice"] = data["aggregation"] + " / " + data["scope"]
+    data["moves"] = data["direction"].map({1: "improves", -1: "worsens", 0: "unchanged"})
+    zero = alt.Chart(pd.DataFrame({"delta": [0.0]})).mark_rule(color="#888").encode(x="delta:Q")
+    dots = (
+        alt.Chart(data, title=f"{metric_name}: candidate - baseline under each aggregation")
+        .mark_circle(size=90)
+        .encode(
+            x=alt.X("delta:Q", title=f"delta {metric_name}"),
+            y=alt.Y("choice:N", title=None, sort=data["choice"].tolist(), axis=alt.Axis(labelLimit=320)),
+            color=alt.Color("moves:N", scale=alt.Scale(domain=["improves", "worsens", "unchanged"],
+                                                         range=["#2ca02c", "#d62728", "#999999"]), title=None),
+            tooltip=["choice:N", alt.Tooltip("delta:Q", format="+.4f"), "moves:N"],
+        )
+    )
+    return (zero + dots).properties(height=height or 24 * max(len(data), 1) + 20)
+
+
+def latency_bars(frame: pd.DataFrame, height: int = 220) -> alt.Chart:
+    """Latency p50 and p95 (ms) per run. `frame`: run_id, latency_p50, latency_p95."""
+    long = frame.melt(id_vars=["run_id"], value_vars=["latency_p50", "latency_p95"], var_name="quantile", value_name="ms")
+    long = long[long["ms"].notna()]
+    long["quantile"] = long["quantile"].str.removeprefix("latency_")
+    return (
+        alt.Chart(long, title="Latency per run (ms)")
+        .mark_bar()
+        .encode(
+            x=alt.X("run_id:N", title="run", sort=frame["run_id"].astype(str).tolist(), axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("quantile:N", sort=["p50", "p95"]),
+            y=alt.Y("ms:Q", title="ms"),
+            color=alt.Color("quantile:N", title=None),
+            tooltip=["run_id:N", "quantile:N", alt.Tooltip("ms:Q", format=".0f")],
+        )
+        .properties(height=height)
+    )

@@ -1,0 +1,103 @@
+"""Small display helpers shared by pages: number formatting, metric help from the registry, and
+markdown escaping for the few sentences that mention a value from the data.
+
+Text from the data is shown with `st.text`, `st.code` or `st.dataframe`. When a sentence of ours
+must name a run or a question, `escape` neutralises every markdown, directive and HTML character,
+so `[x](javascript:...)`, `:red[...]` and `<script>` render as typed.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import streamlit as st
+
+from scoring.metrics import BY_KEY, Metric
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|:~$&=\"'^%@/])")
+
+
+def escape(text: Any) -> str:
+    """`text` as inert markdown: every punctuation character that markdown, Streamlit directives
+    (`:red[...]`, `:material/...:`, emoji shortcodes), LaTeX or HTML could read is backslash-escaped;
+    newlines become spaces."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def missing(value: Any) -> bool:
+    """True for None, NaN and pandas' NA."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value) or (isinstance(value, float) and math.isnan(value))
+    except (TypeError, ValueError):
+        return str(value) == "<NA>"
+
+
+def items(value: Any) -> list[str] | None:
+    """A list column's value as a Python list; None for NULL."""
+    if value is None or isinstance(value, (str, bytes)):
+        return None if value is None else [str(value)]
+    try:
+        return [str(v) for v in value]
+    except TypeError:
+        return None
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A score as text; n/a for NULL (never 0)."""
+    if missing(value):
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{float(value):.{digits}f}"
+
+
+def signed(value: Any, digits: int = 3) -> str:
+    if missing(value):
+        return "n/a"
+    return f"{float(value):+.{digits}f}"
+
+
+def metric_name(key: str) -> str:
+    """Canonical registry name (`P@k`, `Support`)."""
+    return BY_KEY[key].name
+
+
+def metric_help(key: str) -> str:
+    """Tooltip text assembled from the registry entry: help, numerator, denominator, n/a rule,
+    pooling, direction. Escaped: registry wording may contain markdown characters."""
+    m: Metric = BY_KEY[key]
+    direction = "higher is better" if m.higher_is_better else "lower is better"
+    parts = [
+        m.help,
+        f"Numerator: {m.numerator}.",
+        f"Denominator: {m.denominator}.",
+        f"n/a: {m.na_rule}.",
+        f"Pooled: {m.pooling}.",
+        f"Direction: {direction}.",
+    ]
+    return "\n\n".join(escape(p) for p in parts)
+
+
+def metric_caption(key: str) -> str:
+    """One escaped line for a caption: name, denominator and n/a rule from the registry."""
+    m = BY_KEY[key]
+    return escape(f"{m.name}: {m.numerator} / {m.denominator}. {m.na_rule}.")
+
+
+def say(kind: str, text: str) -> None:
+    """Show a sentence (which may name runs or questions) in an alert box, escaped."""
+    box = {"error": st.error, "warning": st.warning, "info": st.info, "success": st.success}[kind]
+    box(escape(text))
+
+
+def table(frame: Any, *, key: str, placeholder: str = "n/a", **kwargs: Any) -> Any:
+    """`st.dataframe` as every page uses it: no index, full width, NULL shown as `placeholder`
+    (n/a for scores), inside a container keyed `box_<key>` so tests and styles can find it. Cells
+    are plain text."""
+    kwargs.setdefault("hide_index", True)
+    kwargs.setdefault("width", "stretch")
+    with st.container(key=f"box_{key}"):
+        return st.dataframe(frame, key=key, placeholder=placeholder, **kwargs)

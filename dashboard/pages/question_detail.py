@@ -1,0 +1,103 @@
+"""What exactly happened on this question? Labels, then baseline and candidate side by side."""
+import streamlit as st
+
+from dashboard import data, selection
+from dashboard.display import items, metric_name, missing, number, say, table
+
+st.title("Question detail")
+cmp = selection.comparison()
+selection.sides_caption(cmp)
+selection.show_compatibility(cmp, stop_on_refusal=False)
+
+questions = data.questions(cmp.suite).set_index("question_id", drop=False)
+ids = list(questions.index)
+qid = selection.select(
+    "Question", ids, param="q", where=st,
+    format_func=lambda q: f"{q}: {questions.loc[q, 'text'][:90]}",
+)
+q = questions.loc[qid]
+
+with st.container(border=True, key="question"):
+    st.text(q["text"])
+    tags = ", ".join(items(q["tags"]) or []) or "none"
+    caller = items(q["caller"])
+    caller = "unrestricted" if caller is None else ", ".join(caller) or "(no group)"
+    st.text(
+        f"id: {qid}   type: {q['type']}   split: {q['split']}   critical: {'yes' if q['critical'] else 'no'}   "
+        f"answerable: {'yes' if q['answerable'] else 'no'}\ntags: {tags}   caller groups: {caller}"
+    )
+    if not missing(q["disputed"]):
+        st.caption("Disputed label; the reviewer's note:")
+        st.text(q["disputed"])
+
+docs, expected = data.question_labels(cmp.suite, qid)
+left, right = st.columns(2)
+with left:
+    st.subheader("Relevant documents")
+    st.caption("Grade >= 1 is relevant; access lists the groups allowed to see a document (empty: public).")
+    table(docs, key="w_labels", placeholder="",
+                 column_config={"access": st.column_config.ListColumn("access")})
+with right:
+    st.subheader("Expected claims")
+    table(expected, key="w_expected", placeholder="",
+                 column_config={"docs": st.column_config.ListColumn("supporting documents"),
+                                "proposition": st.column_config.TextColumn("proposition", width="large")})
+
+st.subheader("Scores")
+pair = data.question_pair(cmp.suite, cmp.baseline, cmp.candidate, qid)
+pair["metric"] = pair["metric"].map(metric_name)
+table(pair, key="w_pair", height="content", column_config={
+    "baseline": st.column_config.NumberColumn(format="%.3f"),
+    "candidate": st.column_config.NumberColumn(format="%.3f"),
+    "delta": st.column_config.NumberColumn(format="%+.3f"),
+})
+st.caption("A group's values are the mean over its repeats; its runs are shown one at a time below.")
+
+RETRIEVED = {
+    "rank": st.column_config.NumberColumn("rank"),
+    "relevant": st.column_config.CheckboxColumn("relevant"),
+    "visible": st.column_config.CheckboxColumn("visible", help="inside the first k: delivered to the answer stage"),
+    "restricted": st.column_config.CheckboxColumn("restricted", help="the question's caller may not see it"),
+    "counted": st.column_config.CheckboxColumn("counted"),
+    "chunk_text": st.column_config.TextColumn("chunk text", width="medium"),
+}
+CLAIMS = {
+    "text": st.column_config.TextColumn("claim", width="medium"),
+    "citations": st.column_config.ListColumn("citations"),
+    "cited_docs": st.column_config.ListColumn("cited documents"),
+    "supported": st.column_config.CheckboxColumn("supported"),
+    "reasons": st.column_config.ListColumn("reasons (why not supported)"),
+}
+
+columns = st.columns(2)
+for column, role, side in zip(columns, ("baseline", "candidate"), (cmp.baseline, cmp.candidate)):
+    with column:
+        st.subheader(role.capitalize())
+        run_id = side.run_ids[0]
+        if side.kind == "group":
+            run_id = selection.select("Repeat to show", list(side.run_ids), param=f"{role}_run", where=st,
+                                      help="A group's runs are shown one at a time; the scores above are their mean.")
+        st.text(f"run: {run_id}")
+        shown = data.question_run(run_id, qid)
+        record, scores = shown["record"], shown["scores"]
+        if scores is not None:
+            st.text(f"status: {scores['status']}   k: {scores['k']}")
+        if record is None:
+            say("warning", "No record: the run has no output for this question (scored as a failure).")
+            continue
+        st.text(f"latency: {number(record['latency_ms'], 0)} ms   cost: {number(record['cost_usd'], 5)} USD   "
+                f"records line: {record['line']}")
+        if not missing(record["error"]):
+            st.caption("Error")
+            st.code(str(record["error"]), language=None, wrap_lines=True)
+        st.caption("Retrieved, in rank order (an empty grade: not labelled for this question)")
+        table(shown["retrieved"], key=f"w_retrieved_{role}", placeholder="",
+                     column_config=RETRIEVED)
+        st.caption("Claims, in answer order, with the verdict (empty for a failed record: not judged)")
+        table(shown["claims"], key=f"w_claims_{role}", column_config=CLAIMS, placeholder="")
+        st.caption("Answer")
+        st.code(str(record["answer"]) if not missing(record["answer"]) else "(no answer text)", language=None,
+                wrap_lines=True)
+        context = str(record["context"]) if not missing(record["context"]) else "(no context recorded)"
+        with st.expander(f"Delivered context ({len(context)} characters)"):
+            st.code(context, language=None, wrap_lines=True)

@@ -1,0 +1,78 @@
+"""Where does the change land? Answerable vs unanswerable, then by question type and by split."""
+import streamlit as st
+
+from dashboard import charts, data, selection
+from dashboard.display import escape, metric_help, metric_name, table
+
+st.title("Slices")
+cmp = selection.comparison()
+selection.sides_caption(cmp)
+selection.show_compatibility(cmp)
+
+COLUMNS = {
+    "metric": st.column_config.TextColumn("metric"),
+    "b_macro": st.column_config.NumberColumn("baseline", format="%.3f"),
+    "b_n": st.column_config.NumberColumn("n baseline", help="questions scored (the denominator of the mean)"),
+    "b_na": st.column_config.NumberColumn("n/a baseline", help="questions excluded as n/a"),
+    "c_macro": st.column_config.NumberColumn("candidate", format="%.3f"),
+    "c_n": st.column_config.NumberColumn("n candidate", help="questions scored (the denominator of the mean)"),
+    "c_na": st.column_config.NumberColumn("n/a candidate", help="questions excluded as n/a"),
+    "delta_macro": st.column_config.NumberColumn("delta", format="%+.3f"),
+}
+NAMES = {m: metric_name(m) for m in data.METRIC_KEYS} | {"false_abstention": "False abstention"}
+
+
+def metric_rows(rows):
+    """Compact rows for a half-width table: n and n/a as 'baseline / candidate'."""
+    shown = rows[["metric", "b_macro", "c_macro", "delta_macro"]].copy()
+    shown["metric"] = shown["metric"].map(NAMES)
+    shown["n"] = rows["b_n"].astype(int).astype(str) + " / " + rows["c_n"].astype(int).astype(str)
+    shown["n/a"] = rows["b_na"].astype(int).astype(str) + " / " + rows["c_na"].astype(int).astype(str)
+    return shown
+
+
+COMPACT = COLUMNS | {
+    "n": st.column_config.TextColumn("n", help="questions scored, baseline / candidate (the denominator of the mean)"),
+    "n/a": st.column_config.TextColumn("n/a", help="questions excluded as n/a, baseline / candidate"),
+}
+
+
+def family_chart(frame, family: str, key: str) -> None:
+    rows = frame[frame["metric"] == cmp.metric]
+    st.altair_chart(charts.slice_bars(rows, metric_name=metric_name(cmp.metric), family=family),
+                    key=key)
+
+
+st.caption("Every value is a macro mean over the questions it scores; n is that count and n/a the questions "
+           "excluded. " + escape(data.FALSE_ABSTENTION))
+st.caption(metric_help(cmp.metric).split("\n\n")[0])
+
+st.header("Answerable vs unanswerable")
+frames = data.aggregates(cmp.suite, cmp.baseline, cmp.candidate, ("answerable", "type", "split"))
+answer = frames["answerable"]
+sides = st.columns(2)
+for column, name in zip(sides, ("answerable", "unanswerable")):
+    rows = answer[answer["slice"] == name]
+    with column:
+        st.subheader(name.capitalize())
+        if rows.empty:
+            st.info(f"No {name} question in this suite.")
+            continue
+        st.metric("questions", int(rows["questions"].iloc[0]), border=True)
+        table(metric_rows(rows), column_config=COMPACT, key=f"w_slice_{name}", height="content")
+family_chart(answer, "answerability", "w_chart_answerable")
+
+for family, title in (("type", "By question type"), ("split", "By split")):
+    st.header(title)
+    frame = frames[family]
+    family_chart(frame, family, f"w_chart_{family}")
+    chosen = frame[frame["metric"] == cmp.metric]
+    detail = chosen[["slice", "questions", "b_macro", "b_n", "b_na", "c_macro", "c_n", "c_na", "delta_macro"]]
+    st.caption(f"{metric_name(cmp.metric)} per {family}; pick another metric in the sidebar.")
+    table(detail, key=f"w_slice_{family}",
+                 column_config=COLUMNS | {"slice": st.column_config.TextColumn(family)})
+    with st.expander(f"Every metric by {family}"):
+        every = frame[["slice", "metric", "questions", "b_macro", "b_n", "b_na", "c_macro", "c_n", "c_na", "delta_macro"]].copy()
+        every["metric"] = every["metric"].map(NAMES)
+        table(every, key=f"w_every_{family}",
+                     column_config=COLUMNS | {"slice": st.column_config.TextColumn(family)})

@@ -1,0 +1,202 @@
+"""Selections that live in the URL: suite, baseline, candidate, metric, filters, the selected question.
+
+A widget's value comes from its query parameter, so a pasted link reproduces the view. Navigating
+between pages drops the query parameters; the last value of each is kept in session state and
+written back to the URL, so the comparison survives a page switch. Every widget has a stable key
+(`w_<param>`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from scoring.metrics import REGISTRY
+
+from . import data
+from .display import escape, metric_help, metric_name, say
+
+DEFAULT_METRIC = "support"
+
+
+def _keep(param: str) -> str:
+    return f"keep_{param}"
+
+
+def _remember(param: str, value: Any) -> None:
+    """Keep `value` for page switches and write it to the URL (only when it changed)."""
+    st.session_state[_keep(param)] = value
+    if value in (None, "", []):
+        if param in st.query_params:
+            del st.query_params[param]
+    elif isinstance(value, list):
+        if st.query_params.get_all(param) != [str(v) for v in value]:
+            st.query_params[param] = [str(v) for v in value]
+    elif st.query_params.get_all(param) != [str(value)]:
+        st.query_params[param] = str(value)
+
+
+def _wanted(param: str, many: bool = False) -> Any:
+    if param in st.query_params:
+        return st.query_params.get_all(param) if many else st.query_params.get(param)
+    return st.session_state.get(_keep(param))
+
+
+def select(
+    label: str,
+    options: Sequence[Any],
+    *,
+    param: str,
+    default: Any = None,
+    format_func: Callable[[Any], str] = str,
+    help: str | None = None,
+    where: Any = None,
+) -> Any:
+    """A selectbox bound to query parameter `param` (widget key `w_<param>`)."""
+    where = where or st.sidebar
+    key = f"w_{param}"
+    options = list(options)
+    by_text = {str(o): o for o in options}
+    wanted = by_text.get(str(_wanted(param)), default if default in options else (options[0] if options else None))
+    st.session_state[key] = wanted
+    value = where.selectbox(label, options, key=key, format_func=format_func, help=help,
+                            on_change=lambda: _remember(param, st.session_state[key]))
+    _remember(param, value)
+    return value
+
+
+def multiselect(
+    label: str,
+    options: Sequence[Any],
+    *,
+    param: str,
+    format_func: Callable[[Any], str] = str,
+    help: str | None = None,
+    where: Any = None,
+) -> list[Any]:
+    """A multiselect bound to a repeated query parameter; empty means no filter."""
+    where = where or st.sidebar
+    key = f"w_{param}"
+    by_text = {str(o): o for o in options}
+    wanted = _wanted(param, many=True) or []
+    st.session_state[key] = [by_text[w] for w in dict.fromkeys(str(w) for w in wanted) if w in by_text]
+    value = where.multiselect(label, list(options), key=key, format_func=format_func, help=help,
+                              on_change=lambda: _remember(param, list(st.session_state[key])))
+    _remember(param, list(value))
+    return list(value)
+
+
+def text(label: str, *, param: str, help: str | None = None, where: Any = None, placeholder: str = "") -> str:
+    """A text input bound to a query parameter."""
+    where = where or st.sidebar
+    key = f"w_{param}"
+    st.session_state[key] = str(_wanted(param) or "")
+    value = where.text_input(label, key=key, help=help, placeholder=placeholder,
+                             on_change=lambda: _remember(param, st.session_state[key]))
+    _remember(param, value)
+    return value
+
+
+def param_list(name: str) -> list[str]:
+    """A repeated query parameter that has no widget; falls back to the kept value."""
+    return list(_wanted(name, many=True) or [])
+
+
+def set_param(name: str, value: Any) -> None:
+    """Write a widget-less selection to the URL (and keep it across page switches)."""
+    _remember(name, value)
+
+
+# -- the comparison every page shares -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    suite: str
+    baseline: data.Side
+    candidate: data.Side
+    metric: str
+    compat: data.Compatibility
+
+    def link_params(self, **extra: str) -> dict[str, str]:
+        """Query parameters that reproduce this comparison on another page."""
+        return {"suite": self.suite, "baseline": self.baseline.name, "candidate": self.candidate.name,
+                "metric": self.metric, **extra}
+
+
+def database_or_stop() -> None:
+    """Stop the page with a plain explanation when there is no usable database."""
+    path = data.db_path()
+    try:
+        problem = data.schema_problem()
+        have_suites = len(data.suites()) > 0
+    except data.DatabaseMissing as error:
+        say("error", f"No ragslice database to show: {error}. Build one with: ragslice refresh WORKSPACE --db {path}")
+        st.stop()
+    if problem:
+        say("error", problem)
+        st.stop()
+    if not have_suites:
+        say("info", f"The database {path} holds no suite yet. Add a suite and runs to the workspace, then refresh.")
+        st.stop()
+
+
+def _default_sides(suite: str, options: list[data.Side]) -> tuple[data.Side, data.Side]:
+    """Baseline: the oldest run; candidate: the newest other run outside any group (else the newest
+    other run, else the baseline itself)."""
+    runs = data.runs(suite)
+    grouped = set(runs.loc[runs["run_group"].notna(), "run_id"])
+    singles = [s for s in options if s.kind == "run"]
+    base = singles[0]
+    others = [s for s in singles if s != base]
+    ungrouped = [s for s in others if s.name not in grouped]
+    return base, (ungrouped or others or [base])[-1]
+
+
+def comparison(*, with_metric: bool = True) -> Comparison:
+    """Render the sidebar (suite, baseline, candidate, metric) and return the comparison."""
+    database_or_stop()
+    suites = list(data.suites()["suite"])
+    suite = select("Suite", suites, param="suite", help="The frozen test set: questions, labels, corpus.")
+    options = data.sides(suite)
+    if not options:
+        say("info", f"Suite {suite} has no run yet.")
+        st.stop()
+    by_name = {s.name: s for s in options}
+    base_default, cand_default = _default_sides(suite, options)
+    side_help = "A run, or a group of repeats of one configuration (each question's value is the mean over its repeats)."
+    names = list(by_name)
+    baseline = by_name[select("Baseline", names, param="baseline", default=base_default.name,
+                              format_func=lambda n: by_name[n].label, help=side_help)]
+    candidate = by_name[select("Candidate", names, param="candidate", default=cand_default.name,
+                               format_func=lambda n: by_name[n].label, help=side_help)]
+    metric = DEFAULT_METRIC
+    if with_metric:
+        metric = select("Metric", [m.key for m in REGISTRY], param="metric", default=DEFAULT_METRIC,
+                        format_func=metric_name, help="Definitions come from the metric registry; hover a value's help for its denominator and n/a rule.")
+        st.sidebar.caption(metric_help(metric))
+    compat = data.compatibility(suite, baseline, candidate)
+    return Comparison(suite, baseline, candidate, metric, compat)
+
+
+def side_note(side: data.Side) -> str:
+    """A plain sentence: what the side's values are."""
+    if side.kind == "group":
+        return f"{side.name}: mean over {len(side.run_ids)} repeats ({', '.join(side.run_ids)})"
+    return f"{side.name}: a single run"
+
+
+def show_compatibility(cmp: Comparison, *, stop_on_refusal: bool = True) -> None:
+    """Refusals as errors (and stop the page), warnings as warnings, in plain words."""
+    for reason in cmp.compat.refusals:
+        say("error", "These two cannot be compared. " + reason)
+    if cmp.compat.refusals and stop_on_refusal:
+        st.stop()
+    for warning in cmp.compat.warnings:
+        say("warning", warning)
+
+
+def sides_caption(cmp: Comparison) -> None:
+    st.caption(escape(f"Baseline {side_note(cmp.baseline)}. Candidate {side_note(cmp.candidate)}. Suite {cmp.suite}."))

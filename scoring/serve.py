@@ -1,0 +1,88 @@
+"""`ragslice dashboard`: serve the installed Streamlit dashboard over one database file.
+
+The dashboard only reads the file (read-only connections, one per query), so `ragslice refresh`
+can replace it while the dashboard runs; the next rerun shows the new state. The server listens on
+127.0.0.1 unless told otherwise; it has no authentication.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from .errors import invalid
+
+DB_ENV = "RAGSLICE_DB"
+"""Environment variable the dashboard reads its database path from (also passed as `-- --db`)."""
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def app_path() -> Path:
+    """The installed dashboard's entry file (`dashboard/app.py`)."""
+    spec = importlib.util.find_spec("dashboard")
+    if spec is None or not spec.submodule_search_locations:
+        raise invalid("the dashboard package is not installed; reinstall ragslice", "package", "dashboard")
+    return Path(list(spec.submodule_search_locations)[0]) / "app.py"
+
+
+def streamlit_command(db: Path, *, port: int, address: str) -> list[str]:
+    """The `streamlit run` command line: headless, no usage statistics, no file watcher."""
+    return [
+        sys.executable, "-m", "streamlit", "run", str(app_path()),
+        "--server.address", address,
+        "--server.port", str(port),
+        "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+        "--client.toolbarMode", "viewer",
+        "--", "--db", str(db),
+    ]
+
+
+def dashboard_command(db: Path, *, port: int, address: str) -> int:
+    """Start the dashboard on `address:port` over `db`, print its URL, and wait until it stops.
+
+    Returns the server's exit code (0 after Ctrl-C). SIGTERM is passed on to the server."""
+    if not 1 <= port <= 65535:
+        raise invalid("a port is a whole number from 1 to 65535", "port", str(port))
+    if not db.is_file():
+        raise invalid("no database here; create it with `ragslice refresh WORKSPACE --db FILE`", "db", str(db))
+    db = db.resolve()
+    host = f"[{address}]" if ":" in address else address
+    print(f"ragslice dashboard: http://{host}:{port}/  (database {db})", flush=True)
+    if address not in LOOPBACK:
+        print(f"warning: listening on {address}: anyone who can reach this address can read the database "
+              "through the dashboard (there is no authentication).", file=sys.stderr, flush=True)
+    # The server imports the same `dashboard` and `scoring` as this command, wherever they live.
+    package_root = str(app_path().parent.parent)
+    python_path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, DB_ENV: str(db), "PYTHONPATH": python_path}
+    server = subprocess.Popen(streamlit_command(db, port=port, address=address), env=env)
+
+    def forward(signum: int, _frame: object) -> None:
+        server.send_signal(signum)
+
+    previous = signal.signal(signal.SIGTERM, forward)
+    try:
+        while True:
+            try:
+                return server.wait()
+            except KeyboardInterrupt:
+                # The terminal sent SIGINT to the whole process group; let the server finish stopping.
+                try:
+                    server.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    server.terminate()
+                return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()

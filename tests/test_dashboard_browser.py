@@ -1,0 +1,251 @@
+"""The dashboard in a real headless Chromium (Debian's /usr/bin/chromium) through Playwright.
+
+A real server is started with `ragslice dashboard` over a database written by the real refresh
+(the workspace of test_dashboard_apptest), driven like a user would, and always stopped. Each test
+saves a screenshot of every page it visits under its tmp_path.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+from scoring.refresh import refresh
+from test_dashboard_apptest import HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1400, "height": 2600}
+SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B", "metric": "support"}
+PAGES = ("", "question_deltas", "question_detail", "slices", "aggregation", "runs")
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    message = f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; CI is set, so the browser tests must run")
+    pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().decode().strip() == "ok"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """URL of `ragslice dashboard` over the fixture database; the server is stopped afterwards."""
+    _require_chromium()
+    root = tmp_path_factory.mktemp("browser")
+    db = root / "dashboard.duckdb"
+    refresh(build_dashboard_workspace(root), db)
+    port = _free_port()
+    log = (root / "server.log").open("w")
+    # `ragslice dashboard`, run as `python -m scoring.cli` from the checkout so the code under test
+    # serves (not whichever copy of ragslice is installed).
+    process = subprocess.Popen([sys.executable, "-m", "scoring.cli", "dashboard", "--db", str(db), "--port", str(port)],
+                               cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while not _healthy(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the dashboard did not start; see {root / 'server.log'}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    tab = context.new_page()
+    tab.dialogs = []
+    tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))
+    try:
+        yield tab
+    finally:
+        context.close()
+
+
+def settle(page, timeout: float = 30_000) -> None:
+    """Wait until the script run has finished and lazy elements have drawn."""
+    page.wait_for_selector('[data-testid="stApp"] h1', timeout=timeout)
+    page.wait_for_function(
+        """() => !document.querySelector('[data-testid="stStatusWidget"]')
+                 && !document.querySelector('[data-testid="stSkeleton"]')""",
+        timeout=timeout,
+    )
+    page.wait_for_load_state("networkidle")
+
+
+def visit(page, server: str, name: str, **params: str) -> float:
+    """Open a page with query parameters; return the seconds until it settled."""
+    started = time.perf_counter()
+    page.goto(f"{server}/{name}?{urlencode(params)}")
+    settle(page)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    return time.perf_counter() - started
+
+
+def tile(page, label: str) -> str:
+    metric = page.locator('[data-testid="stMetric"]').filter(has=page.get_by_text(label, exact=True)).first
+    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def grid_column(page, table: str, column: int) -> list[str]:
+    """The cell texts of one column of a dataframe (Glide's accessible grid cells)."""
+    rows = page.locator(f'.st-key-box_{table} [role="row"]')
+    out = []
+    for i in range(1, rows.count()):
+        cells = rows.nth(i).locator('[role="gridcell"]')
+        if cells.count() > column:
+            out.append(cells.nth(column).inner_text().strip())
+    return out
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick `option` in the selectbox or multiselect labelled `label`, then wait for the rerun."""
+    widget = page.locator('[data-testid="stSelectbox"], [data-testid="stMultiSelect"]').filter(
+        has=page.get_by_text(label, exact=True)).first
+    box = widget.get_by_role("combobox")
+    box.click()
+    box.fill(option)
+    page.get_by_role("option", name=option, exact=True).first.click()
+    page.keyboard.press("Escape")
+    settle(page)
+
+
+def query(page) -> dict[str, list[str]]:
+    """The query parameters of the address bar (read from the page: Playwright's `page.url` does
+    not follow `history.replaceState`)."""
+    return parse_qs(urlparse(page.evaluate("location.href")).query)
+
+
+def eventually(read, expected, timeout: float = 20.0):
+    """Poll `read()` until it returns `expected` (a rerun can land after the URL has changed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if value == expected or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def test_release_review_flow(server, page, tmp_path):
+    visit(page, server, "", **SEED)
+    assert page.locator("h1").first.inner_text() == "Release review"
+    assert tile(page, "Support") == "0.833"
+    assert tile(page, "R@k") == "1.000"
+    worst = page.locator('.st-key-worst_0')
+    assert "launch" in worst.inner_text() and "1.000 → 0.500" in worst.inner_text()
+    assert page.locator('.st-key-worst_1').count() == 0
+    page.screenshot(path=tmp_path / "release_review.png")
+
+    choose(page, "Metric", "R@k")
+    assert query(page)["metric"] == ["recall"]
+    page.get_by_text("No question regressed on this metric.").wait_for(timeout=20_000)
+    settle(page)
+    page.screenshot(path=tmp_path / "release_review_recall.png")
+
+    visit(page, server, "", **SEED)
+    page.locator('.st-key-worst_0').get_by_role("link", name="Question detail").click()
+    page.wait_for_function("() => location.pathname.endsWith('/question_detail')")
+    settle(page)
+    params = query(page)
+    assert (params["q"], params["baseline"], params["candidate"]) == (["launch"], ["A"], ["B"])
+    page.get_by_text("When does the release window start?", exact=True).wait_for(timeout=20_000)
+    page.screenshot(path=tmp_path / "question_detail.png")
+    assert page.dialogs == []
+
+
+def test_question_deltas_flow(server, page, tmp_path):
+    visit(page, server, "question_deltas", **SEED, sort="suite order")
+    order = ["launch", "rollback", "owner", "region"]
+    assert eventually(lambda: grid_column(page, "w_delta_table", 0), order) == order
+    page.screenshot(path=tmp_path / "question_deltas.png")
+
+    # Click the first bar (the best delta: owner, support 0 -> 1): the table narrows to it.
+    bars = page.locator('[data-testid="stVegaLiteChart"] .mark-rect path')
+    assert bars.count() == 3
+    bars.first.click()
+    page.wait_for_function("() => location.search.includes('pick=owner')")
+    settle(page)
+    assert eventually(lambda: grid_column(page, "w_delta_table", 0), ["owner"]) == ["owner"]
+    page.screenshot(path=tmp_path / "question_deltas_picked.png")
+    page.get_by_role("button", name="Clear chart pick").click()
+    settle(page)
+    assert eventually(lambda: "pick" in query(page), False) is False
+    assert eventually(lambda: len(grid_column(page, "w_delta_table", 0)), 4) == 4
+
+    choose(page, "Status", "regressed")
+    assert query(page)["status"] == ["regressed"]
+    assert eventually(lambda: grid_column(page, "w_delta_table", 0), ["launch"]) == ["launch"]
+    page.screenshot(path=tmp_path / "question_deltas_regressed.png")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download the filtered table (CSV)").click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert lines[0] == "question_id,type,baseline,candidate,delta,status,critical,split,tags,text"
+    assert lines[1:] == ["launch,lookup,1.0,0.5,-0.5,regressed,False,dev,,When does the release window start?"]
+
+
+def test_every_page_renders_in_the_browser(server, page, tmp_path):
+    timings = {}
+    for name in PAGES:
+        timings[name or "release_review"] = visit(page, server, name, **SEED, q="owner")
+        page.screenshot(path=tmp_path / f"{name or 'release_review'}.png")
+        assert page.locator('[data-testid="stSidebarNav"] a').count() == 6
+    (tmp_path / "timings.txt").write_text("".join(f"{k} {v:.2f}s\n" for k, v in timings.items()))
+
+
+def test_hostile_text_stays_inert(server, page, tmp_path):
+    params = {"suite": "hostile", "baseline": "H1", "candidate": HOSTILE_GROUP, "metric": "support"}
+    for name in PAGES:
+        visit(page, server, name, **params, q=HOSTILE_ID)
+        page.screenshot(path=tmp_path / f"hostile_{name or 'release_review'}.png")
+        assert page.locator('[data-testid="stMain"] a[href^="javascript"]').count() == 0
+        assert page.locator('[data-testid="stMain"] img[src="x"]').count() == 0
+        assert page.locator('[data-testid="stMain"] b').count() == 0
+    visit(page, server, "question_detail", **params, q=HOSTILE_ID)
+    assert page.get_by_text(HOSTILE, exact=True).first.is_visible()
+    assert page.dialogs == []
