@@ -47,10 +47,34 @@ class Labels:
 
 @dataclass(frozen=True)
 class Output:
-    """What one run returned for one question: the ranking and the (claim, citations) pairs."""
+    """What one run returned for one question: the ranking and the (claim, citations) pairs.
 
-    retrieved: tuple[str, ...] = ()
+    A None in `retrieved` is a slot that holds no new document (see `map_chunks`)."""
+
+    retrieved: tuple[str | None, ...] = ()
     claims: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def map_chunks(output: Output, chunk_docs: Mapping[str, str]) -> Output:
+    """The document-level output that a chunk-level output stands for (`chunk_docs`: chunk -> document).
+
+    A retrieved chunk stands for its document, which counts once, at the rank of its first chunk:
+    a later chunk of the same document leaves its slot empty (None), so ranks stay slots and P@k
+    keeps k as its denominator. A cited chunk stands for its document, and a claim is judged on the
+    set of documents it cites (first citation order). IDs that are not chunks are kept as they are
+    (documents, or unknown citations). A passage-level suite matches chunks exactly: no mapping.
+    """
+    seen: set[str] = set()
+    ranking: list[str | None] = []
+    for item in output.retrieved:
+        doc = chunk_docs.get(item, item) if item is not None else None
+        ranking.append(None if doc is None or doc in seen else doc)
+        if doc is not None:
+            seen.add(doc)
+    claims = tuple(
+        (claim, tuple(dict.fromkeys(chunk_docs.get(c, c) for c in citations))) for claim, citations in output.claims
+    )
+    return Output(tuple(ranking), claims)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The demo workspace: a fictional freight company's runbooks, policies, release notes, on-call
-pages and postmortems, a reviewed test set over them, and six recorded runs that tell one
-release story.
+pages and postmortems, a reviewed test set over them, and seven recorded runs that tell one
+release story and one chunking experiment.
 
 `generate_demo(out)` writes the whole workspace (``suites/demo/``, ``runs/<run_id>/``,
 ``policy.toml``) from a fixed seed with the standard library only: no clock, no environment, no
@@ -19,6 +19,11 @@ The story the runs tell, by construction:
 - ``hybrid-v1``: reciprocal-rank fusion instead of a weighted sum: small, insignificant changes
   both ways, and two questions with no record.
 - ``temp07-r1..r3``: production retrieval with temperature 0.7, three repeats; some answers flip.
+- ``chunk-160``: the production retriever over sentence-sized chunks (at most 160 characters, the
+  run's own ``chunks.jsonl``) instead of whole documents. It ranks chunk IDs (``rb-0012#1``) and
+  cites chunks. Neighbouring chunks of one document crowd the five context slots, so fewer distinct
+  documents reach the answer: recall and coverage fall, and P@5 falls with them because a
+  document counts once, at the slot of its first chunk (counting chunks would have shown it rise).
 
 Nothing here is a measurement of a real system: the records are simulated from per-slice
 probabilities (`BEHAVIOURS`), with draws shared across configurations and spread evenly over each
@@ -45,7 +50,10 @@ RUBRIC_VERSION = "rubric-3"
 K = 5
 RETURNED = 10
 CONTEXT_SEPARATOR = "\n\n"
-"""A record's `context` is the texts of its first k retrieved documents joined by this."""
+"""A record's `context` is the texts of its first k retrieved documents (or chunks) joined by this."""
+CHUNK_CHARS = 160
+"""The chunked run's chunk size: whole sentences, at most this many characters (a longer sentence is a
+chunk of its own)."""
 
 # --- the fictional company ------------------------------------------------------------------------
 
@@ -1630,6 +1638,8 @@ class RunSpec:
     repeat: int | None = None
     rerank_ms: float = 0.0
     rerank_cost: float = 0.0
+    chunk_chars: int | None = None
+    """Retrieve chunks of at most this many characters (the run's own chunk map) instead of documents."""
 
 
 PROD_RETRIEVAL = {"retriever": "hybrid-bm25-dense", "index": CORPUS_VERSION, "fusion": "weighted-sum",
@@ -1660,7 +1670,43 @@ RUNS = (
             f"Production retrieval with sampling at temperature 0.7, repeat {n} of 3.", failures=1 if n != 2 else 2,
             group="temp07", repeat=n)
     for n in (1, 2, 3)
+) + (
+    RunSpec("chunk-160", "prod", "prod-baseline", "2026-11-06T09:30:00Z",
+            PROD_RETRIEVAL | {"index": f"{CORPUS_VERSION}/sentences-{CHUNK_CHARS}", "unit": "chunk",
+                              "chunking": f"whole sentences, at most {CHUNK_CHARS} characters", "chunk_overlap": 0},
+            {"temperature": 0.0, "max_output_tokens": 400, "seed": 7},
+            f"Production retriever and model over sentence-sized chunks (at most {CHUNK_CHARS} characters) instead "
+            "of whole documents; the chunk map is runs/chunk-160/chunks.jsonl.", failures=2,
+            chunk_chars=CHUNK_CHARS),
 )
+
+
+def split_sentences(text: str, limit: int) -> list[tuple[int, int]]:
+    """(start, end) character spans of `text` in chunks of whole sentences, at most `limit` characters
+    each (a longer sentence is a chunk of its own); `text[start:end]` is the chunk, without the
+    whitespace between chunks."""
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S.*?(?:[.!?](?=\s|$)|(?=\n)|$)", text, re.S)]
+    chunks: list[tuple[int, int]] = []
+    for start, end in spans:
+        if chunks and end - chunks[-1][0] <= limit:
+            chunks[-1] = (chunks[-1][0], end)
+        else:
+            chunks.append((start, end))
+    return chunks
+
+
+def chunk_map(world: World, limit: int) -> dict[str, list[dict[str, object]]]:
+    """Every document's chunks (document ID -> chunk rows in document order): `id` is
+    ``<doc>#<n>`` (0-based), `doc_version` the document's version or the corpus version."""
+    out = {}
+    for doc_id in sorted(world.docs):
+        doc = world.docs[doc_id]
+        out[doc_id] = [
+            {"id": f"{doc_id}#{n}", "doc": doc_id, "doc_version": doc.version or CORPUS_VERSION,
+             "text": doc.text[start:end], "start": start, "end": end}
+            for n, (start, end) in enumerate(split_sentences(doc.text, limit))
+        ]
+    return out
 
 
 class Simulator:
@@ -1677,6 +1723,8 @@ class Simulator:
         self.seed = seed
         self.retrievals: dict[str, dict[str, list[str]]] = {}
         self.records: dict[str, dict[str, dict[str, object]]] = {}
+        self.chunks: dict[str, dict[str, list[dict[str, object]]]] = {}
+        """Run ID -> its own chunk map (document ID -> chunk rows), for runs that retrieve chunks."""
         self.strata: dict[tuple[str, str], tuple[int, int]] = {}
         by_type: dict[str, list[Question]] = {}
         for q in questions:
@@ -1732,6 +1780,13 @@ class Simulator:
                 ranking = list(self.retrievals[spec.retrieval_of][q.id])
             else:
                 ranking = self._retrieve(b, q, u, order, leak=forced.get("leak") == q.id)
+            if spec.chunk_chars is not None:
+                chunks = self.chunks.setdefault(spec.run_id, chunk_map(self.w, spec.chunk_chars))
+                ranking = self._chunk_ranking(ranking, chunks, order)
+                retrievals[q.id] = ranking
+                if q.id not in missing:
+                    out.append(self._chunk_record(spec, b, q, ranking, chunks, u, order, failed=q.id in failed))
+                continue
             retrievals[q.id] = ranking
             if q.id in missing:
                 continue
@@ -1746,6 +1801,46 @@ class Simulator:
         self.retrievals[spec.run_id] = retrievals
         self.records[spec.run_id] = records
         return out
+
+    @staticmethod
+    def _chunk_ranking(docs: list[str], chunks: dict[str, list[dict[str, object]]], order: random.Random
+                       ) -> list[str]:
+        """The document ranking as a chunk retriever returns it: each document's best chunk at the
+        document's place, often followed by a neighbouring chunk of the same document (small chunks of
+        one document look alike to the retriever), cut at `RETURNED` slots."""
+        out: list[str] = []
+        for doc in docs:
+            ids = [str(c["id"]) for c in chunks[doc]]
+            first = order.randrange(len(ids))
+            out.append(ids[first])
+            rest = ids[:first] + ids[first + 1:]
+            order.shuffle(rest)
+            for extra in rest[:2]:
+                if order.random() < 0.45:
+                    out.append(extra)
+        return out[:RETURNED]
+
+    def _chunk_record(self, spec: RunSpec, b: Behaviour, q: Question, ranking: list[str],
+                      chunks: dict[str, list[dict[str, object]]], u: dict[str, float], order: random.Random, *,
+                      failed: bool) -> dict[str, object]:
+        """A record of a chunk-retrieving run: the answer sees the documents with a chunk in the first k
+        slots and cites the chunks it read (both chunks of a document now and then)."""
+        doc_of = {str(c["id"]): doc for doc, rows in chunks.items() for c in rows}
+        text_of = {str(c["id"]): str(c["text"]) for rows in chunks.values() for c in rows}
+        window = ranking[:K]
+        visible = list(dict.fromkeys(doc_of[c] for c in window))
+        claims, answer = self._answer(b, q, visible, u, answer_anyway=False)
+        if claims:
+            for claim in claims:
+                cited: list[str] = []
+                for doc in claim["citations"]:
+                    read = [c for c in window if doc_of[c] == doc]
+                    cited += read[:2] if len(read) > 1 and order.random() < 0.3 else read[:1]
+                claim["citations"] = cited
+            answer = " ".join(f"{c['text']} [{', '.join(c['citations'])}]" for c in claims)
+        record = self._record(spec, q, ranking, claims, answer, order, failed=failed,
+                              context=CONTEXT_SEPARATOR.join(text_of[c] for c in window))
+        return record
 
     def _forced(self, spec: RunSpec) -> dict[str, object]:
         """The reranker's two scripted failures: one restricted document in context, two answered
@@ -1859,7 +1954,7 @@ class Simulator:
         return claims, answer
 
     def _record(self, spec: RunSpec, q: Question, ranking: list[str], claims: list[dict[str, object]], answer: str,
-                rng: random.Random, *, failed: bool) -> dict[str, object]:
+                rng: random.Random, *, failed: bool, context: str | None = None) -> dict[str, object]:
         if failed:
             timeout = rng.random() < 0.6
             return {
@@ -1868,7 +1963,8 @@ class Simulator:
                 "cost_usd": 0.0,
                 "error": "answer model timed out after 30 s" if timeout else "answer model returned HTTP 503",
             }
-        context = CONTEXT_SEPARATOR.join(self.w.docs[d].text for d in ranking[:K])
+        if context is None:
+            context = CONTEXT_SEPARATOR.join(self.w.docs[d].text for d in ranking[:K])
         tokens_in = (len(context) + len(q.text) + 1600) / 4
         tokens_out = len(answer) / 4 + 12
         latency = (130 * math.exp(rng.gauss(0, 0.25)) + spec.rerank_ms * math.exp(rng.gauss(0, 0.2))
@@ -1963,13 +2059,21 @@ def _json(path: Path, obj: dict[str, object]) -> None:
 
 def build(seed: int = SEED) -> tuple[World, list[Question], dict[str, list[dict[str, object]]]]:
     """The corpus, the questions in display order and each run's records, from `seed`."""
+    world, questions, runs, _ = build_with_chunks(seed)
+    return world, questions, runs
+
+
+def build_with_chunks(seed: int = SEED) -> tuple[World, list[Question], dict[str, list[dict[str, object]]],
+                                                 dict[str, list[dict[str, object]]]]:
+    """`build` plus the chunk map (rows in document order) of each run that retrieves chunks."""
     rng = random.Random(seed)
     world = World(rng)
     world.build()
     questions = QuestionSet(world, rng).build()
     sim = Simulator(world, questions, seed)
     runs = {spec.run_id: sim.run(spec) for spec in RUNS}
-    return world, questions, runs
+    chunks = {run_id: [row for doc in sorted(m) for row in m[doc]] for run_id, m in sim.chunks.items()}
+    return world, questions, runs, chunks
 
 
 def _manifest(spec: RunSpec, seed: int) -> dict[str, object]:
@@ -1989,7 +2093,7 @@ def generate_demo(out: Path, *, seed: int = SEED) -> None:
     overwritten; nothing else in `out` is touched.
     """
     out = Path(out)
-    world, questions, runs = build(seed)
+    world, questions, runs, chunks = build_with_chunks(seed)
     suite_dir = out / "suites" / SUITE
     suite_dir.mkdir(parents=True, exist_ok=True)
     _json(suite_dir / "suite.json", {
@@ -2008,6 +2112,8 @@ def generate_demo(out: Path, *, seed: int = SEED) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         _json(run_dir / "manifest.json", _manifest(spec, seed))
         _jsonl(run_dir / "records.jsonl", runs[spec.run_id])
+        if spec.run_id in chunks:
+            _jsonl(run_dir / "chunks.jsonl", chunks[spec.run_id])
     (out / "policy.toml").write_text(POLICY, encoding="utf-8", newline="\n")
 
 

@@ -6,6 +6,13 @@ descending, ties by docno descending), cut at 1000. Documents carry no text in T
 gets a placeholder naming its docno. Topics of a run missing from the qrels are dropped (as
 trec_eval does); qrels topics a run never mentions are scored `missing` by ragslice.
 
+With a passage map (`--chunk-map MAP`, lines `passage_id<TAB>doc_id`), passage IDs are kept as
+chunks: the passages the qrels or the runs name become the suite's `chunks.jsonl`, and the runs
+keep ranking passage IDs. When the qrels judge passages, the suite is passage-level (`unit:
+chunk`: labels match passages exactly, as trec_eval scores them); when they judge documents, each
+retrieved passage stands for its document, counted once at the slot of its first passage
+(docs/formats.md, "Chunks").
+
 Ragas: ID-based samples (`user_input`, `retrieved_context_ids`, `reference_context_ids`,
 `response`) become a suite `ragas` and one run. Ragas samples carry no claim labels, so support
 and coverage are n/a and abstention cannot be judged from claims: read the answers.
@@ -62,13 +69,59 @@ def _copy(con: duckdb.DuckDBPyConnection, query: str, target: Path) -> None:
     con.execute(f"COPY ({query}) TO '{path}' (FORMAT json)")
 
 
+MAX_MAP_PROBLEMS = 20
+
+_READ_MAP = (
+    "SELECT ordinality::INTEGER AS line, regexp_extract_all(l, '[^ \t\r]+') AS f "
+    "FROM read_csv($path, columns={'l': 'VARCHAR'}, header=false, delim=chr(1), quote='', escape='', "
+    "auto_detect=false) WITH ORDINALITY"
+)
+
+
+def load_chunk_map(con: duckdb.DuckDBPyConnection, path: str) -> None:
+    """Read a passage map (``passage_id<TAB>doc_id`` lines; blank and ``#`` lines skipped) into the temp
+    table ``passage_map(passage, doc, line)``; raise `ValidationError` naming file and line."""
+    from .trec import _unreadable
+
+    if not Path(path).is_file():
+        raise invalid("no such file", "--chunk-map", path)
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE map_lines AS {_READ_MAP}", {"path": path})
+    except duckdb.Error as error:
+        raise _unreadable(Path(path), error) from None
+    con.execute("DELETE FROM map_lines WHERE f IS NULL OR len(f) = 0 OR starts_with(f[1], '#')")
+    problems = Problems()
+    for line, found in con.execute(
+            f"SELECT line, len(f) FROM map_lines WHERE len(f) <> 2 ORDER BY line LIMIT {MAX_MAP_PROBLEMS}").fetchall():
+        problems.add(f"expected 2 fields (`passage_id<TAB>doc_id`), found {found}", path=path, line=line)
+    problems.raise_if_any()
+    con.execute("CREATE OR REPLACE TEMP TABLE passage_map AS SELECT f[1] AS passage, f[2] AS doc, line FROM map_lines")
+    rules = [
+        ("passage_id", "passage", "an ID is 1-128 characters with no whitespace",
+         f"NOT regexp_full_match(passage, '{WORKSPACE_ID.pattern}')"),
+        ("doc_id", "doc", "an ID is 1-128 characters with no whitespace",
+         f"NOT regexp_full_match(doc, '{WORKSPACE_ID.pattern}')"),
+        ("passage_id", "passage", "is listed twice (a passage belongs to one document)",
+         "line > min(line) OVER (PARTITION BY passage)"),
+        ("passage_id", "passage", "is also a document ID; passage and document IDs must differ",
+         "passage IN (SELECT doc FROM passage_map)"),
+    ]
+    query = " UNION ALL ".join(
+        f"SELECT line, '{field}' AS field, {column} AS value, '{rule}' AS rule FROM "
+        f"(SELECT *, {condition} AS bad FROM passage_map) WHERE bad" for field, column, rule, condition in rules)
+    for line, field, value, rule in con.execute(f"{query} ORDER BY line LIMIT {MAX_MAP_PROBLEMS}").fetchall():
+        problems.add(rule, field, value, path=path, line=line)
+    problems.raise_if_any()
+    if not con.execute("SELECT count(*) FROM passage_map").fetchone()[0]:
+        raise invalid("the file has no lines; expected lines of `passage_id<TAB>doc_id`", path=path)
+
+
 def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None = None) -> list[str]:
-    """Write a workspace from TREC qrels and run files; returns the run IDs written."""
+    """Write a workspace from TREC qrels and run files; returns the run IDs written.
+
+    `chunk_map`: a passage map; passages keep their IDs and become the suite's chunks."""
     from .trec import load_qrels, load_run
 
-    if chunk_map is not None:
-        raise invalid("passage-to-document maps arrive with chunk support; import without --chunk-map",
-                      "--chunk-map", chunk_map)
     suite_dir = out / "suites" / "trec"
     con = duckdb.connect()
     load_qrels(con, qrels)
@@ -79,9 +132,27 @@ def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None
     if bad:
         raise invalid("a docno is 1-128 characters with no whitespace", "docno", bad[0][0], path=qrels)
     version = "trec-" + Path(qrels).name
-    _write_json(suite_dir / "suite.json", _suite_json("trec", version, f"Imported from TREC qrels {Path(qrels).name}."))
+    unit = "document"
+    if chunk_map is None:
+        con.execute("CREATE TEMP TABLE passage_map (passage VARCHAR, doc VARCHAR, line INTEGER)")
+    else:
+        load_chunk_map(con, chunk_map)
+        judged_passage, judged_other = con.execute(
+            "SELECT any_value(docno) FILTER (WHERE docno IN (SELECT passage FROM passage_map)), "
+            "any_value(docno) FILTER (WHERE docno NOT IN (SELECT passage FROM passage_map)) FROM qrels").fetchone()
+        if judged_passage is not None and judged_other is not None:
+            raise invalid(f"the qrels judge passages of the map (e.g. {judged_passage!r}) and other IDs (e.g. "
+                          f"{judged_other!r}); judge passages only (a passage-level suite) or documents only",
+                          "docno", judged_other, path=qrels)
+        unit = "chunk" if judged_passage is not None else "document"
+    meta = _suite_json("trec", version, f"Imported from TREC qrels {Path(qrels).name}.")
+    _write_json(suite_dir / "suite.json", meta | ({"unit": unit} if chunk_map is not None else {}))
     con.execute("CREATE TEMP TABLE docs (docno VARCHAR)")
-    con.execute("INSERT INTO docs SELECT DISTINCT docno FROM qrels")
+    con.execute("CREATE TEMP TABLE used_passages (passage VARCHAR)")
+    con.execute("INSERT INTO docs SELECT DISTINCT docno FROM qrels "
+                "WHERE docno NOT IN (SELECT passage FROM passage_map)")
+    con.execute("INSERT INTO used_passages SELECT DISTINCT docno FROM qrels WHERE docno IN (SELECT passage FROM "
+                "passage_map)")
     written: list[str] = []
     taken: set[str] = set()
     for run_path in runs:
@@ -94,15 +165,24 @@ def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None
             SELECT qid, docno, row_number() OVER (PARTITION BY qid ORDER BY score DESC, docno DESC) AS rank
             FROM trec_run WHERE qid IN (SELECT qid FROM qrels)""")
         con.execute(f"INSERT INTO docs SELECT DISTINCT docno FROM ranked WHERE rank <= {MAX_RETRIEVED} "
-                    "EXCEPT SELECT docno FROM docs")
+                    "AND docno NOT IN (SELECT passage FROM passage_map) EXCEPT SELECT docno FROM docs")
+        con.execute(f"INSERT INTO used_passages SELECT DISTINCT docno FROM ranked WHERE rank <= {MAX_RETRIEVED} "
+                    "AND docno IN (SELECT passage FROM passage_map) EXCEPT SELECT passage FROM used_passages")
         _copy(con, f"""
             SELECT qid AS question_id, list(docno ORDER BY rank) AS retrieved, NULL::VARCHAR AS answer,
                    []::STRUCT(id VARCHAR, citations VARCHAR[])[] AS claims, NULL::DOUBLE AS latency_ms,
                    NULL::DOUBLE AS cost_usd, NULL::VARCHAR AS error
             FROM ranked WHERE rank <= {MAX_RETRIEVED} GROUP BY qid ORDER BY qid""", run_dir / "records.jsonl")
         written.append(run_id)
+    con.execute("INSERT INTO docs SELECT DISTINCT m.doc FROM used_passages u "
+                "JOIN passage_map m ON m.passage = u.passage EXCEPT SELECT docno FROM docs")
     _copy(con, "SELECT docno AS id, 'TREC document ' || docno || ' (text not in the TREC files)' AS text "
                "FROM docs ORDER BY docno", suite_dir / "documents.jsonl")
+    if con.execute("SELECT count(*) FROM used_passages").fetchone()[0]:
+        # Documents carry no version of their own: their chunks are cut from the corpus version.
+        _copy(con, f"""SELECT m.passage AS id, m.doc, '{version.replace("'", "''")}' AS doc_version
+                       FROM used_passages u JOIN passage_map m ON m.passage = u.passage ORDER BY m.passage""",
+              suite_dir / "chunks.jsonl")
     _copy(con, """
         SELECT qid AS id, 'TREC topic ' || qid AS text, 'trec' AS type, 'dev' AS split, false AS critical,
                []::VARCHAR[] AS tags, map_from_entries(list((docno, grade) ORDER BY docno)) AS relevant,
@@ -114,7 +194,8 @@ def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None
 
 def import_trec_command(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None = None) -> int:
     written = import_trec(qrels, runs, out, chunk_map=chunk_map)
-    print(f"wrote {out}: suite trec, runs {', '.join(written)}")
+    unit = json.loads((out / "suites" / "trec" / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
+    print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(written)}")
     return 0
 
 

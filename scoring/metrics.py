@@ -51,6 +51,10 @@ class Metric:
 
 
 RETRIEVAL_NA = "n/a when the question has no relevant document (unanswerable at this relevance level)"
+CHUNK_RANKS = (" A retrieved chunk stands for its document, counted once at the slot of its first chunk; ranks are "
+               "slots (docs/formats.md, Chunks).")
+CHUNK_CITATIONS = (" Citations may name chunks or documents: a claim is judged on the set of documents it cites "
+                   "(docs/formats.md, Chunks).")
 
 REGISTRY: tuple[Metric, ...] = (
     Metric(
@@ -63,7 +67,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule=RETRIEVAL_NA,
         higher_is_better=True,
         pooled=("n_hits", "k"),
-        help="Share of the k context slots filled with relevant documents.",
+        help="Share of the k context slots filled with relevant documents." + CHUNK_RANKS,
         aliases=("precision",),
     ),
     Metric(
@@ -76,7 +80,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule=RETRIEVAL_NA,
         higher_is_better=True,
         pooled=("n_hits", "n_relevant"),
-        help="Share of the labelled relevant documents that reached the first k.",
+        help="Share of the labelled relevant documents that reached the first k." + CHUNK_RANKS,
         aliases=("recall",),
     ),
     Metric(
@@ -89,7 +93,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule=RETRIEVAL_NA,
         higher_is_better=True,
         pooled=None,
-        help="How early the first relevant document appears; without a cutoff the whole ranking counts.",
+        help="How early the first relevant document appears; without a cutoff the whole ranking counts." + CHUNK_RANKS,
         aliases=("rr", "mrr", "recip_rank"),
     ),
     Metric(
@@ -102,7 +106,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule=RETRIEVAL_NA,
         higher_is_better=True,
         pooled=None,
-        help="Graded gain of the first k, discounted by rank, relative to the best possible ranking.",
+        help="Graded gain of the first k, discounted by rank, relative to the best possible ranking." + CHUNK_RANKS,
         aliases=("ndcg",),
     ),
     Metric(
@@ -115,7 +119,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule=RETRIEVAL_NA,
         higher_is_better=True,
         pooled=None,
-        help="Average precision as trec_eval's map; with a cutoff, as its map_cut.",
+        help="Average precision as trec_eval's map; with a cutoff, as its map_cut." + CHUNK_RANKS,
         aliases=("ap", "map"),
     ),
     Metric(
@@ -128,7 +132,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule=RETRIEVAL_NA,
         higher_is_better=True,
         pooled=None,
-        help="Harmonic mean of P@k and R@k.",
+        help="Harmonic mean of P@k and R@k." + CHUNK_RANKS,
         aliases=("f1",),
     ),
     Metric(
@@ -141,7 +145,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule=RETRIEVAL_NA,
         higher_is_better=True,
         pooled=None,
-        help="Whether any relevant evidence reached the first k.",
+        help="Whether any relevant evidence reached the first k." + CHUNK_RANKS,
         aliases=("success",),
     ),
     Metric(
@@ -155,7 +159,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule="n/a when the answer makes no claim (an abstention); a missing or failed record scores 0",
         higher_is_better=True,
         pooled=("n_supported", "n_claims"),
-        help="Share of the answer's claims backed by visible, correctly cited evidence.",
+        help="Share of the answer's claims backed by visible, correctly cited evidence." + CHUNK_CITATIONS,
         aliases=("support",),
     ),
     Metric(
@@ -168,7 +172,7 @@ REGISTRY: tuple[Metric, ...] = (
         na_rule="n/a when the question has no expected claim (unanswerable)",
         higher_is_better=True,
         pooled=("n_expected_supported", "n_expected"),
-        help="Share of the reviewed propositions the answer states with valid support.",
+        help="Share of the reviewed propositions the answer states with valid support." + CHUNK_CITATIONS,
         aliases=("coverage",),
     ),
     Metric(

@@ -3,12 +3,21 @@
 Each records file is read as numbered text lines (so every problem names its line), parsed with
 DuckDB's JSON functions, checked rule by rule in SQL, and split into typed staging tables:
 
+    stage_runs(run_id, suite, k, chunk_map, chunk_file)
     stage_records(run_id, question_id, line, answer, context, latency_ms, cost_usd, error)
-    stage_retrieved(run_id, question_id, rank, doc_id)
+    stage_retrieved(run_id, question_id, rank, retrieved_id, chunk_id, doc_id, doc_version, chunk_text,
+                    unit_id, counted)
     stage_claims(run_id, question_id, claim_id, position, text)
-    stage_citations(run_id, question_id, claim_id, position, doc_id)
+    stage_citations(run_id, question_id, claim_id, position, doc_id, unit_id, counted)
 
-The suite tables (`documents`, `questions`) must already hold the runs' suites.
+Chunks are mapped here (`scoring.chunks` states the rule): a retrieved or cited ID found in the
+run's chunk map (its own `chunks.jsonl`, else the suite's) stands for its document. `unit_id` is
+what labels are matched on: the document, or in a passage-level suite the ID as recorded.
+`counted` is false for a later chunk of an already-counted document (its rank stays a slot) and
+for a second citation of one document by one claim. `stage_citations.doc_id` is the ID as cited.
+
+The suite tables (`suites`, `documents`, `questions`, `chunks`) must already hold the runs'
+suites and the runs' own chunk maps.
 """
 from __future__ import annotations
 
@@ -91,12 +100,13 @@ LINE_RULES: list[tuple[str | None, str, str, str]] = [
      "is_obj AND len(json_keys(j)) > len(list_distinct(json_keys(j)))"),
 ]
 
-# Rules over one retrieved document (rows of `ret`: run_id, line, suite, qid, rank, doc_id).
+# Rules over one retrieved ID (rows of `ret`: run_id, line, suite, qid, rank, doc_id as recorded, chunk_id
+# when it is a chunk of the run's chunk map).
 RETRIEVED_RULES: list[tuple[str, str]] = [
     ("an ID is 1-128 characters with no whitespace or control characters",
      f"NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
-    ("is not a document of suite '{suite}' v{suite_version}",
-     f"NOT known_doc AND regexp_full_match(doc_id, '{ID_PATTERN}')"),
+    ("is not a document of suite '{suite}' v{suite_version}{or_chunk}",
+     f"NOT known_doc AND chunk_id IS NULL AND regexp_full_match(doc_id, '{ID_PATTERN}')"),
     ("appears twice in the ranking (first at rank {first_rank})", "rank > first_rank"),
 ]
 
@@ -129,6 +139,22 @@ CITATION_RULES: list[tuple[str, str]] = [
      f"NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
     ("is cited twice by one claim", "cite_pos > first_cite"),
 ]
+
+
+_CHUNK_JOINS = """
+        LEFT JOIN chunks rc ON r.chunk_map = 'run' AND rc.run_id = r.run_id AND rc.chunk_id = {item}
+        LEFT JOIN chunks sc ON r.chunk_map = 'suite' AND sc.run_id IS NULL AND sc.suite = r.suite
+                           AND sc.chunk_id = {item}"""
+"""The run's chunk map joined to an ID column `{item}` (rows need `r`, a `stage_runs` row): `rc` is a
+chunk of the run's own map, `sc` of the suite's; at most one of them matches."""
+
+
+def _chunk_map(run: Run) -> tuple[str | None, str | None]:
+    """(chunk_map, chunk_file): which chunk map applies to `run` ('run', 'suite' or None) and its file."""
+    if run.chunks is not None:
+        return "run", str(run.folder / "chunks.jsonl")
+    suite_chunks = run.folder.parent.parent / "suites" / run.suite / "chunks.jsonl"
+    return ("suite", str(suite_chunks)) if suite_chunks.exists() else (None, None)
 
 
 def _rule_sql(rule: str) -> str:
@@ -211,9 +237,11 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
     Every broken rule is added to `problems` with its file and line.
     """
     paths = {run.run_id: str(run.records_path) for run in runs}
-    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs (run_id VARCHAR, suite VARCHAR, k INTEGER)")
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs (run_id VARCHAR, suite VARCHAR, k INTEGER, "
+                "chunk_map VARCHAR, chunk_file VARCHAR)")
     if runs:
-        con.executemany("INSERT INTO stage_runs VALUES (?, ?, ?)", [(r.run_id, r.suite, r.k) for r in runs])
+        con.executemany("INSERT INTO stage_runs VALUES (?, ?, ?, ?, ?)", [(r.run_id, r.suite, r.k, *_chunk_map(r))
+                                                                          for r in runs])
     con.execute("""
         CREATE OR REPLACE TEMP TABLE parsed AS
         WITH base AS (
@@ -251,13 +279,19 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         flat AS (
           SELECT run_id, line, suite, qid, unnest(docs) AS doc_id, unnest(range(1, len(docs) + 1)) AS rank FROM lists
         )
-        SELECT f.*, d.doc_id IS NOT NULL AS known_doc, s.version AS suite_version,
+        SELECT f.*, d.doc_id IS NOT NULL AS known_doc, s.version AS suite_version, s.unit,
+               coalesce(d.version, s.corpus_version) AS current_version,
+               coalesce(rc.chunk_id, sc.chunk_id) AS chunk_id, coalesce(rc.doc_id, sc.doc_id) AS chunk_doc,
+               coalesce(rc.doc_version, sc.doc_version) AS chunk_version, coalesce(rc.text, sc.text) AS chunk_text,
+               CASE WHEN r.chunk_file IS NULL THEN '' ELSE ' or a chunk of ' || r.chunk_file END AS or_chunk,
                min(f.rank) OVER (PARTITION BY f.run_id, f.qid, f.doc_id) AS first_rank
         FROM flat f
+        JOIN stage_runs r ON r.run_id = f.run_id
         LEFT JOIN documents d ON d.suite = f.suite AND d.doc_id = f.doc_id
         LEFT JOIN suites s ON s.suite = f.suite
+        {chunk_joins}
         WHERE f.doc_id IS NOT NULL
-    """, {"max_retrieved": MAX_RETRIEVED})
+    """.replace("{chunk_joins}", _CHUNK_JOINS.format(item="f.doc_id")), {"max_retrieved": MAX_RETRIEVED})
     ret_rules = [("'retrieved'", "to_json(doc_id)", r, c) for r, c in RETRIEVED_RULES]
     _collect(con, _checks("ret", ret_rules), paths, problems)
 
@@ -286,18 +320,23 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
     con.execute("""
         CREATE OR REPLACE TEMP TABLE cites AS
         WITH lists AS (
-          SELECT run_id, line, qid, claim_id, json_extract_string(c, '$.citations[*]') AS docs FROM cl
+          SELECT run_id, line, suite, qid, claim_id, json_extract_string(c, '$.citations[*]') AS docs FROM cl
           WHERE claim_id IS NOT NULL AND position = first_position AND json_type(c, '$.citations') = 'ARRAY'
             AND json_array_length(c, '$.citations') <= $max_citations
             AND list_bool_and(list_transform(json_type(c, '$.citations[*]'), lambda t: t = 'VARCHAR'))
         ),
         flat AS (
-          SELECT run_id, line, qid, claim_id, unnest(docs) AS doc_id, unnest(range(0, len(docs))) AS cite_pos
+          SELECT run_id, line, suite, qid, claim_id, unnest(docs) AS doc_id, unnest(range(0, len(docs))) AS cite_pos
           FROM lists
         )
-        SELECT *, min(cite_pos) OVER (PARTITION BY run_id, qid, claim_id, doc_id) AS first_cite FROM flat
-        WHERE doc_id IS NOT NULL
-    """, {"max_citations": MAX_CITATIONS})
+        SELECT f.*, min(f.cite_pos) OVER (PARTITION BY f.run_id, f.qid, f.claim_id, f.doc_id) AS first_cite,
+               CASE WHEN s.unit = 'chunk' THEN f.doc_id ELSE coalesce(rc.doc_id, sc.doc_id, f.doc_id) END AS unit_id
+        FROM flat f
+        JOIN stage_runs r ON r.run_id = f.run_id
+        LEFT JOIN suites s ON s.suite = f.suite
+        {chunk_joins}
+        WHERE f.doc_id IS NOT NULL
+    """.replace("{chunk_joins}", _CHUNK_JOINS.format(item="f.doc_id")), {"max_citations": MAX_CITATIONS})
     cite_rules = [
         ("'claims[' || to_json(claim_id)::VARCHAR || '].citations'", "to_json(doc_id)", r, c)
         for r, c in CITATION_RULES
@@ -317,7 +356,12 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
     """)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_retrieved AS
-        SELECT run_id, qid AS question_id, rank::INTEGER AS rank, doc_id FROM ret
+        SELECT *, row_number() OVER (PARTITION BY run_id, question_id, unit_id ORDER BY rank) = 1 AS counted
+        FROM (SELECT run_id, qid AS question_id, rank::INTEGER AS rank, doc_id AS retrieved_id, chunk_id,
+                     coalesce(chunk_doc, doc_id) AS doc_id, coalesce(chunk_version, current_version) AS doc_version,
+                     chunk_text,
+                     CASE WHEN unit = 'chunk' THEN doc_id ELSE coalesce(chunk_doc, doc_id) END AS unit_id
+              FROM ret)
     """)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_claims AS
@@ -325,7 +369,9 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
     """)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_citations AS
-        SELECT run_id, qid AS question_id, claim_id, cite_pos::INTEGER AS position, doc_id FROM cites
+        SELECT run_id, qid AS question_id, claim_id, cite_pos::INTEGER AS position, doc_id, unit_id,
+               row_number() OVER (PARTITION BY run_id, qid, claim_id, unit_id ORDER BY cite_pos) = 1 AS counted
+        FROM cites
     """)
     for name in ("parsed", "good", "ret", "cl", "cites", "stage_lines"):
         con.execute(f"DROP TABLE IF EXISTS {name}")

@@ -17,13 +17,16 @@ import pandas as pd
 import pyarrow as pa
 
 from . import engine, store
+from .chunks import write_chunks
 from .errors import Problems
 from .records import read_lines, stage_records
-from .schema import create_schema
+from .schema import SCHEMA_VERSION, create_schema
 from .workspace import Run, Suite, Workspace, load_workspace
 
-SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims")
-RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores")
+SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks")
+RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks")
+"""`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
+(its runs are re-scored with it), a run's with the run."""
 
 # The engine's input relations, as views over the staging tables and the suite tables.
 EVAL_VIEWS = {
@@ -35,11 +38,20 @@ EVAL_VIEWS = {
         LEFT JOIN stage_records s ON s.run_id = r.run_id AND s.question_id = q.question_id""",
     "eval_labels": "SELECT suite, question_id, doc_id, grade FROM labels",
     "eval_support": "SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM expected_claims",
-    "eval_documents": "SELECT suite, doc_id, access FROM documents",
+    # In a passage-level suite a chunk is a unit of its own, with its document's access groups.
+    "eval_documents": """
+        SELECT suite, doc_id, access FROM documents
+        UNION ALL
+        SELECT c.suite, c.chunk_id, d.access FROM chunks c
+        JOIN suites s ON s.suite = c.suite AND s.unit = 'chunk'
+        JOIN documents d ON d.suite = c.suite AND d.doc_id = c.doc_id
+        WHERE c.run_id IS NULL""",
     "eval_callers": "SELECT suite, question_id, caller FROM questions",
-    "eval_retrieved": "SELECT run_id, question_id, rank, doc_id FROM stage_retrieved",
+    # Chunks are mapped at staging (scoring.records): rank = slot, one row per counted document.
+    "eval_retrieved": "SELECT run_id, question_id, rank, unit_id AS doc_id FROM stage_retrieved WHERE counted",
     "eval_claims": "SELECT run_id, question_id, claim_id, position FROM stage_claims",
-    "eval_citations": "SELECT run_id, question_id, claim_id, position, doc_id FROM stage_citations",
+    "eval_citations": "SELECT run_id, question_id, claim_id, position, unit_id AS doc_id FROM stage_citations "
+    "WHERE counted",
 }
 
 # Staging relations as views over a stored database (attached as `stored`), for re-scoring at
@@ -47,11 +59,14 @@ EVAL_VIEWS = {
 STORED_STAGING = {
     "stage_records": "SELECT run_id, question_id, line, answer, context, latency_ms, cost_usd, error "
     "FROM stored.records",
-    "stage_retrieved": "SELECT run_id, question_id, rank, doc_id FROM stored.retrieved",
+    "stage_retrieved": """
+        SELECT t.run_id, t.question_id, t.rank, t.counted,
+               CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, t.doc_id) ELSE t.doc_id END AS unit_id
+        FROM stored.retrieved t JOIN stored.runs r ON r.run_id = t.run_id JOIN stored.suites s ON s.suite = r.suite""",
     "stage_claims": "SELECT run_id, question_id, claim_id, position, text FROM stored.claims",
     "stage_citations": """
-        SELECT run_id, question_id, claim_id, unnest(range(0, len(citations)))::INTEGER AS position,
-               unnest(citations) AS doc_id
+        SELECT run_id, question_id, claim_id, unnest(range(0, len(cited_docs)))::INTEGER AS position,
+               unnest(cited_docs) AS unit_id, true AS counted
         FROM stored.claims""",
 }
 
@@ -93,7 +108,9 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
         "suite": suite.name, "version": suite.version, "corpus_version": suite.corpus_version,
         "rubric_version": suite.rubric_version, "description": suite.description,
         "n_documents": len(suite.documents), "n_questions": len(questions), "files_hash": suite.files_hash,
+        "unit": suite.unit,
     }]))
+    write_chunks(con, suite.name, None, suite.chunks)
     _insert(con, "documents", pd.DataFrame(
         [{"suite": suite.name, "doc_id": d.id, "version": d.version, "title": d.title, "text": d.text,
           "access": d.access} for d in suite.documents.values()],
@@ -140,20 +157,23 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
         SELECT t.run_id, t.question_id, t.rank, t.doc_id, l.grade,
                coalesce(l.grade, 0) >= $level AS relevant,
                t.rank <= r.k AS visible,
-               coalesce({engine.RESTRICTED}, false) AS restricted
+               coalesce({engine.RESTRICTED}, false) AS restricted,
+               t.chunk_id, t.doc_version, t.counted, t.chunk_text
         FROM stage_retrieved t
         JOIN stage_runs r ON r.run_id = t.run_id
         JOIN questions q ON q.suite = r.suite AND q.question_id = t.question_id
         LEFT JOIN documents d ON d.suite = r.suite AND d.doc_id = t.doc_id
-        LEFT JOIN labels l ON l.suite = r.suite AND l.question_id = t.question_id AND l.doc_id = t.doc_id""",
+        LEFT JOIN labels l ON l.suite = r.suite AND l.question_id = t.question_id AND l.doc_id = t.unit_id""",
         {"level": level},
     )
     con.execute(
         f"""INSERT INTO claims BY NAME
         SELECT c.run_id, c.question_id, c.claim_id, c.position, c.text,
-               coalesce(cites.citations, []) AS citations, v.supported, v.reasons
+               coalesce(cites.citations, []) AS citations, v.supported, v.reasons,
+               coalesce(cites.cited_docs, []) AS cited_docs
         FROM stage_claims c
-        LEFT JOIN (SELECT run_id, question_id, claim_id, list(doc_id ORDER BY position) AS citations
+        LEFT JOIN (SELECT run_id, question_id, claim_id, list(doc_id ORDER BY position) AS citations,
+                          list(unit_id ORDER BY position) FILTER (WHERE counted) AS cited_docs
                    FROM stage_citations GROUP BY ALL) cites
           ON cites.run_id = c.run_id AND cites.question_id = c.question_id AND cites.claim_id = c.claim_id
         LEFT JOIN ({engine.verdicts_sql()}) v
@@ -180,10 +200,13 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
                      count(*) FILTER (WHERE missing) AS n_missing, count(*) FILTER (WHERE failed) AS n_failed
               FROM question_scores WHERE run_id IN (SELECT run_id FROM stage_runs) GROUP BY run_id) c
         WHERE runs.run_id = c.run_id""")
+    con.execute("UPDATE runs SET chunk_map = s.chunk_map FROM stage_runs s WHERE runs.run_id = s.run_id")
 
 
 def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *, k: int | None = None) -> None:
     """Read, check and stage the records of `runs`; `k` overrides every run's cutoff (what-if)."""
+    for run in runs:
+        write_chunks(con, run.suite, run.run_id, run.chunks or {})
     read_lines(con, runs, problems)
     stage_records(con, runs, problems)
     if k is not None:
@@ -203,6 +226,18 @@ def _progress(enabled: bool):
     return Progress(transient=True)
 
 
+def _stored_schema_version(db: Path) -> str | None:
+    """The schema version a database was written with (None: no database, or no version recorded)."""
+    if not db.exists():
+        return None
+    with store.connect_readonly(db) as con:
+        tables = {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "meta" not in tables:
+            return None
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return None if row is None else row[0]
+
+
 def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1) -> RefreshSummary:
     """Validate `workspace`, score what changed, and replace `db` atomically.
 
@@ -213,19 +248,26 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
     ws = load_workspace(workspace, problems)
     with store.writer_lock(db):
         store.remove_stale_copies(db)
-        old_suites, old_runs = store.stored_hashes(db)
+        stored_version = _stored_schema_version(db)
+        # A database of an older schema keeps its verdicts and logs; its scored tables are rebuilt.
+        outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
+        old_suites, old_runs = ({}, {}) if outdated else store.stored_hashes(db)
         changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name) != s.files_hash]
         changed_names = {s.name for s in changed_suites}
         to_score = [r for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash or r.suite in changed_names]
         removed_runs = sorted(set(old_runs) - set(ws.runs))
         removed_suites = sorted(set(old_suites) - set(ws.suites))
         skipped = len(ws.runs) - len(to_score)
-        if not (changed_suites or to_score or removed_runs or removed_suites) and db.exists():
+        if not (changed_suites or to_score or removed_runs or removed_suites) and db.exists() and not outdated:
             problems.raise_if_any()
             return RefreshSummary(db, 0, skipped, 0, 0, time.perf_counter() - started)
 
         temp = store.working_copy(db)
         con = store.open_for_write(temp)
+        if outdated:
+            for table in dict.fromkeys((*SUITE_TABLES, *RUN_TABLES)):
+                con.execute(f"DROP TABLE IF EXISTS {table}")
+            create_schema(con)
         try:
             with _progress(progress) as bar:
                 task = bar.add_task("scoring", total=4) if bar else None
@@ -315,6 +357,12 @@ def _select_runs(ws: Workspace, runs: list[str] | None) -> list[Run]:
 def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnection:
     """Re-score a stored database at another cutoff, in memory (the file is only read)."""
     store.connect_readonly(db).close()
+    version = _stored_schema_version(db)
+    if version is not None and version != str(SCHEMA_VERSION):
+        from .errors import invalid
+
+        raise invalid(f"the database was written with schema version {version}, this ragslice reads version "
+                      f"{SCHEMA_VERSION}; refresh it first (`ragslice refresh WORKSPACE --db FILE`)", "db", str(db))
     con = duckdb.connect()
     con.execute("ATTACH ? AS stored (READ_ONLY)", [str(db)])
     con.execute("USE stored")

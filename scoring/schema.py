@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from .metrics import REGISTRY
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: chunks (the `chunks` table; chunk columns of `retrieved`; `claims.cited_docs`; `suites.unit`;
+`runs.chunk_map`). A refresh rebuilds the scored tables of a database written by an older version."""
 
 _METRIC_COLUMNS = ",\n    ".join(
     f"{m.key} {'BOOLEAN' if m.key == 'abstention_correct' else 'INTEGER' if m.key == 'disclosures' else 'DOUBLE'}"
@@ -26,7 +28,8 @@ TABLES: dict[str, str] = {
     description VARCHAR,
     n_documents INTEGER NOT NULL,
     n_questions INTEGER NOT NULL,
-    files_hash VARCHAR NOT NULL""",
+    files_hash VARCHAR NOT NULL,
+    unit VARCHAR NOT NULL""",
     "documents": """
     suite VARCHAR NOT NULL,
     doc_id VARCHAR NOT NULL,
@@ -50,6 +53,16 @@ TABLES: dict[str, str] = {
     n_relevant INTEGER NOT NULL,
     n_expected INTEGER NOT NULL,
     PRIMARY KEY (suite, question_id)""",
+    "chunks": """
+    suite VARCHAR NOT NULL,
+    run_id VARCHAR,
+    chunk_id VARCHAR NOT NULL,
+    doc_id VARCHAR NOT NULL,
+    doc_version VARCHAR NOT NULL,
+    text VARCHAR,
+    start_offset INTEGER,
+    end_offset INTEGER,
+    line INTEGER NOT NULL""",
     "labels": """
     suite VARCHAR NOT NULL,
     question_id VARCHAR NOT NULL,
@@ -83,7 +96,8 @@ TABLES: dict[str, str] = {
     files_hash VARCHAR NOT NULL,
     n_records INTEGER NOT NULL,
     n_missing INTEGER NOT NULL,
-    n_failed INTEGER NOT NULL""",
+    n_failed INTEGER NOT NULL,
+    chunk_map VARCHAR""",
     "records": """
     run_id VARCHAR NOT NULL,
     question_id VARCHAR NOT NULL,
@@ -103,6 +117,10 @@ TABLES: dict[str, str] = {
     relevant BOOLEAN NOT NULL,
     visible BOOLEAN NOT NULL,
     restricted BOOLEAN NOT NULL,
+    chunk_id VARCHAR,
+    doc_version VARCHAR,
+    counted BOOLEAN NOT NULL,
+    chunk_text VARCHAR,
     PRIMARY KEY (run_id, question_id, rank)""",
     "claims": """
     run_id VARCHAR NOT NULL,
@@ -113,6 +131,7 @@ TABLES: dict[str, str] = {
     citations VARCHAR[] NOT NULL,
     supported BOOLEAN,
     reasons VARCHAR[],
+    cited_docs VARCHAR[] NOT NULL,
     PRIMARY KEY (run_id, question_id, claim_id)""",
     "question_scores": f"""
     run_id VARCHAR NOT NULL,

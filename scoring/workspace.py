@@ -2,8 +2,8 @@
 
 Layout (docs/formats.md):
 
-    suites/<suite>/suite.json, documents.jsonl, questions.jsonl
-    runs/<run_id>/manifest.json, records.jsonl (or records.parquet)
+    suites/<suite>/suite.json, documents.jsonl, questions.jsonl, chunks.jsonl (optional)
+    runs/<run_id>/manifest.json, records.jsonl (or records.parquet), chunks.jsonl (optional)
 
 Suites and manifests are small and checked here in Python; records can number millions and are
 staged and checked with set-based SQL in `scoring.records`. Every problem names file, line,
@@ -36,7 +36,11 @@ MAX_K = 100
 MAX_LINE_BYTES = 8 * 1024 * 1024
 SPLITS = ("dev", "heldout")
 
-SUITE_KEYS = {"name", "version", "corpus_version", "rubric_version", "description"}
+SUITE_KEYS = {"name", "version", "corpus_version", "rubric_version", "description", "unit"}
+UNITS = ("document", "chunk")
+"""What labels name: documents (the default; retrieved and cited chunks stand for their documents) or,
+in a passage-level suite, the suite's chunks (matched exactly)."""
+CHUNK_KEYS = {"id", "doc", "doc_version", "text", "start", "end"}
 DOCUMENT_KEYS = {"id", "text", "version", "title", "access"}
 QUESTION_KEYS = {"id", "text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims", "disputed"}
 MANIFEST_REQUIRED = (
@@ -53,6 +57,19 @@ class Document:
     version: str | None
     title: str | None
     access: list[str]
+
+
+@dataclass
+class Chunk:
+    """One line of a chunk map: a piece of document `doc` as it was at `doc_version`."""
+
+    id: str
+    doc: str
+    doc_version: str
+    text: str | None
+    start: int | None
+    end: int | None
+    line: int
 
 
 @dataclass
@@ -79,9 +96,16 @@ class Suite:
     corpus_version: str
     rubric_version: str
     description: str | None
+    unit: str = "document"
     documents: dict[str, Document] = field(default_factory=dict)
     questions: dict[str, Question] = field(default_factory=dict)
+    chunks: dict[str, Chunk] = field(default_factory=dict)
+    """The suite's chunk map (`chunks.jsonl`), empty when the suite has none."""
     files_hash: str = ""
+
+    def doc_version(self, doc_id: str) -> str:
+        """The version a document is at: its own `version`, else the suite's `corpus_version`."""
+        return self.documents[doc_id].version or self.corpus_version
 
 
 @dataclass
@@ -91,6 +115,8 @@ class Run:
     manifest: dict[str, Any]
     records_path: Path
     files_hash: str
+    chunks: dict[str, Chunk] | None = None
+    """The run's own chunk map (`runs/<run_id>/chunks.jsonl`); None: the suite's map applies."""
 
     @property
     def suite(self) -> str:
@@ -334,13 +360,83 @@ def load_suite(folder: Path, problems: Problems) -> Suite | None:
         check.add(f"must equal the folder name {folder.name!r}", "name", name)
     values = {key: check.text(meta, key) for key in ("version", "corpus_version", "rubric_version")}
     description = check.text(meta, "description", required=False, nonblank=False)
+    unit = meta.get("unit", "document")
+    if unit not in UNITS:
+        check.add("expected 'document' (labels name documents) or 'chunk' (labels name the chunks of "
+                  "chunks.jsonl)", "unit", unit)
+        return None
     if name is None or None in values.values():
         return None
-    suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description)
+    suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description,
+                  unit)
     _load_documents(suite, folder / "documents.jsonl", problems)
+    chunks_path = folder / "chunks.jsonl"
+    if chunks_path.exists():
+        suite.chunks = load_chunks(chunks_path, suite, problems)
+    elif unit == "chunk":
+        problems.add("a passage-level suite (unit 'chunk') needs chunks.jsonl: its labels name those chunks",
+                     path=str(chunks_path))
     _load_questions(suite, folder / "questions.jsonl", problems)
-    suite.files_hash = files_hash([meta_path, folder / "documents.jsonl", folder / "questions.jsonl"])
+    hashed = [meta_path, folder / "documents.jsonl", folder / "questions.jsonl"]
+    suite.files_hash = files_hash(hashed + ([chunks_path] if chunks_path.exists() else []))
     return suite
+
+
+def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | None = None,
+                other_corpus: bool = False) -> dict[str, Chunk]:
+    """Read and check a chunk map (the suite's, or run `run_id`'s own).
+
+    Each chunk names a document of the suite and the version of it the chunk was cut from. That
+    version must be the suite's (`Suite.doc_version`), except in a run whose manifest declares
+    another corpus version (`other_corpus`: an index built from an older corpus)."""
+    chunks: dict[str, Chunk] = {}
+    for line, obj in iter_json_lines(path, problems):
+        check = _Checker(problems, path, line)
+        check.unknown_keys(obj, CHUNK_KEYS)
+        chunk_id = obj.get("id")
+        if not check.ident(chunk_id, "id"):
+            continue
+        if chunk_id in chunks:
+            check.add(f"duplicate chunk ID (first on line {chunks[chunk_id].line})", "id", chunk_id)
+            continue
+        if chunk_id in suite.documents:
+            check.add(f"is also a document of suite {suite.name!r}; a chunk ID must differ from every document ID",
+                      "id", chunk_id)
+            continue
+        doc = obj.get("doc")
+        if doc is None:
+            check.add("required field is missing (the document this chunk was cut from)", "doc")
+        elif check.ident(doc, "doc") and doc not in suite.documents:
+            check.add(f"is not a document of suite {suite.name!r} v{suite.version}", "doc", doc)
+            doc = None
+        version = check.text(obj, "doc_version")
+        text = check.text(obj, "text", required=False, nonblank=False)
+        offsets = []
+        for key in ("start", "end"):
+            value = obj.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                check.add("a character offset is a whole number >= 0", key, value)
+                value = None
+            offsets.append(value)
+        start, end = offsets
+        if start is not None and end is not None and end < start:
+            check.add(f"the chunk ends before it starts (start {start})", "end", end)
+        if isinstance(doc, str) and doc in suite.documents and version is not None:
+            current = suite.doc_version(doc)
+            if version != current and not other_corpus:
+                if run_id is None:
+                    rule = (f"is not the version of document {doc!r} in suite {suite.name!r} ({current!r}): chunk "
+                            f"{chunk_id!r} must be cut from the suite's version of its document")
+                else:
+                    rule = (f"is not the version of document {doc!r} in suite {suite.name!r} ({current!r}): chunk "
+                            f"{chunk_id!r} of run {run_id!r} comes from a stale index; re-index against corpus "
+                            f"{suite.corpus_version!r}, or declare the index's corpus_version in the manifest "
+                            "(the run is then refused beside runs on the current corpus)")
+                check.add(rule, "doc_version", version)
+        # Registered even when a field is broken, so records naming it are not also flagged as unknown.
+        chunks[chunk_id] = Chunk(chunk_id, doc if isinstance(doc, str) else "", version or "", text, start, end,
+                                 line)
+    return chunks
 
 
 def _load_documents(suite: Suite, path: Path, problems: Problems) -> None:
@@ -363,6 +459,11 @@ def _load_documents(suite: Suite, path: Path, problems: Problems) -> None:
 
 def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
     where = f"suite {suite.name!r} v{suite.version}"
+    if suite.unit == "chunk":
+        labelled = suite.chunks
+        what = f"is not a chunk of {where} (unit 'chunk': labels name the chunks of chunks.jsonl)"
+    else:
+        labelled, what = suite.documents, f"is not a document of {where}"
     for line, obj in iter_json_lines(path, problems):
         qid = obj.get("id")
         check = _Checker(problems, path, line, qid if isinstance(qid, str) else None)
@@ -405,8 +506,8 @@ def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
         else:
             check.add("expected a list of document IDs or a map document ID -> grade", "relevant", relevant)
         for doc in grades:
-            if doc not in suite.documents:
-                check.add(f"is not a document of {where}", "relevant", doc)
+            if doc not in labelled:
+                check.add(what, "relevant", doc)
         positive = {doc for doc, grade in grades.items() if grade > 0}
 
         support: dict[str, list[str]] = {}
@@ -509,14 +610,26 @@ def _load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
     if manifest.get("suite") is not None and suite is None and isinstance(manifest.get("suite"), str):
         check.add("is not a suite of this workspace", "suite", manifest["suite"])
     if suite is not None:
-        for key, expected in (("suite_version", suite.version), ("corpus_version", suite.corpus_version),
-                              ("rubric_version", suite.rubric_version)):
+        # A run may declare another corpus_version (an index built from an older corpus): it is scored
+        # against these labels, and the comparison guard refuses to set it beside runs on another corpus.
+        for key, expected in (("suite_version", suite.version), ("rubric_version", suite.rubric_version)):
             if manifest.get(key) is not None and manifest[key] != expected:
                 check.add(f"differs from suite {suite.name!r} ({key} {expected!r}); re-run against the current "
                           "suite or keep the older suite version in its own workspace", key, manifest[key])
+    chunks_path = folder / "chunks.jsonl"
+    chunks = None
+    if chunks_path.exists() and suite is not None and not len(problems.items) > before:
+        if suite.unit == "chunk":
+            problems.add(f"suite {suite.name!r} is passage-level (unit 'chunk'): its labels name its own chunks, so "
+                         "a run cannot bring another chunk map; score this run in a document-level suite",
+                         path=str(chunks_path))
+        else:
+            chunks = load_chunks(chunks_path, suite, problems, run_id=folder.name,
+                                 other_corpus=manifest.get("corpus_version") != suite.corpus_version)
     if len(problems.items) > before:
         return None
-    return Run(folder.name, folder, manifest, records[0], files_hash([path, records[0]]))
+    hashed = [path, records[0]] + ([chunks_path] if chunks_path.exists() else [])
+    return Run(folder.name, folder, manifest, records[0], files_hash(hashed), chunks)
 
 
 def discover(root: Path, problems: Problems) -> tuple[list[Path], list[Path]]:

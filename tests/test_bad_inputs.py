@@ -182,8 +182,6 @@ CASES: list[Bad] = [
     # version mismatches
     Bad("suite version mismatch", lambda ws: set_key(S(ws), "version", "4"), MANIFEST, 4,
         "field 'suite_version': '3' differs from suite 'demo' (suite_version '4')"),
-    Bad("corpus version mismatch", lambda ws: set_key(M(ws), "corpus_version", "corpus-0"), MANIFEST, 5,
-        "field 'corpus_version': 'corpus-0' differs from suite 'demo'"),
     Bad("rubric version mismatch", lambda ws: set_key(M(ws), "rubric_version", "rubric-0"), MANIFEST, 18,
         "field 'rubric_version': 'rubric-0' differs from suite 'demo'"),
     # missing manifest fields
@@ -248,6 +246,7 @@ ACCEPTED: list[tuple[str, Callable[[Path], object]]] = [
     ("accepted_missing_optional_answer_and_context", lambda ws: (drop_field(R(ws), 1, "answer"),
                                                                  drop_field(R(ws), 1, "context"))),
     ("accepted_no_trailing_newline", lambda ws: R(ws).write_bytes(R(ws).read_bytes().rstrip(b"\n"))),
+    ("accepted_declared_older_corpus_version", lambda ws: set_key(M(ws), "corpus_version", "corpus-0")),
 ]
 
 

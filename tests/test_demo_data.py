@@ -2,8 +2,9 @@
 telling its release story when scored with the reference implementation.
 
 Thresholds come from the story the workspace must tell (the candidate wins on average, loses on
-outdated and conflicting questions, discloses once, answers two unanswerable questions), never
-from the generator's own parameters.
+outdated and conflicting questions, discloses once, answers two unanswerable questions; the
+chunked run crowds its context with chunks of fewer documents), never from the generator's own
+parameters.
 """
 from __future__ import annotations
 
@@ -18,13 +19,14 @@ from typing import Any
 import pytest
 from scipy import stats
 
-from scoring.contract import Labels, Output, score_question
+from scoring.contract import Labels, Output, map_chunks, score_question
 from scoring.demo_data import generate_demo
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
 SUITE = "demo"
 BASELINE, CANDIDATE, SECOND = "prod-baseline", "rerank-v2", "hybrid-v1"
 REPEATS = ("temp07-r1", "temp07-r2", "temp07-r3")
+CHUNKED = "chunk-160"
 SLICE_TYPES = {"lookup", "multi-evidence", "near-duplicate", "outdated", "conflicting", "unanswerable", "permission"}
 STRICT_ID = re.compile(r"[a-z][a-z0-9-]{0,31}")
 MANIFEST_KEYS = {"run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision", "retrieval",
@@ -42,6 +44,12 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 class Run:
     manifest: dict[str, Any]
     records: list[dict[str, Any]]
+    chunks: list[dict[str, Any]] | None = None
+
+    @property
+    def chunk_docs(self) -> dict[str, str]:
+        """The run's own chunk map, chunk -> document ({} when the run retrieves documents)."""
+        return {c["id"]: c["doc"] for c in self.chunks or []}
 
     @property
     def by_question(self) -> dict[str, dict[str, Any]]:
@@ -64,7 +72,8 @@ def load(root: Path) -> Workspace:
     suite_dir = root / "suites" / SUITE
     runs = {
         folder.name: Run(json.loads((folder / "manifest.json").read_text(encoding="utf-8")),
-                         _lines(folder / "records.jsonl"))
+                         _lines(folder / "records.jsonl"),
+                         _lines(folder / "chunks.jsonl") if (folder / "chunks.jsonl").exists() else None)
         for folder in sorted((root / "runs").iterdir())
     }
     return Workspace(json.loads((suite_dir / "suite.json").read_text(encoding="utf-8")),
@@ -81,7 +90,8 @@ def answerable(question: dict[str, Any]) -> bool:
 
 
 def score_run(ws: Workspace, run_id: str) -> dict[str, dict[str, Any]]:
-    """Every question of the suite scored by the reference kernel at the run's own k."""
+    """Every question of the suite scored by the reference kernel at the run's own k (chunks mapped to
+    their documents by the reference mapping)."""
     run = ws.runs[run_id]
     access = {d["id"]: d.get("access", []) for d in ws.documents}
     known = ws.doc_ids
@@ -95,8 +105,9 @@ def score_run(ws: Workspace, run_id: str) -> dict[str, dict[str, Any]]:
         if record is None:
             output, status = None, "missing"
         else:
-            output = Output(tuple(record["retrieved"]),
-                            tuple((c["id"], tuple(c["citations"])) for c in record["claims"]))
+            output = map_chunks(Output(tuple(record["retrieved"]),
+                                       tuple((c["id"], tuple(c["citations"])) for c in record["claims"])),
+                                run.chunk_docs)
             status = "failed" if record["error"] else "ok"
         out[q["id"]] = score_question(labels, output, k=run.manifest["k"], known=known, access=access,
                                       status=status) | {"status": status}
@@ -161,7 +172,7 @@ def test_sizes_and_versions(ws: Workspace) -> None:
     assert 120 <= len(ws.documents) <= 200
     assert 200 <= len(ws.questions) <= 300
     assert ws.suite["name"] == SUITE
-    assert set(ws.runs) == {BASELINE, CANDIDATE, SECOND, *REPEATS}
+    assert set(ws.runs) == {BASELINE, CANDIDATE, SECOND, *REPEATS, CHUNKED}
     for run_id, run in ws.runs.items():
         m = run.manifest
         assert MANIFEST_KEYS <= set(m), run_id
@@ -176,7 +187,7 @@ def test_sizes_and_versions(ws: Workspace) -> None:
 
 
 def test_ids_satisfy_the_strict_seed_rule(ws: Workspace) -> None:
-    ids = [SUITE, *ws.runs, *ws.doc_ids, *(q["id"] for q in ws.questions)]
+    ids = [SUITE, *ws.runs, *ws.doc_ids, *(q["id"] for q in ws.questions)]  # chunk IDs are `<doc>#<n>`
     ids += [c for q in ws.questions for c in q["support"]]
     ids += [c["id"] for run in ws.runs.values() for r in run.records for c in r["claims"]]
     bad = sorted({i for i in ids if not STRICT_ID.fullmatch(i)})
@@ -240,10 +251,11 @@ def test_permission_questions_name_a_caller_who_is_denied_or_granted(ws: Workspa
 
 
 def test_records_are_well_formed(ws: Workspace) -> None:
-    texts = {d["id"]: d["text"] for d in ws.documents}
     question_ids = {q["id"] for q in ws.questions}
     missing = failed = 0
     for run_id, run in ws.runs.items():
+        texts = {d["id"]: d["text"] for d in ws.documents} if run.chunks is None else \
+            {c["id"]: c["text"] for c in run.chunks}
         seen = [r["question_id"] for r in run.records]
         assert len(seen) == len(set(seen)) and set(seen) <= question_ids, run_id
         missing += len(question_ids) - len(seen)
@@ -262,6 +274,44 @@ def test_records_are_well_formed(ws: Workspace) -> None:
             assert len({c["id"] for c in r["claims"]}) == len(r["claims"])
     assert 1 <= missing <= 4
     assert failed >= 6
+
+
+def test_the_chunked_run_cuts_exact_spans_of_the_current_documents(ws: Workspace) -> None:
+    docs = {d["id"]: d for d in ws.documents}
+    chunks = ws.runs[CHUNKED].chunks
+    assert chunks is not None and all(run.chunks is None for name, run in ws.runs.items() if name != CHUNKED)
+    assert len({c["id"] for c in chunks}) == len(chunks)
+    assert {c["doc"] for c in chunks} == set(docs), "the index covers the whole corpus"
+    for c in chunks:
+        doc = docs[c["doc"]]
+        assert c["doc_version"] == doc.get("version", ws.suite["corpus_version"]), c["id"]
+        assert doc["text"][c["start"]:c["end"]] == c["text"], c["id"]
+        one_sentence = not re.search(r"[.!?]\s", c["text"])
+        assert c["text"].strip() == c["text"] and (0 < len(c["text"]) <= 160 or one_sentence), c["id"]
+    by_doc: dict[str, list[dict[str, Any]]] = {}
+    for c in chunks:
+        by_doc.setdefault(c["doc"], []).append(c)
+    assert sum(len(v) > 1 for v in by_doc.values()) >= len(docs) // 2, "most documents are cut in several chunks"
+
+
+def test_the_chunked_run_crowds_the_context_with_fewer_documents(ws: Workspace, scored: dict) -> None:
+    """Same retriever and model as production, smaller chunks: later chunks of one document take
+    context slots, so recall, coverage and P@5 (one count per document) fall; counting each chunk
+    of a relevant document as a hit would have shown P@5 rising instead."""
+    run, base, chunked = ws.runs[CHUNKED], scored[BASELINE], scored[CHUNKED]
+    assert macro(ws, chunked, "recall") < macro(ws, base, "recall") - 0.03
+    assert macro(ws, chunked, "coverage") < macro(ws, base, "coverage")
+    assert macro(ws, chunked, "precision") < macro(ws, base, "precision")
+    labels = {q["id"]: {d for d, g in grades(q).items() if g > 0} for q in ws.questions if answerable(q)}
+    docs = run.chunk_docs
+    naive = [sum(docs[c] in labels[r["question_id"]] for c in r["retrieved"][:5]) / 5
+             for r in run.records if r["question_id"] in labels and not r["error"]]
+    assert mean(naive) > macro(ws, base, "precision") + 0.05
+    crowded = [r for r in run.records if len({docs[c] for c in r["retrieved"][:5]}) < len(r["retrieved"][:5])]
+    assert len(crowded) > len(run.records) // 2
+    cites_two_chunks_of_one_document = [c for r in run.records for c in r["claims"]
+                                        if len({docs.get(x, x) for x in c["citations"]}) < len(c["citations"])]
+    assert len(cites_two_chunks_of_one_document) >= 10
 
 
 # --- the release story ----------------------------------------------------------------------------

@@ -1,0 +1,46 @@
+"""Chunk maps: which document (and which version of it) each retrieved or cited chunk stands for.
+
+Real retrievers return chunks; reviewers label documents. A suite may carry `chunks.jsonl` and a
+run its own (when its splitting differs), one chunk a line: `id`, `doc`, `doc_version`, optional
+`text`, `start`, `end` (docs/formats.md). The scoring rule (declared in docs/formats.md and the
+registry's help, applied in SQL at staging by `scoring.records` and in plain Python by
+`scoring.contract.map_chunks`):
+
+- a retrieved chunk stands for its document; the document counts once, at the rank of its first
+  chunk; ranks are slots, so P@k keeps k as its denominator and a later chunk of a counted
+  document fills a slot without counting again;
+- the visible context is the documents with a chunk (or themselves) in the first k slots;
+- a citation may name a chunk or a document; a claim is judged on the set of documents it cites;
+- in a passage-level suite (`unit: chunk`) labels name the suite's chunks, and rankings and
+  citations are matched exactly, chunk by chunk.
+
+This module writes chunk maps into the `chunks` table.
+"""
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from .workspace import Chunk
+
+COLUMNS = ["suite", "run_id", "chunk_id", "doc_id", "doc_version", "text", "start_offset", "end_offset", "line"]
+
+
+def write_chunks(con: duckdb.DuckDBPyConnection, suite: str, run_id: str | None, chunks: dict[str, Chunk]) -> None:
+    """Insert a chunk map into `chunks`: the suite's (`run_id` None) or one run's own."""
+    if not chunks:
+        return
+    frame = pd.DataFrame(
+        [(suite, run_id, c.id, c.doc, c.doc_version, c.text, c.start, c.end, c.line) for c in chunks.values()],
+        columns=COLUMNS, dtype=object)
+    table = pa.Table.from_pandas(frame, preserve_index=False, schema=pa.schema([
+        ("suite", pa.string()), ("run_id", pa.string()), ("chunk_id", pa.string()), ("doc_id", pa.string()),
+        ("doc_version", pa.string()), ("text", pa.string()), ("start_offset", pa.int64()),
+        ("end_offset", pa.int64()), ("line", pa.int64()),
+    ]))
+    con.register("_incoming_chunks", table)
+    try:
+        con.execute("INSERT INTO chunks BY NAME SELECT * FROM _incoming_chunks")
+    finally:
+        con.unregister("_incoming_chunks")
