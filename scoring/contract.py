@@ -186,6 +186,7 @@ def score_question(
         support=0.0 if failed else (len(supported) / n_claims if n_claims else None),
         coverage=n_expected_supported / n_expected if n_expected else None,
         abstention_correct=None if labels.answerable else (not failed and n_claims == 0),
+        false_abstention=(not failed and n_claims == 0) if labels.answerable else None,
         disclosures=len(restricted),
         n_claims=n_claims,
         n_supported=len(supported),

@@ -9,7 +9,8 @@ The caller provides these relations (tables or views) on a DuckDB connection; `s
     eval_support(suite, question_id, claim_id, doc_id)   expected claims and their sources
     eval_documents(suite, doc_id, access)                access: VARCHAR[] ([] = public)
     eval_callers(suite, question_id, caller)             caller: VARCHAR[] or NULL (unrestricted)
-    eval_retrieved(run_id, question_id, rank, doc_id)    ranks 1..n, unique per pair
+    eval_retrieved(run_id, question_id, rank, doc_id)    ranks >= 1, unique per pair; gaps allowed
+                                                         (a rank is a context slot, see docs/formats.md)
     eval_claims(run_id, question_id, claim_id, position)
     eval_citations(run_id, question_id, claim_id, position, doc_id)
 
@@ -42,6 +43,7 @@ FORMULAS: dict[str, str] = {
     "support": "CASE WHEN status <> 'ok' THEN 0.0 WHEN n_claims > 0 THEN n_supported / n_claims END",
     "coverage": "CASE WHEN n_expected > 0 THEN n_expected_supported / n_expected END",
     "abstention_correct": "CASE WHEN NOT answerable THEN status = 'ok' AND n_claims = 0 END",
+    "false_abstention": "CASE WHEN answerable THEN status = 'ok' AND n_claims = 0 END",
     "disclosures": "n_disclosed",
 }
 assert set(FORMULAS) == {m.key for m in REGISTRY}, "every registry metric needs exactly one SQL formula"

@@ -17,6 +17,7 @@ from .errors import invalid
 
 Level = Literal["retrieval", "answer"]
 Cutoff = Literal["required", "optional", "none"]
+Value = Literal["rate", "flag", "count"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class Metric:
     pooled: tuple[str, str] | None
     help: str
     aliases: tuple[str, ...] = ()
+    value: Value = "rate"
+    """rate: a number in [0, 1]; flag: true/false per question (its mean is a rate); count: a whole number."""
 
     @property
     def name(self) -> str:
@@ -187,6 +190,22 @@ REGISTRY: tuple[Metric, ...] = (
         pooled=None,
         help="Whether the system declined, with an empty claim list, a question the corpus cannot answer.",
         aliases=("abstention_correct", "abstention"),
+        value="flag",
+    ),
+    Metric(
+        key="false_abstention",
+        family="FalseAbstention",
+        level="answer",
+        cutoff="none",
+        numerator="answerable questions whose successful record makes no claim (missing and failed records "
+        "count as failures, not as abstentions)",
+        denominator="answerable questions",
+        na_rule="n/a on unanswerable questions",
+        higher_is_better=False,
+        pooled=None,
+        help="Whether the system declined a question the corpus can answer: safe, but no help.",
+        aliases=("false_abstention",),
+        value="flag",
     ),
     Metric(
         key="disclosures",
@@ -200,6 +219,7 @@ REGISTRY: tuple[Metric, ...] = (
         pooled=None,
         help="Restricted documents put in front of a caller who may not see them.",
         aliases=("disclosures",),
+        value="count",
     ),
 )
 

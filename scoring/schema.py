@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from .metrics import REGISTRY
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """2: chunks (the `chunks` table; chunk columns of `retrieved`; `claims.cited_docs`; `suites.unit`;
 `runs.chunk_map`). A refresh rebuilds the scored tables of a database written by an older version."""
 
+_SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
-    f"{m.key} {'BOOLEAN' if m.key == 'abstention_correct' else 'INTEGER' if m.key == 'disclosures' else 'DOUBLE'}"
+    f"{m.key} {_SQL_TYPES[m.value]}"
     for m in REGISTRY
 )
 

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.cli import main
+from scoring.schema import SCHEMA_VERSION
 from scoring.contract import Labels, Output, map_chunks, score_question
 from scoring.errors import ValidationError
 from scoring.metrics import REGISTRY
@@ -266,7 +267,7 @@ def test_a_database_of_the_previous_schema_is_rebuilt_and_keeps_its_verdicts(ws:
         con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
         con.execute("CREATE TABLE verdicts (verdict_id VARCHAR)")
         con.execute("INSERT INTO verdicts VALUES ('kept')")
-    with pytest.raises(ValidationError, match="schema version 1, this ragslice reads version 2; refresh it first"):
+    with pytest.raises(ValidationError, match=f"schema version 1, this ragslice reads version {SCHEMA_VERSION}; refresh it first"):
         rescore_stored(db, k=2)
     summary = refresh(ws, db)
     assert summary.runs_scored == 2

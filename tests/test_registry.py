@@ -47,18 +47,15 @@ def test_every_metric_and_pooling_count_is_a_column_of_both_implementations():
 
 
 def test_engine_metric_columns_have_the_stored_types():
-    """Rates are DOUBLE, abstention BOOLEAN, disclosures a whole number, as `question_scores` stores them."""
+    """Rates are DOUBLE, flags BOOLEAN, counts whole numbers, as `question_scores` stores them."""
+    assert {m.key for m in REGISTRY if m.value == "flag"} == {"abstention_correct", "false_abstention"}
+    assert {m.key for m in REGISTRY if m.value == "count"} == {"disclosures"}
+    python_type = {"rate": float, "flag": bool, "count": int}
     for row in _engine_rows().values():
         for m in REGISTRY:
             value = row[m.key]
-            if value is None:
-                continue
-            if m.key == "abstention_correct":
-                assert type(value) is bool
-            elif m.key == "disclosures":
-                assert type(value) is int
-            else:
-                assert type(value) is float, (m.key, type(value))
+            if value is not None:
+                assert type(value) is python_type[m.value], (m.key, type(value))
 
 
 @pytest.mark.parametrize(
@@ -104,7 +101,7 @@ def test_every_metric_declares_its_contract():
         assert m.cutoff in ("required", "optional", "none")
         assert m.numerator and m.denominator and m.na_rule and m.help, m.key
         assert (m.level == "retrieval") == (m.cutoff != "none"), m.key
-    assert [m.key for m in REGISTRY if not m.higher_is_better] == ["disclosures"]
+    assert [m.key for m in REGISTRY if not m.higher_is_better] == ["false_abstention", "disclosures"]
 
 
 @pytest.mark.parametrize(
