@@ -272,7 +272,7 @@ def test_a_database_of_the_previous_schema_is_rebuilt_and_keeps_its_verdicts(ws:
     summary = refresh(ws, db)
     assert summary.runs_scored == 2
     with duckdb.connect(str(db), read_only=True) as con:
-        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         # fine: A-1, A-2 (q1), C-0 (q2), H-1 (q4)
         assert con.execute("SELECT count(*) FILTER (WHERE NOT counted) FROM retrieved").fetchone() == (4,)
         assert con.execute("SELECT * FROM verdicts").fetchall() == [("kept",)]
