@@ -1,4 +1,8 @@
-"""The dashboard's entry file: only routes. Each page answers one question about a release."""
+"""The dashboard's entry file: only routes. Each page answers one question about a release.
+
+The pages live in `views/`, not `pages/`: Streamlit runs a sibling `pages/` folder as an old-style
+multipage app (bypassing this router) until the first visit to the root URL, so a shared deep link
+opened first on a fresh server would lose the navigation and the page settings."""
 import streamlit as st
 
 st.set_page_config(page_title="ragslice", layout="wide")
@@ -6,16 +10,17 @@ st.set_page_config(page_title="ragslice", layout="wide")
 st.navigation(
     {
         "Review": [
-            st.Page("pages/release_review.py", title="Release review", default=True),
-            st.Page("pages/question_deltas.py", title="Question deltas"),
-            st.Page("pages/question_detail.py", title="Question detail"),
+            st.Page("views/release_review.py", title="Release review", default=True),
+            st.Page("views/statistics.py", title="Statistics"),
+            st.Page("views/question_deltas.py", title="Question deltas"),
+            st.Page("views/question_detail.py", title="Question detail"),
         ],
         "Break down": [
-            st.Page("pages/slices.py", title="Slices"),
-            st.Page("pages/aggregation.py", title="Aggregation"),
+            st.Page("views/slices.py", title="Slices"),
+            st.Page("views/aggregation.py", title="Aggregation"),
         ],
         "Configuration": [
-            st.Page("pages/runs.py", title="Runs"),
+            st.Page("views/runs.py", title="Runs"),
         ],
     }
 ).run()

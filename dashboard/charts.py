@@ -99,7 +99,7 @@ def aggregation_dots(frame: pd.DataFrame, *, metric_name: str, height: int | Non
             tooltip=["choice:N", alt.Tooltip("delta:Q", format="+.4f"), "moves:N"],
         )
     )
-    return (zero + dots).properties(height=height or 24 * max(len(data), 1) + 20)
+    return (zero + dots).properties(height=height or alt.Step(24))
 
 
 def latency_bars(frame: pd.DataFrame, height: int = 220) -> alt.Chart:
@@ -118,4 +118,35 @@ def latency_bars(frame: pd.DataFrame, height: int = 220) -> alt.Chart:
             tooltip=["run_id:N", "quantile:N", alt.Tooltip("ms:Q", format=".0f")],
         )
         .properties(height=height)
+    )
+
+
+def delta_intervals(frame: pd.DataFrame, *, metric_name: str, height: int | None = None) -> alt.LayerChart:
+    """Mean paired delta of one metric per slice with its confidence interval (a forest plot), on a
+    shared axis with a rule at 0; points coloured by whether the chosen test calls the row
+    significant.
+
+    `frame`: slice, n, delta, ci_low, ci_high, p (the p-value judged), significant (bool), in the
+    order to show. Rows without a delta are left out; a row without an interval shows its point only."""
+    data = frame.loc[frame["delta"].notna(), ["slice", "n", "delta", "ci_low", "ci_high", "p", "significant"]].copy()
+    for column in ("delta", "ci_low", "ci_high", "p"):
+        data[column] = pd.to_numeric(data[column], errors="coerce")
+    data["judged"] = data["significant"].map({True: "significant", False: "not significant"})
+    order = data["slice"].astype(str).tolist()
+    y = alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=240))
+    tooltip = [alt.Tooltip("slice:N"), alt.Tooltip("n:Q", title="paired n"), alt.Tooltip("delta:Q", format="+.4f"),
+               alt.Tooltip("ci_low:Q", format="+.4f", title="interval low"),
+               alt.Tooltip("ci_high:Q", format="+.4f", title="interval high"), alt.Tooltip("p:Q", format=".4f")]
+    zero = alt.Chart(pd.DataFrame({"delta": [0.0]})).mark_rule(color="#888").encode(x="delta:Q")
+    bars = alt.Chart(data).mark_rule(strokeWidth=2, color="#7f8c8d").encode(
+        y=y, x=alt.X("ci_low:Q", title=f"delta {metric_name} (candidate - baseline)"), x2="ci_high:Q", tooltip=tooltip)
+    dots = alt.Chart(data).mark_circle(size=80, opacity=1).encode(
+        y=y, x="delta:Q",
+        color=alt.Color("judged:N", title=None, scale=alt.Scale(domain=["significant", "not significant"],
+                                                                 range=["#ff7f0e", "#9aa5b1"])),
+        tooltip=tooltip,
+    )
+    return (zero + bars + dots).properties(
+        title=f"{metric_name}: mean paired delta and its interval per slice",
+        height=height or alt.Step(24),
     )

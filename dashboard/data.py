@@ -28,6 +28,7 @@ from scoring.metrics import BY_KEY, REGISTRY
 from scoring.schema import SCHEMA_VERSION
 
 DB_ENV = "RAGSLICE_DB"
+POLICY_ENV = "RAGSLICE_POLICY"
 DEFAULT_DB = "ragslice.duckdb"
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY)
 HIGHER_IS_BETTER: list[str] = [m.key for m in REGISTRY if m.higher_is_better]
@@ -42,12 +43,6 @@ SLICE_COLUMNS: dict[str, str] = {
 }
 """Slice families: name -> SQL expression over `questions q` (an allow-list; never user text)."""
 
-FALSE_ABSTENTION = (
-    "False abstention: answerable questions whose record succeeded with no claim, divided by "
-    "answerable questions (a missing or failed record is not an abstention). n/a on unanswerable questions."
-)
-"""Declared here because the registry has no entry for it; the slices page shows this text."""
-
 STATUSES: tuple[str, ...] = ("regressed", "improved", "unchanged", "n/a", "missing", "failed")
 
 
@@ -58,19 +53,31 @@ class DatabaseMissing(RuntimeError):
 # -- the connection ------------------------------------------------------------------------------
 
 
+def _option(env: str, flag: str) -> str | None:
+    """`$env`, else `flag VALUE` (or `flag=VALUE`) after `--` on the streamlit command line."""
+    value = os.environ.get(env)
+    if value:
+        return value
+    argv = sys.argv[1:]
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(f"{flag}="):
+            return arg.removeprefix(f"{flag}=")
+    return None
+
+
 def db_path() -> Path:
     """The database: `$RAGSLICE_DB`, else `--db FILE` after `--` on the streamlit command line,
     else ./ragslice.duckdb."""
-    env = os.environ.get(DB_ENV)
-    if env:
-        return Path(env)
-    argv = sys.argv[1:]
-    for i, arg in enumerate(argv):
-        if arg == "--db" and i + 1 < len(argv):
-            return Path(argv[i + 1])
-        if arg.startswith("--db="):
-            return Path(arg.removeprefix("--db="))
-    return Path(DEFAULT_DB)
+    return Path(_option(DB_ENV, "--db") or DEFAULT_DB)
+
+
+def policy_path() -> Path | None:
+    """The acceptance policy evaluated live: `$RAGSLICE_POLICY`, else `--policy FILE` after `--` on
+    the streamlit command line, else None (no live verdict)."""
+    value = _option(POLICY_ENV, "--policy")
+    return Path(value) if value else None
 
 
 def signature(path: Path) -> tuple[int, int, int]:
@@ -217,7 +224,6 @@ members AS (
 per_side AS (
   SELECT m.side, s.question_id, count(*) AS n_runs,
          bool_or(s.missing) AS missing, bool_or(s.failed) AS failed,
-         avg(CASE WHEN s.status = 'ok' AND s.n_claims = 0 THEN 1.0 ELSE 0.0 END) AS no_claim_rate,
          {metric_means},
          {count_means}
   FROM question_scores s JOIN members m ON m.run_id = s.run_id
@@ -327,8 +333,7 @@ def aggregate(suite: str, base: Side, cand: Side, by: str) -> pd.DataFrame:
       or the denominator is 0);
     - `delta_macro`, `delta_pooled`: candidate - baseline.
 
-    For a group of repeats every count is first averaged per question over the repeats. The extra
-    metric `false_abstention` is defined by FALSE_ABSTENTION."""
+    For a group of repeats every count is first averaged per question over the repeats."""
     return aggregates(suite, base, cand, (by,))[by]
 
 
@@ -351,8 +356,6 @@ def _aggregate_sql(families: Sequence[str]) -> str:
             num, den = m.pooled
             cols += [f"sum(p.{num}) FILTER (WHERE p.{k} IS NOT NULL) AS {k}__num",
                      f"sum(p.{den}) FILTER (WHERE p.{k} IS NOT NULL) AS {k}__den"]
-    cols += ["sum(p.no_claim_rate) FILTER (WHERE q.answerable) AS false_abstention__sum",
-             "count(*) FILTER (WHERE q.answerable) AS false_abstention__n"]
     selects = [
         f"""SELECT '{by}' AS family, p.side, CAST({SLICE_COLUMNS[by]} AS VARCHAR) AS slice, count(*) AS questions,
   {", ".join(cols)}
@@ -365,7 +368,7 @@ GROUP BY ALL"""
 
 def _side_by_side(wide: pd.DataFrame) -> pd.DataFrame:
     rows: dict[tuple[str, str], dict[str, Any]] = {}
-    keys = [*METRIC_KEYS, "false_abstention"]
+    keys = list(METRIC_KEYS)
     for rec in wide.to_dict("records"):
         prefix = "b_" if rec["side"] == "baseline" else "c_"
         for key in keys:
@@ -691,3 +694,213 @@ def compatibility(suite: str, base: Side, cand: Side) -> Compatibility:
     if base.run_ids == cand.run_ids:
         warnings.append("Baseline and candidate are the same run(s): every delta is 0.")
     return Compatibility(tuple(refusals), tuple(warnings))
+
+
+def newest_verdict() -> tuple[str, str, str] | None:
+    """(suite, baseline, candidate) of the newest recorded verdict, names as `ragslice compare` took
+    them; None when none was recorded. The sidebar opens on this comparison when the URL names none."""
+    if "verdicts" not in _catalog()[3]:
+        return None
+    rows = query("SELECT suite, baseline, candidate FROM verdicts ORDER BY created_at DESC LIMIT 1")
+    if rows.empty:
+        return None
+    return tuple(str(v) for v in rows.iloc[0])  # type: ignore[return-value]
+
+
+HISTORY_COLUMNS = ("created_at", "baseline", "candidate", "policy_name", "policy_hash", "verdict",
+                   "verdict_without_disputed", "this_comparison")
+
+
+def verdict_history(suite: str, base: Side, cand: Side) -> pd.DataFrame:
+    """Every verdict recorded for the suite (table `verdicts`), newest first: when (UTC), the sides
+    by name, the policy's name and sha256, the verdict, the verdict without disputed questions, and
+    `this_comparison` (recorded for exactly these runs). Empty when none was recorded."""
+    if "verdicts" not in _catalog()[3]:
+        return pd.DataFrame(columns=list(HISTORY_COLUMNS))
+    return query(
+        """SELECT created_at, baseline, candidate, policy_name, policy_hash, verdict, verdict_without_disputed,
+                  list_sort(baseline_runs) = list_sort($base::VARCHAR[])
+                    AND list_sort(candidate_runs) = list_sort($cand::VARCHAR[]) AS this_comparison
+           FROM verdicts WHERE suite = $suite ORDER BY created_at DESC, verdict_id""",
+        {"suite": suite, "base": list(base.run_ids), "cand": list(cand.run_ids)},
+    )
+
+
+# -- paired statistics and the live verdict (computed by scoring.compare) -------------------------
+
+
+class StatisticsUnavailable(RuntimeError):
+    """`scoring.compare` refused the comparison; the message says why (e.g. the sides share runs)."""
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    """Which acceptance policy a live verdict applied: its name, sha256 of its text, and its file."""
+
+    name: str
+    sha256: str
+    path: str
+    description: str | None
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """What `scoring.compare.compare` computed for two sides on the current database (nothing recorded).
+
+    - `table`: one row per metric x slice with n >= 1 (`scoring.compare.COMPARISON_COLUMNS`): n
+      paired questions (both sides scored; n/a excluded, never 0), both macro means, the mean paired
+      delta and its bootstrap interval (`ci_low`, `ci_high`), p-values (t-test, Wilcoxon,
+      sign-flip randomization, and the randomization p Holm-adjusted across every row), questions
+      improved / regressed / unchanged, and warnings (too few pairs for a test to mean anything);
+    - `flaky`: per side with repeats, the question x metric (or `status`) whose repeats disagree,
+      with the values per repeat;
+    - `settings`: the resampling and test settings in words; `warnings`: about the comparison;
+    - `verdict`: the policy's verdict evaluated now (`scoring.policy.Verdict`), None without a
+      policy; `policy`: which policy; `policy_error`: why the policy file could not be used;
+    - `confidence`: the interval's confidence level; `seconds`: how long `compare` took.
+    """
+
+    table: pd.DataFrame
+    flaky: pd.DataFrame
+    settings: str
+    confidence: float
+    warnings: tuple[str, ...]
+    n_questions: int
+    verdict: Any
+    policy: PolicyInfo | None
+    policy_error: str | None
+    seconds: float
+
+
+def side_spec(side: Side) -> str:
+    """The side as `ragslice compare` names it, kind forced (`run:A`, `group:c`), so a run and a
+    group of the same name cannot be confused."""
+    return f"{side.kind}:{side.name}"
+
+
+def _file_signature(path: Path | None) -> tuple[int, int, int] | None:
+    if path is None:
+        return None
+    try:
+        st_ = path.stat()
+    except OSError:
+        return None
+    return (st_.st_ino, st_.st_size, st_.st_mtime_ns)
+
+
+def statistics(base: Side, cand: Side) -> Statistics:
+    """Paired statistics for the two sides and, when a policy file is known (`policy_path`), its
+    verdict evaluated live. Computed by `scoring.compare.compare` on a read-only connection, cached
+    on the database's and the policy file's signatures and the two sides. Raises
+    StatisticsUnavailable when scoring refuses the comparison."""
+    path = db_path()
+    policy = policy_path()
+    return _statistics(str(path), signature(path), side_spec(base), side_spec(cand),
+                       None if policy is None else str(policy), _file_signature(policy))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, policy: str | None,
+                policy_sig: tuple[int, int, int] | None) -> Statistics:
+    del sig, policy_sig  # cache key only
+    from scoring.compare import compare
+    from scoring.errors import ValidationError
+    from scoring.policy import load_policy
+
+    loaded, problem = None, None
+    if policy is not None:
+        try:
+            loaded = load_policy(policy)
+        except ValidationError as error:
+            problem = str(error)
+    started = time.perf_counter()
+    try:
+        with _connect(path) as con:
+            result = compare(con, base, cand, policy=loaded)
+    except ValidationError as error:
+        raise StatisticsUnavailable(str(error)) from None
+    except (duckdb.CatalogException, duckdb.IOException, duckdb.InvalidInputException) as error:
+        raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
+    seconds = time.perf_counter() - started
+    return Statistics(
+        table=result.table.reset_index(drop=True),
+        flaky=result.flaky.reset_index(drop=True),
+        settings=result.settings.describe(),
+        confidence=float(result.settings.confidence),
+        warnings=tuple(result.warnings),
+        n_questions=int(len(result.questions)),
+        verdict=result.verdict if loaded is not None else None,
+        policy=None if loaded is None else PolicyInfo(loaded.name, loaded.sha256, str(policy), loaded.description),
+        policy_error=problem,
+        seconds=seconds,
+    )
+
+
+GATE_COLUMNS = ("name", "passed", "observed", "threshold", "n", "reason", "metric", "slice", "aggregate", "baseline",
+                "p_value", "warning", "line")
+"""Display order of a verdict's gate table (live or recorded)."""
+
+
+def gates_frame(gates: Any) -> pd.DataFrame:
+    """A verdict's gates as a table in `GATE_COLUMNS` order: from `scoring.policy.GateResult`s (a
+    live verdict) or the decoded JSON of a recorded one (a DataFrame)."""
+    from dataclasses import asdict
+
+    frame = gates if isinstance(gates, pd.DataFrame) else pd.DataFrame([asdict(g) for g in gates])
+    return frame[[c for c in GATE_COLUMNS if c in frame.columns]].reset_index(drop=True)
+
+
+SLICE_FAMILIES: tuple[str, ...] = ("all", "answerability", "critical", "type", "split", "tag")
+P_COLUMNS: dict[str, str] = {
+    "p_holm": "Holm-adjusted randomization p",
+    "p_randomization": "randomization p (unadjusted)",
+    "p_ttest": "paired t-test p (unadjusted)",
+    "p_wilcoxon": "Wilcoxon signed-rank p (unadjusted)",
+}
+
+
+def slice_family(slice_: str) -> str:
+    """The family of a slice name of `scoring.compare.default_slices`: all, answerability
+    (answerable, unanswerable), critical, type, split or tag."""
+    if slice_ in ("answerable", "unanswerable"):
+        return "answerability"
+    return slice_.split(":", 1)[0]
+
+
+def statistics_rows(
+    table: pd.DataFrame,
+    *,
+    metrics: Sequence[str] = (),
+    families: Sequence[str] = (),
+    alpha: float = 0.05,
+    p_column: str = "p_holm",
+    significant_only: bool = False,
+    regressions_only: bool = False,
+) -> pd.DataFrame:
+    """The rows of `Statistics.table` the filters keep (empty `metrics` / `families`: all), with
+    three columns added: `family` (`slice_family`), `significant` (`p_column` <= `alpha`; False
+    where that p-value is n/a) and `moves` (better / worse / unchanged: the mean paired delta with /
+    against the registry's direction, beyond `scoring.stats.TIE`). `regressions_only` keeps the
+    rows that move worse."""
+    from scoring.stats import TIE
+
+    if p_column not in P_COLUMNS:
+        raise ValueError(f"unknown p-value column {p_column!r}")
+    out = table.copy()
+    out["family"] = out["slice"].map(slice_family)
+    p = pd.to_numeric(out[p_column], errors="coerce")
+    out["significant"] = (p <= alpha).fillna(False).astype(bool)
+    gain = pd.to_numeric(out["delta"], errors="coerce") * out["higher_is_better"].map({True: 1.0, False: -1.0})
+    out["moves"] = "unchanged"
+    out.loc[gain > TIE, "moves"] = "better"
+    out.loc[gain < -TIE, "moves"] = "worse"
+    keep = pd.Series(True, index=out.index)
+    if metrics:
+        keep &= out["metric"].isin(list(metrics))
+    if families:
+        keep &= out["family"].isin(list(families))
+    if significant_only:
+        keep &= out["significant"]
+    if regressions_only:
+        keep &= out["moves"] == "worse"
+    return out[keep].reset_index(drop=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime
 from typing import Any
 
 import streamlit as st
@@ -58,6 +59,14 @@ def signed(value: Any, digits: int = 3) -> str:
     if missing(value):
         return "n/a"
     return f"{float(value):+.{digits}f}"
+
+
+def moment(value: Any) -> str:
+    """A stored timestamp (naive UTC) as `YYYY-MM-DD HH:MM:SS UTC`; the text as given when it is not one."""
+    try:
+        return f"{datetime.fromisoformat(str(value)):%Y-%m-%d %H:%M:%S} UTC"
+    except ValueError:
+        return str(value)
 
 
 def metric_name(key: str) -> str:

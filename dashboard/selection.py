@@ -88,6 +88,17 @@ def multiselect(
     return list(value)
 
 
+def check(label: str, *, param: str, help: str | None = None, where: Any = None) -> bool:
+    """A checkbox bound to a query parameter (`1` when ticked, absent when not)."""
+    where = where or st.sidebar
+    key = f"w_{param}"
+    st.session_state[key] = str(_wanted(param)) in ("1", "true")
+    value = where.checkbox(label, key=key, help=help,
+                           on_change=lambda: _remember(param, "1" if st.session_state[key] else None))
+    _remember(param, "1" if value else None)
+    return bool(value)
+
+
 def text(label: str, *, param: str, help: str | None = None, where: Any = None, placeholder: str = "") -> str:
     """A text input bound to a query parameter."""
     where = where or st.sidebar
@@ -144,8 +155,14 @@ def database_or_stop() -> None:
 
 
 def _default_sides(suite: str, options: list[data.Side]) -> tuple[data.Side, data.Side]:
-    """Baseline: the oldest run; candidate: the newest other run outside any group (else the newest
-    other run, else the baseline itself)."""
+    """The sides of the newest recorded verdict on this suite when both still exist; else baseline:
+    the oldest run, candidate: the newest other run outside any group (else the newest other run,
+    else the baseline itself)."""
+    newest = data.newest_verdict()
+    if newest is not None and newest[0] == suite:
+        by_name = {s.name: s for s in options}
+        if newest[1] in by_name and newest[2] in by_name:
+            return by_name[newest[1]], by_name[newest[2]]
     runs = data.runs(suite)
     grouped = set(runs.loc[runs["run_group"].notna(), "run_id"])
     singles = [s for s in options if s.kind == "run"]
@@ -159,7 +176,9 @@ def comparison(*, with_metric: bool = True) -> Comparison:
     """Render the sidebar (suite, baseline, candidate, metric) and return the comparison."""
     database_or_stop()
     suites = list(data.suites()["suite"])
-    suite = select("Suite", suites, param="suite", help="The frozen test set: questions, labels, corpus.")
+    newest = data.newest_verdict()
+    suite = select("Suite", suites, param="suite", default=newest[0] if newest else None,
+                   help="The frozen test set: questions, labels, corpus.")
     options = data.sides(suite)
     if not options:
         say("info", f"Suite {suite} has no run yet.")

@@ -55,13 +55,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import demo_command
 
-    return demo_command(port=args.port, cache=Path(args.cache) if args.cache else None, build_only=args.build_only)
+    return demo_command(port=args.port, cache=Path(args.cache) if args.cache else None, build_only=args.build_only,
+                        policy=Path(args.policy) if args.policy else None)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
     from .serve import dashboard_command
 
-    return dashboard_command(Path(args.db), port=args.port, address=args.address)
+    return dashboard_command(Path(args.db), port=args.port, address=args.address,
+                             policy=Path(args.policy) if args.policy else None)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -141,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--cache", help="folder for the demo database (default: the user cache folder)")
     p.add_argument("--build-only", action="store_true", help="build the database, print its path, do not serve")
+    p.add_argument("--policy", help="acceptance policy TOML (default: the bundled demo policy)")
 
     p = add("dashboard", cmd_dashboard, "Start the dashboard over a database written by `ragslice refresh`.",
             "ragslice dashboard --db ragslice.duckdb --port 8501")
@@ -148,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--policy", help="acceptance policy TOML: the release review evaluates its verdict live")
 
     p = add("compare", cmd_compare, "Paired comparison of two runs (or groups) and the release verdict.",
             "ragslice compare prod-2024-06 rerank-v2 --policy policy.toml --format markdown")

@@ -1,18 +1,27 @@
-"""`ragslice demo`: the bundled workspaces scored into a cache folder, then the dashboard.
+"""`ragslice demo`: the bundled workspaces scored into a cache folder, the demo's release verdict
+recorded, then the dashboard.
 
 Nothing is written into the install folder: the bundled suites and runs (data/demo and
 data/seed-lab) are merged into `<cache>/workspace/` and refreshed into `<cache>/demo.duckdb`;
-a second start re-scores nothing.
+a second start re-scores nothing. The verdict of `DEMO_CANDIDATE` against `DEMO_BASELINE` under
+the bundled policy (`data/demo/policy.toml`, or `--policy FILE`) is recorded when the refresh
+scored or removed runs, or when no verdict for that pair and policy text is stored yet, so repeated
+starts do not pile up verdicts. The dashboard then evaluates the same policy live.
 """
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
+from urllib.parse import urlencode
 
-from .refresh import refresh
+from .errors import invalid
+from .refresh import RefreshSummary, refresh
 
 BUNDLED = ("demo", "seed-lab")
+DEMO_SUITE = "demo"
+DEMO_BASELINE = "prod-baseline"
+DEMO_CANDIDATE = "rerank-v2"
 
 
 def bundled_root() -> Path:
@@ -41,22 +50,72 @@ def merge_workspaces(sources: list[Path], target: Path) -> Path:
     return target
 
 
-def build_demo(cache: Path | None = None) -> Path:
-    """Score the bundled workspaces into the cache folder; returns the database path."""
+def bundled_policy() -> Path:
+    """The demo's acceptance policy, declared before any candidate was scored."""
+    return bundled_root() / "demo" / "policy.toml"
+
+
+def build_demo(cache: Path | None = None, *, policy: Path | None = None) -> Path:
+    """Score the bundled workspaces into the cache folder and record the demo verdict (see the
+    module docstring); returns the database path."""
     cache = cache or default_cache()
     root = bundled_root()
     workspace = merge_workspaces([root / name for name in BUNDLED], cache / "workspace")
     db = cache / "demo.duckdb"
     summary = refresh(workspace, db)
     print(summary.line())
+    record_demo_verdict(db, policy or bundled_policy(), summary)
     return db
 
 
-def demo_command(*, port: int = 8501, cache: Path | None = None, build_only: bool = False) -> int:
-    db = build_demo(cache)
+def record_demo_verdict(db: Path, policy: Path, summary: RefreshSummary) -> str | None:
+    """Record the verdict of DEMO_CANDIDATE against DEMO_BASELINE under `policy` when `summary`
+    says runs were scored or removed, or when no verdict for this pair and policy hash is stored.
+    Returns the new verdict_id, or None when nothing was recorded."""
+    from .compare import compare, read_verdicts, record
+    from .policy import load_policy
+    from .store import connect_readonly
+
+    loaded = load_policy(policy)
+    rebuilt = summary.runs_scored > 0 or summary.runs_removed > 0
+    con = connect_readonly(db)
+    try:
+        stored = read_verdicts(con)
+        same = stored[(stored["baseline"] == DEMO_BASELINE) & (stored["candidate"] == DEMO_CANDIDATE)
+                      & (stored["policy_hash"] == loaded.sha256)]
+        if not rebuilt and len(same):
+            print(f"verdict {str(same['verdict'].iloc[0]).upper()} for {DEMO_CANDIDATE} against {DEMO_BASELINE} "
+                  f"(policy {loaded.name}, sha256 {loaded.sha256[:12]}) already recorded")
+            return None
+        comparison = compare(con, DEMO_BASELINE, DEMO_CANDIDATE, policy=loaded)
+    finally:
+        con.close()
+    verdict_id = record(db, comparison)
+    print(f"recorded verdict {comparison.verdict.verdict.upper()} for {DEMO_CANDIDATE} against {DEMO_BASELINE} "
+          f"(policy {loaded.name}, sha256 {loaded.sha256[:12]})")
+    return verdict_id
+
+
+def review_url(port: int) -> str:
+    """The release review of the demo comparison on the local dashboard."""
+    query = urlencode({"suite": DEMO_SUITE, "baseline": DEMO_BASELINE, "candidate": DEMO_CANDIDATE})
+    return f"http://127.0.0.1:{port}/?{query}"
+
+
+def demo_command(*, port: int = 8501, cache: Path | None = None, build_only: bool = False,
+                 policy: Path | None = None) -> int:
+    """`ragslice demo`: build (and record), then serve on 127.0.0.1:`port` with the policy evaluated live."""
+    if not 1 <= port <= 65535:
+        raise invalid("a port is a whole number from 1 to 65535", "port", str(port))
+    policy = policy or bundled_policy()
+    from .policy import load_policy
+
+    load_policy(policy)  # a broken policy is reported before anything is built
+    db = build_demo(cache, policy=policy)
     if build_only:
         print(db)
         return 0
     from .serve import dashboard_command
 
-    return dashboard_command(db, port=port, address="127.0.0.1")
+    print(f"ragslice demo: release review of {DEMO_CANDIDATE} against {DEMO_BASELINE}: {review_url(port)}", flush=True)
+    return dashboard_command(db, port=port, address="127.0.0.1", policy=policy)

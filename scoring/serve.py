@@ -17,6 +17,8 @@ from .errors import invalid
 
 DB_ENV = "RAGSLICE_DB"
 """Environment variable the dashboard reads its database path from (also passed as `-- --db`)."""
+POLICY_ENV = "RAGSLICE_POLICY"
+"""Environment variable naming the acceptance policy the dashboard evaluates live (also `-- --policy`)."""
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -28,7 +30,7 @@ def app_path() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "app.py"
 
 
-def streamlit_command(db: Path, *, port: int, address: str) -> list[str]:
+def streamlit_command(db: Path, *, port: int, address: str, policy: Path | None = None) -> list[str]:
     """The `streamlit run` command line: headless, no usage statistics, no file watcher."""
     return [
         sys.executable, "-m", "streamlit", "run", str(app_path()),
@@ -39,11 +41,15 @@ def streamlit_command(db: Path, *, port: int, address: str) -> list[str]:
         "--server.fileWatcherType", "none",
         "--client.toolbarMode", "viewer",
         "--", "--db", str(db),
+        *(("--policy", str(policy)) if policy is not None else ()),
     ]
 
 
-def dashboard_command(db: Path, *, port: int, address: str) -> int:
+def dashboard_command(db: Path, *, port: int, address: str, policy: Path | None = None) -> int:
     """Start the dashboard on `address:port` over `db`, print its URL, and wait until it stops.
+
+    With `policy` (an acceptance policy TOML, checked before the server starts) the release review
+    evaluates the verdict live, without recording it.
 
     Returns the server's exit code (0 after Ctrl-C). SIGTERM is passed on to the server."""
     if not 1 <= port <= 65535:
@@ -51,8 +57,14 @@ def dashboard_command(db: Path, *, port: int, address: str) -> int:
     if not db.is_file():
         raise invalid("no database here; create it with `ragslice refresh WORKSPACE --db FILE`", "db", str(db))
     db = db.resolve()
+    if policy is not None:
+        from .policy import load_policy
+
+        load_policy(policy)
+        policy = policy.resolve()
     host = f"[{address}]" if ":" in address else address
-    print(f"ragslice dashboard: http://{host}:{port}/  (database {db})", flush=True)
+    using = f"database {db}" + (f", policy {policy}" if policy is not None else "")
+    print(f"ragslice dashboard: http://{host}:{port}/  ({using})", flush=True)
     if address not in LOOPBACK:
         print(f"warning: listening on {address}: anyone who can reach this address can read the database "
               "through the dashboard (there is no authentication).", file=sys.stderr, flush=True)
@@ -60,7 +72,9 @@ def dashboard_command(db: Path, *, port: int, address: str) -> int:
     package_root = str(app_path().parent.parent)
     python_path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, DB_ENV: str(db), "PYTHONPATH": python_path}
-    server = subprocess.Popen(streamlit_command(db, port=port, address=address), env=env)
+    if policy is not None:
+        env[POLICY_ENV] = str(policy)
+    server = subprocess.Popen(streamlit_command(db, port=port, address=address, policy=policy), env=env)
 
     def forward(signum: int, _frame: object) -> None:
         server.send_signal(signum)

@@ -109,3 +109,37 @@ def test_latency_bars_skip_runs_without_latency():
     spec = charts.latency_bars(frame).to_dict()
     assert [(r["run_id"], r["quantile"], r["ms"]) for r in values(spec)] == [("A", "p50", 100.0), ("A", "p95", 250.0)]
     assert spec["encoding"]["x"]["sort"] == ["A", "B"]
+
+
+def intervals() -> pd.DataFrame:
+    return pd.DataFrame({
+        "slice": ["all", "type:lookup", "unanswerable", "split:dev"],
+        "n": [3, 2, 0, 1],
+        "delta": [0.5, -0.25, NAN, 1.0],
+        "ci_low": [0.0, -0.5, NAN, NAN],
+        "ci_high": [1.0, 0.0, NAN, NAN],
+        "p": [0.03125, None, None, None],
+        "significant": [True, False, False, False],
+    })
+
+
+def test_delta_intervals_keep_the_table_order_and_skip_rows_without_a_delta():
+    spec = charts.delta_intervals(intervals(), metric_name="Support").to_dict()
+    zero, bars, dots = spec["layer"]
+    rows = spec["datasets"][dots["data"]["name"]] if "data" in dots else values(spec)
+    assert [r["slice"] for r in rows] == ["all", "type:lookup", "split:dev"]
+    assert dots["encoding"]["y"]["sort"] == ["all", "type:lookup", "split:dev"]
+    assert [r["judged"] for r in rows] == ["significant", "not significant", "not significant"]
+    # The bar runs from ci_low to ci_high; a single pair has no interval (its bar is empty, its point stays).
+    assert (bars["encoding"]["x"]["field"], bars["encoding"]["x2"]["field"]) == ("ci_low", "ci_high")
+    assert rows[2]["ci_low"] is None and rows[2]["delta"] == 1.0
+    assert zero["mark"]["type"] == "rule" and dots["mark"]["type"] == "circle"
+    assert spec["height"] == {"step": 24}
+    assert spec["title"] == "Support: mean paired delta and its interval per slice"
+
+
+def test_delta_intervals_does_not_mutate_its_input():
+    frame = intervals()
+    before = frame.copy()
+    charts.delta_intervals(frame, metric_name="Support")
+    pd.testing.assert_frame_equal(frame, before)

@@ -9,6 +9,7 @@ Expected values are hand arithmetic on the seed (chapter 04 of the seed text).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -16,19 +17,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
-
 import pandas as pd
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from scoring.metrics import REGISTRY
 from scoring.refresh import refresh
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "dashboard" / "app.py"
 SEED_LAB = REPO / "data" / "seed-lab"
-PAGES = ("release_review", "question_deltas", "question_detail", "slices", "aggregation", "runs")
-TITLES = {"release_review": "Release review", "question_deltas": "Question deltas", "question_detail": "Question detail",
-          "slices": "Slices", "aggregation": "Aggregation", "runs": "Runs"}
+PAGES = ("release_review", "statistics", "question_deltas", "question_detail", "slices", "aggregation", "runs")
+TITLES = {"release_review": "Release review", "statistics": "Statistics", "question_deltas": "Question deltas",
+          "question_detail": "Question detail", "slices": "Slices", "aggregation": "Aggregation", "runs": "Runs"}
 
 HOSTILE = "<script>alert(1)</script> [x](javascript:alert(1)) :red[boom] **bold** <img src=x onerror=alert(1)>"
 HOSTILE_ID = "[h1](javascript:alert(1))"
@@ -148,7 +150,7 @@ def open_page(at: AppTest, page: str, **params: str | list[str]) -> AppTest:
     at.query_params.clear()
     at.query_params.update(params)
     at.run()
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"views/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -256,13 +258,17 @@ def test_release_review_shows_the_recorded_verdict(dashboard_db, monkeypatch, tm
     monkeypatch.setenv("RAGSLICE_DB", str(db))
     at = open_page(AppTest.from_file(str(APP), default_timeout=60), "release_review", suite="seed-lab",
                    baseline="A", candidate="B")
-    # The newest verdict for exactly these runs; its gates are plain table cells.
-    assert [e.proto.body for e in at.error] == ["Verdict: FAIL"]
+    # The newest verdict for exactly these runs; its gates are plain table cells. No policy file: nothing live.
+    assert [e.proto.body for e in at.error] == ["Recorded verdict: FAIL"]
+    assert any("No policy file was given" in i.proto.body for i in at.info)
     gates = frame(at, "w_gates")
     assert gates[["name", "passed", "reason"]].values.tolist() == [["critical coverage", False, HOSTILE]]
     assert not any("refreshed" in w.proto.body for w in at.warning)
+    history = frame(at, "w_history")
+    assert history["verdict"].tolist() == ["fail", "pass", "pass"]
+    assert history["this_comparison"].tolist() == [True, True, False]
     at = open_page(at, "release_review", suite="seed-lab", baseline="B", candidate="A")
-    assert [e.proto.body for e in at.success] == ["Verdict: PASS"]
+    assert [e.proto.body for e in at.success] == ["Recorded verdict: PASS"]
     assert any("after this verdict" in w.proto.body.replace("\\", "") for w in at.warning)
     at = open_page(at, "release_review", suite="seed-lab", baseline="A", candidate="c")
     assert any("No verdict recorded for this comparison yet" in i.proto.body for i in at.info)
@@ -284,6 +290,216 @@ def test_release_review_group_side_is_the_mean_over_repeats(app):
     # c = mean of C1 (= B) and C2 (owner cites archive: support 0): launch 0.5, rollback 1,
     # owner (1 + 0) / 2 = 0.5, region n/a -> (0.5 + 1 + 0.5) / 3 = 0.6667.
     assert metric_tile(at, "Support").value == "0.667"
+
+
+SEED_POLICY = """name = "seed-gate"
+
+[[gates]]
+name = "support at least 0.8"
+metric = "support"
+slice = "all"
+aggregate = "macro"
+min = 0.8
+
+[[gates]]
+name = "no answerable question loses support"
+metric = "support"
+slice = "answerable"
+max_regressions = 0
+"""
+
+
+def _policy_app(db: Path, policy: Path, monkeypatch) -> AppTest:
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    monkeypatch.setenv("RAGSLICE_POLICY", str(policy))
+    return AppTest.from_file(str(APP), default_timeout=60)
+
+
+def test_release_review_evaluates_the_policy_live_without_writing(dashboard_db, monkeypatch, tmp_path):
+    db = tmp_path / "live.duckdb"
+    shutil.copy(dashboard_db, db)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(SEED_POLICY, encoding="utf-8")
+    before = db.read_bytes()
+    at = open_page(_policy_app(db, policy, monkeypatch), "release_review", suite="seed-lab", baseline="A",
+                   candidate="B")
+    assert [e.proto.body for e in at.error] == ["Live verdict: FAIL"]
+    sha = hashlib.sha256(SEED_POLICY.encode("utf-8")).hexdigest()
+    assert any(f"sha256 {sha[:12]}" in c.value.replace("\\", "") and "1 of 2 gates failed" in c.value.replace("\\", "")
+               for c in at.caption)
+    gates = frame(at, "w_live_gates").set_index("name")
+    # Support macro of B over its scored answers: (0.5 + 1 + 1) / 3 = 0.8333 >= 0.8 (region is an abstention).
+    passing = gates.loc["support at least 0.8"]
+    assert (bool(passing["passed"]), passing["n"], passing["threshold"]) == (True, 3, ">= 0.8")
+    assert passing["observed"] == pytest.approx(2.5 / 3)
+    # launch loses support (1 -> 0.5): 1 of the 3 paired answerable questions regressed, 0 allowed.
+    failing = gates.loc["no answerable question loses support"]
+    assert (bool(failing["passed"]), failing["observed"], failing["n"]) == (False, 1.0, 3)
+    assert list(gates.columns[:6]) == ["passed", "observed", "threshold", "n", "reason", "metric"]
+    # Nothing recorded: the file is unchanged and the recorded side says so.
+    assert any("No verdict recorded for this comparison yet" in i.proto.body for i in at.info)
+    assert db.read_bytes() == before
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert "verdicts" not in {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+
+
+def test_release_review_live_and_recorded_policies_differ(dashboard_db, monkeypatch, tmp_path):
+    from scoring.compare import create_verdict_tables
+
+    db = tmp_path / "both.duckdb"
+    shutil.copy(dashboard_db, db)
+    with duckdb.connect(str(db)) as con:
+        create_verdict_tables(con)
+        _record_verdict(con, ["A"], ["B"], "pass", datetime(2000, 1, 1))
+        _record_verdict(con, ["B"], ["A"], "fail", datetime(2001, 1, 1))
+    policy = tmp_path / "policy.toml"
+    policy.write_text(SEED_POLICY, encoding="utf-8")
+    at = open_page(_policy_app(db, policy, monkeypatch), "release_review", suite="seed-lab", baseline="A",
+                   candidate="B")
+    assert [e.proto.body for e in at.error] == ["Live verdict: FAIL"]
+    assert [e.proto.body for e in at.success] == ["Recorded verdict: PASS"]
+    assert any("differs from the policy this verdict was recorded with (sha256 abc123)" in w.proto.body.replace("\\", "")
+               for w in at.warning)
+    assert frame(at, "w_gates")["name"].tolist() == ["critical coverage"]
+    # A new session opens on the newest recorded verdict's comparison (B against A) when the URL names none.
+    at = open_page(_policy_app(db, policy, monkeypatch), "release_review")
+    assert (at.query_params["suite"], at.query_params["baseline"], at.query_params["candidate"]) == ("seed-lab", "B", "A")
+    # Support of A, macro over its four answers: (1 + 1 + 0 + 0) / 4 = 0.5 < 0.8, so the live verdict fails too.
+    assert [e.proto.body for e in at.error] == ["Live verdict: FAIL", "Recorded verdict: FAIL"]
+
+
+def test_release_review_reports_a_broken_policy_and_still_shows_the_tiles(dashboard_db, monkeypatch, tmp_path):
+    policy = tmp_path / "broken.toml"
+    policy.write_text(SEED_POLICY.replace('metric = "support"\nslice = "answerable"', 'metric = "nope"\nslice = "answerable"'),
+                      encoding="utf-8")
+    at = open_page(_policy_app(dashboard_db, policy, monkeypatch), "release_review", suite="seed-lab", baseline="A",
+                   candidate="B")
+    assert any("cannot be used" in e.proto.body for e in at.error)
+    # The unknown metric is on line 12 of the file; the error names it.
+    assert any(f"{policy}:12" in c.value and "nope" in c.value for c in at.code)
+    assert metric_tile(at, "Support").value == "0.833"
+
+
+def test_release_review_tiles_carry_the_paired_test(significance_db, monkeypatch):
+    monkeypatch.setenv("RAGSLICE_DB", str(significance_db))
+    at = open_page(AppTest.from_file(str(APP), default_timeout=60), "release_review", suite="sig", baseline="S0",
+                   candidate="S1")
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    # Support 0 -> 1 on all six questions: the bootstrap interval is [1, 1]; the exact sign-flip p is 2 / 2**6,
+    # and Holm multiplies the smallest p by the number of tested rows (at least 32 here), capped at 1.
+    assert "paired n 6 · delta +1.000 · CI [+1.000, +1.000] · Holm p 1.000 · not significant" in captions
+    # Disclosures stay 0: an interval of [0, 0].
+    assert any(c.startswith("paired n 6 · delta +0.000 · CI [+0.000, +0.000]") for c in captions)
+
+
+def test_release_review_without_statistics_for_the_same_runs(app):
+    at = open_page(app, "release_review", suite="seed-lab", baseline="A", candidate="A")
+    assert any("No significance" in i.proto.body and "share runs" in i.proto.body for i in at.info)
+    assert metric_tile(at, "Support").value == "0.500"
+
+
+# -- statistics ----------------------------------------------------------------------------------
+
+
+def build_significance_workspace(root: Path) -> Path:
+    """Suite `sig`: six lookup questions, each with one relevant document and one expected claim
+    supported by it. S0 retrieves only the irrelevant `x` and cites it; S1 retrieves the relevant
+    document and cites it. Every retrieval and answer metric moves by the same amount on all six."""
+    ws = root / "sig-ws"
+    suite = ws / "suites" / "sig"
+    _write(suite / "suite.json", {"name": "sig", "version": "1", "corpus_version": "c1", "rubric_version": "r1"})
+    _write_lines(suite / "documents.jsonl",
+                 [{"id": "x", "text": "unrelated"}] + [{"id": f"d{i}", "text": f"document {i}"} for i in range(1, 7)])
+    _write_lines(suite / "questions.jsonl", [
+        {"id": f"q{i}", "text": f"Question {i}", "type": "lookup", "split": "dev", "relevant": [f"d{i}"],
+         "support": {f"c{i}": [f"d{i}"]}} for i in range(1, 7)])
+    for run_id, doc in (("S0", lambda i: "x"), ("S1", lambda i: f"d{i}")):
+        _write(ws / "runs" / run_id / "manifest.json", _manifest(run_id, "sig", "1", "c1", "r1"))
+        _write_lines(ws / "runs" / run_id / "records.jsonl",
+                     [_record(f"q{i}", [doc(i)], [(f"c{i}", [doc(i)])]) for i in range(1, 7)])
+    return ws
+
+
+@pytest.fixture(scope="session")
+def significance_db(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("significance")
+    db = root / "sig.duckdb"
+    refresh(build_significance_workspace(root), db)
+    return db
+
+
+def test_statistics_rows_by_hand_and_the_metric_family_and_regression_filters(app):
+    at = open_page(app, "statistics", suite="seed-lab", baseline="B", candidate="A")
+    at.multiselect(key="w_metrics").set_value(["support"]).run()
+    assert at.query_params["metrics"] == "support"
+    table = frame(at, "w_stats_table").set_index("slice")
+    # Support B -> A per slice (region is n/a for B, so it is in no pair; no question is critical):
+    # all: launch 0.5 -> 1, rollback 1 -> 1, owner 1 -> 0.
+    assert list(table.index) == ["all", "answerable", "type:lookup", "type:multi-evidence", "split:dev"]
+    assert set(table["metric"]) == {"Support"}
+    assert table.loc["all", ["n", "improved", "regressed", "unchanged"]].tolist() == [3, 1, 1, 1]
+    assert table.loc["all", ["baseline", "candidate", "delta"]].tolist() == pytest.approx([2.5 / 3, 2 / 3, -0.5 / 3])
+    # lookup: launch and owner, (0.5 + 1) / 2 -> (1 + 0) / 2.
+    assert table.loc["type:lookup", ["n", "baseline", "candidate", "delta"]].tolist() == pytest.approx([2, 0.75, 0.5, -0.25])
+    assert table.loc["type:multi-evidence", "moves"] == "unchanged"
+    assert table.loc["all", "moves"] == "worse"
+    at.checkbox(key="w_regressions").check().run()
+    assert at.query_params["regressions"] == "1"
+    assert list(frame(at, "w_stats_table")["slice"]) == ["all", "answerable", "type:lookup", "split:dev"]
+    at.multiselect(key="w_family").set_value(["type"]).run()
+    assert list(frame(at, "w_stats_table")["slice"]) == ["type:lookup"]
+    at.checkbox(key="w_regressions").uncheck().run()
+    assert list(frame(at, "w_stats_table")["slice"]) == ["type:lookup", "type:multi-evidence"]
+    assert "regressions" not in at.query_params
+
+
+def test_statistics_significance_filter_and_its_test(significance_db, monkeypatch):
+    monkeypatch.setenv("RAGSLICE_DB", str(significance_db))
+    at = open_page(AppTest.from_file(str(APP), default_timeout=60), "statistics", suite="sig", baseline="S0",
+                   candidate="S1")
+    every = frame(at, "w_stats_table")
+    # Every registry metric but Abstention (n/a on answerable questions) x four slices (all, answerable,
+    # type:lookup, split:dev). Disclosures (0) and FalseAbstention (every answer makes a claim) do not move.
+    assert set(every["slice"]) == {"all", "answerable", "type:lookup", "split:dev"}
+    assert len(every) == 4 * (len(REGISTRY) - 1) and "Abstention" not in set(every["metric"])
+    moving = every[~every["metric"].isin(["Disclosures", "FalseAbstention"])]
+    # Six equal positive differences: the exact sign-flip test sees 2 of 2**6 sign patterns as extreme.
+    assert moving["p_randomization"].tolist() == pytest.approx([2 / 64] * 36)
+    assert moving.set_index(["metric", "slice"]).loc[("P@k", "all"), "delta"] == pytest.approx(0.5)
+    at.checkbox(key="w_significant").check().run()
+    # Holm: 2 / 64 times at least 32 tested rows is 1: nothing is significant.
+    assert frame(at, "w_stats_table").empty
+    at.selectbox(key="w_p").select("p_randomization").run()
+    shown = frame(at, "w_stats_table")
+    assert len(shown) == 36 and set(shown["metric"]) == set(moving["metric"]) and shown["significant"].all()
+    at.selectbox(key="w_alpha").select("0.01").run()
+    assert frame(at, "w_stats_table").empty
+    assert (at.query_params["p"], at.query_params["alpha"], at.query_params["significant"]) == ("p_randomization", "0.01", "1")
+    registry = frame(at, "w_stats_registry").set_index("metric")
+    assert registry.loc["Support", "denominator"] == "generated claims"
+
+
+def test_statistics_lists_the_flaky_questions_of_a_group(app):
+    at = open_page(app, "statistics", suite="seed-lab", baseline="A", candidate="c")
+    flaky = frame(at, "w_flaky")
+    # C2 cites archive for owner's aurora claim: support and coverage 1 in C1, 0 in C2.
+    assert flaky[["side", "question_id", "metric", "values"]].values.tolist() == [
+        ["candidate", "owner", "Support", "1.000 / 0.000"], ["candidate", "owner", "Coverage", "1.000 / 0.000"]]
+    at = open_page(app, "statistics", suite="seed-lab", baseline="A", candidate="B")
+    assert any("Both sides are single runs" in i.proto.body for i in at.info)
+
+
+def test_statistics_chart_is_the_sidebar_metric_per_slice(app):
+    at = open_page(app, "statistics", suite="seed-lab", baseline="A", candidate="B", metric="coverage")
+    spec = charts(at)[0]
+    assert spec["title"] == "Coverage: mean paired delta and its interval per slice"
+    # The chart's data travels beside the spec, as Arrow tables; the per-slice one has a `slice` column.
+    tables = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in at.get("vega_lite_chart")[0].proto.datasets]
+    rows = next(t for t in tables if "slice" in t.columns).set_index("slice")
+    # Coverage A -> B: launch 1 -> 1, rollback 0.5 -> 1, owner 0 -> 1; region has no expected claim (n/a).
+    assert list(rows.index) == ["all", "answerable", "type:lookup", "type:multi-evidence", "split:dev"]
+    assert rows.loc["all", "delta"] == pytest.approx(1.5 / 3)
+    assert rows.loc["type:lookup", ["n", "delta"]].tolist() == pytest.approx([2, 0.5])
 
 
 # -- question deltas -----------------------------------------------------------------------------
@@ -376,7 +592,7 @@ def test_slices_answerable_and_unanswerable_with_their_n(app):
     # Support on the three answerable questions: A (1 + 1 + 0) / 3, B (0.5 + 1 + 1) / 3.
     assert answerable.loc["Support", ["b_macro", "c_macro"]].tolist() == pytest.approx([2 / 3, 2.5 / 3])
     assert answerable.loc["Support", ["n", "n/a"]].tolist() == ["3 / 3", "0 / 0"]
-    assert answerable.loc["False abstention", ["b_macro", "c_macro", "n"]].tolist() == [0.0, 0.0, "3 / 3"]
+    assert answerable.loc["FalseAbstention", ["b_macro", "c_macro", "n"]].tolist() == [0.0, 0.0, "3 / 3"]
     unanswerable = frame(at, "w_slice_unanswerable").set_index("metric")
     # region: A makes a claim (no abstention, support 0); B abstains (support n/a).
     assert unanswerable.loc["Abstention", ["b_macro", "c_macro", "n"]].tolist() == [0.0, 1.0, "1 / 1"]

@@ -1,12 +1,13 @@
 """The dashboard in a real headless Chromium (Debian's /usr/bin/chromium) through Playwright.
 
 A real server is started with `ragslice dashboard` over a database written by the real refresh
-(the workspace of test_dashboard_apptest), driven like a user would, and always stopped. Each test
-saves a screenshot of every page it visits under its tmp_path.
+(the workspace of test_dashboard_apptest), driven like a user would, and always stopped; one test
+runs `ragslice demo` itself. Each test saves a screenshot of every page it visits under its tmp_path.
 """
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -27,7 +28,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1400, "height": 2600}
 SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B", "metric": "support"}
-PAGES = ("", "question_deltas", "question_detail", "slices", "aggregation", "runs")
+PAGES = ("", "statistics", "question_deltas", "question_detail", "slices", "aggregation", "runs")
 
 
 def _require_chromium() -> None:
@@ -85,7 +86,8 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(server):
+def browser():
+    _require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -234,7 +236,7 @@ def test_every_page_renders_in_the_browser(server, page, tmp_path):
     for name in PAGES:
         timings[name or "release_review"] = visit(page, server, name, **SEED, q="owner")
         page.screenshot(path=tmp_path / f"{name or 'release_review'}.png")
-        assert page.locator('[data-testid="stSidebarNav"] a').count() == 6
+        assert page.locator('[data-testid="stSidebarNav"] a').count() == 7
     (tmp_path / "timings.txt").write_text("".join(f"{k} {v:.2f}s\n" for k, v in timings.items()))
 
 
@@ -249,3 +251,73 @@ def test_hostile_text_stays_inert(server, page, tmp_path):
     visit(page, server, "question_detail", **params, q=HOSTILE_ID)
     assert page.get_by_text(HOSTILE, exact=True).first.is_visible()
     assert page.dialogs == []
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def test_demo_starts_and_serves_the_release_review(browser, tmp_path):
+    """`ragslice demo` starts and serves the release review page (real browser)."""
+    import duckdb
+
+    from scoring.compare import compare
+
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log_path = tmp_path / "demo.log"
+    # The real command, run from the checkout so the code under test serves.
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "scoring.cli", "demo", "--port", str(port), "--cache", str(tmp_path / "cache")],
+            cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        url = None
+        deadline = time.monotonic() + 120
+        while url is None or not _healthy(base):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"ragslice demo did not start:\n{log_path.read_text()}")
+            found = re.search(r"^ragslice demo: release review of .*: (http://\S+)$", log_path.read_text(), re.M)
+            url = found.group(1) if found else None
+            time.sleep(0.25)
+        assert url == f"{base}/?suite=demo&baseline=prod-baseline&candidate=rerank-v2"
+        context = browser.new_context(viewport={"width": 1400, "height": 2400})
+        try:
+            page = context.new_page()
+            started = time.perf_counter()
+            page.goto(url)
+            settle(page, timeout=120_000)
+            first = time.perf_counter() - started
+            assert page.locator('[data-testid="stException"]').count() == 0
+            assert page.locator("h1").first.inner_text() == "Release review"
+            verdict = page.locator(".st-key-verdict")
+            verdict.get_by_text("Live verdict: FAIL", exact=True).wait_for(timeout=20_000)
+            assert verdict.get_by_text("Recorded verdict: FAIL", exact=True).is_visible()
+            gates = eventually(lambda: grid_column(page, "w_live_gates", 0)[:1], ["critical coverage"])
+            assert gates == ["critical coverage"]
+            tiles = {label: tile(page, label) for label in ("R@k", "nDCG@k", "Support", "Coverage", "Abstention",
+                                                            "Disclosures")}
+            assert all(re.fullmatch(r"\d\.\d{3}", v) for v in tiles.values()), tiles
+            assert page.get_by_text(re.compile(r"^paired n 225 · delta [+-]\d\.\d{3} · CI \[")).count() >= 1
+            page.screenshot(path=tmp_path / "demo_release_review.png")
+            started = time.perf_counter()
+            page.reload()
+            settle(page, timeout=120_000)
+            again = time.perf_counter() - started
+        finally:
+            context.close()
+        (tmp_path / "timings.txt").write_text(f"first visit {first:.2f}s\nreload {again:.2f}s\n")
+    finally:
+        _stop(process)
+    assert not _healthy(base), "the server outlived `ragslice demo`"
+    # R@k scores every answerable question on both sides (no n/a on either), so the tile's macro mean is
+    # the paired mean scoring.compare reports for the candidate.
+    with duckdb.connect(str(tmp_path / "cache" / "demo.duckdb"), read_only=True) as con:
+        table = compare(con, "prod-baseline", "rerank-v2").table
+    recall = table[(table["metric"] == "recall") & (table["slice"] == "all")].iloc[0]
+    assert tiles["R@k"] == f"{recall['candidate']:.3f}"

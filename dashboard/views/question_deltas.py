@@ -100,7 +100,7 @@ event = table(
 rows = event.selection.rows if event is not None else []
 if rows:
     qid = str(view.iloc[rows[0]]["question_id"])
-    st.page_link("pages/question_detail.py", label="Open the selected question's detail",
+    st.page_link("views/question_detail.py", label="Open the selected question's detail",
                  query_params=cmp.link_params(q=qid))
 st.download_button(
     "Download the filtered table (CSV)",

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from dashboard import charts, data, selection
-from dashboard.display import escape, metric_help, metric_name, table
+from dashboard.display import metric_help, metric_name, table
 
 st.title("Slices")
 cmp = selection.comparison()
@@ -19,7 +19,7 @@ COLUMNS = {
     "c_na": st.column_config.NumberColumn("n/a candidate", help="questions excluded as n/a"),
     "delta_macro": st.column_config.NumberColumn("delta", format="%+.3f"),
 }
-NAMES = {m: metric_name(m) for m in data.METRIC_KEYS} | {"false_abstention": "False abstention"}
+NAMES = {m: metric_name(m) for m in data.METRIC_KEYS}
 
 
 def metric_rows(rows):
@@ -44,7 +44,7 @@ def family_chart(frame, family: str, key: str) -> None:
 
 
 st.caption("Every value is a macro mean over the questions it scores; n is that count and n/a the questions "
-           "excluded. " + escape(data.FALSE_ABSTENTION))
+           "excluded.")
 st.caption(metric_help(cmp.metric).split("\n\n")[0])
 
 st.header("Answerable vs unanswerable")

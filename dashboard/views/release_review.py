@@ -1,0 +1,194 @@
+"""Should the candidate replace the baseline? The verdict (live and recorded), headline metrics with
+their significance, question counts, worst regressions."""
+import streamlit as st
+
+from dashboard import data, selection
+from dashboard.display import escape, metric_help, metric_name, missing, moment, number, say, signed, table
+from scoring.metrics import BY_KEY
+
+KEY_METRICS = ("recall", "ndcg", "support", "coverage", "abstention_correct", "disclosures")
+WORST = 10
+ALPHA = 0.05  # a headline delta is called significant when its Holm-adjusted p-value is at most this
+
+st.title("Release review")
+cmp = selection.comparison()
+selection.sides_caption(cmp)
+selection.show_compatibility(cmp)
+
+# The statistics and the live verdict come from scoring.compare (cached); nothing is recorded here.
+try:
+    with st.spinner("Computing the paired statistics..."):
+        stats = data.statistics(cmp.baseline, cmp.candidate)
+    unavailable = None
+except data.StatisticsUnavailable as error:
+    stats, unavailable = None, str(error)
+
+GATE_COLUMNS = {
+    "passed": st.column_config.CheckboxColumn("passed"),
+    "observed": st.column_config.NumberColumn("observed", format="%.4g",
+                                              help="the candidate's value the threshold is checked against"),
+    "threshold": st.column_config.TextColumn("threshold"),
+    "n": st.column_config.NumberColumn("n", help="questions (or paired questions, or records) the gate used"),
+    "reason": st.column_config.TextColumn("reason", width="large"),
+    "baseline": st.column_config.NumberColumn("baseline", format="%.4g"),
+    "p_value": st.column_config.NumberColumn("p", format="%.4f", help="one-sided p-value of a max_drop gate"),
+    "line": st.column_config.NumberColumn("policy line"),
+}
+
+
+def outcome(label: str, verdict: str) -> None:
+    (st.success if verdict == "pass" else st.error)(f"{label}: {escape(str(verdict).upper())}")
+
+
+with st.container(border=True, key="verdict"):
+    st.subheader("Release verdict")
+    recorded = data.latest_verdict(cmp.suite, cmp.baseline, cmp.candidate)
+    policy_file = data.policy_path()
+    live = stats.verdict if stats is not None else None
+    live_column, recorded_column = st.columns(2)
+    with live_column:
+        st.markdown("**Live**: the policy file applied now to this database (not recorded)")
+        if policy_file is None:
+            st.info("No policy file was given, so nothing is evaluated live. Start the dashboard with one:")
+            st.code(f"ragslice dashboard --db {data.db_path()} --policy policy.toml", language=None)
+        elif stats is None:
+            say("info", f"Not evaluated: {unavailable}")
+        elif stats.policy_error:
+            say("error", f"The policy file {policy_file} cannot be used:")
+            st.code(stats.policy_error, language=None)
+        else:
+            outcome("Live verdict", live.verdict)
+            failed = sum(1 for g in live.gates if not g.passed)
+            st.caption(escape(
+                f"Policy {stats.policy.name} (sha256 {stats.policy.sha256[:12]}) from {stats.policy.path}; "
+                f"{failed} of {len(live.gates)} gates failed. Evaluated on the current database, not recorded."
+            ))
+    with recorded_column:
+        st.markdown("**Recorded**: the newest verdict stored for exactly these runs")
+        if recorded is None:
+            st.info("No verdict recorded for this comparison yet. The acceptance policy's gates are evaluated "
+                    "(with paired tests) and recorded by:")
+            st.code(f"ragslice compare {cmp.baseline.name} {cmp.candidate.name} --db {data.db_path()} "
+                    f"--policy {policy_file or 'policy.toml'}", language=None)
+        else:
+            outcome("Recorded verdict", recorded["verdict"])
+            st.caption(escape(
+                f"Policy {recorded['policy_name']} (sha256 {str(recorded['policy_hash'])[:12]}), recorded "
+                f"{moment(recorded['created_at'])} for {recorded['baseline']} vs {recorded['candidate']}."
+            ))
+            if recorded["refreshed_after"]:
+                say("warning", f"The database was refreshed at {recorded['refreshed_at']}, after this verdict: "
+                               "if these runs changed, record the comparison again.")
+            if live is not None and stats.policy.sha256 != recorded["policy_hash"]:
+                say("warning", f"The policy file (sha256 {stats.policy.sha256[:12]}) differs from the policy this "
+                               f"verdict was recorded with (sha256 {str(recorded['policy_hash'])[:12]}).")
+            elif live is not None and live.verdict != recorded["verdict"]:
+                say("warning", f"The live verdict ({live.verdict}) differs from the recorded one "
+                               f"({recorded['verdict']}) under the same policy: the data changed since.")
+            if (not missing(recorded["verdict_without_disputed"])
+                    and recorded["verdict_without_disputed"] != recorded["verdict"]):
+                say("warning", f"Without the disputed questions the recorded verdict would be "
+                               f"{recorded['verdict_without_disputed']}.")
+
+    if live is not None:
+        st.markdown("**Gates, live**")
+        if live.disputed is not None and live.disputed.verdict != live.verdict:
+            say("warning", f"Without the {live.disputed.n_disputed} disputed questions the verdict would be "
+                           f"{live.disputed.verdict}: " + "; ".join(live.disputed.differences))
+        for warning in live.warnings:
+            say("warning", str(warning))
+        table(data.gates_frame(live.gates), key="w_live_gates", placeholder="", height="content",
+              column_config=GATE_COLUMNS)
+    if recorded is not None:
+        with st.expander(escape(f"Gates as recorded {moment(recorded['created_at'])}"), expanded=live is None):
+            for warning in recorded["warnings"]:
+                say("warning", str(warning))
+            table(data.gates_frame(recorded["gates"]), key="w_gates", placeholder="", height="content",
+                  column_config=GATE_COLUMNS)
+    history = data.verdict_history(cmp.suite, cmp.baseline, cmp.candidate)
+    with st.expander(f"Verdict history: {len(history)} recorded on this suite"):
+        if history.empty:
+            st.caption("No verdict was recorded on this suite yet (`ragslice compare --policy` records one).")
+        else:
+            table(history.assign(policy_hash=history["policy_hash"].str.slice(0, 12)), key="w_history",
+                  placeholder="", height="content", column_config={
+                      "created_at": st.column_config.DatetimeColumn("recorded (UTC)"),
+                      "policy_hash": st.column_config.TextColumn("policy sha256"),
+                      "verdict_without_disputed": st.column_config.TextColumn("without disputed"),
+                      "this_comparison": st.column_config.CheckboxColumn("these runs"),
+                  })
+
+head = data.headline(cmp.suite, cmp.baseline, cmp.candidate).set_index("metric")
+significance = None if stats is None else stats.table[stats.table["slice"] == "all"].set_index("metric")
+
+st.subheader("Headline metrics")
+st.caption(
+    "Macro mean over the questions each metric scores. Each tile: candidate value and delta; below it the "
+    "baseline, n scored (baseline / candidate) and n/a excluded; then the paired test on all questions: paired n "
+    f"(both sides scored), the mean paired delta with its {stats.confidence:.0%} bootstrap interval and the "
+    f"Holm-adjusted p-value (significant when at most {ALPHA:g}). Every test: the Statistics page."
+    if stats is not None else
+    "Macro mean over the questions each metric scores. Each tile: candidate value and delta; below it the "
+    "baseline, n scored (baseline / candidate) and n/a excluded."
+)
+if unavailable:
+    say("info", f"No significance: {unavailable}")
+columns = st.columns(len(KEY_METRICS))
+for column, key in zip(columns, KEY_METRICS):
+    row = head.loc[key]
+    with column:
+        better_up = BY_KEY[key].higher_is_better
+        st.metric(
+            metric_name(key),
+            number(row["candidate"]),
+            delta=None if row["delta"] != row["delta"] else signed(row["delta"]),
+            delta_color="normal" if better_up else "inverse",
+            help=metric_help(key),
+            border=True,
+        )
+        n = {c: int(row[c]) for c in ("n_baseline", "n_candidate", "na_baseline", "na_candidate", "improved", "regressed")}
+        st.caption(escape(
+            f"baseline {number(row['baseline'])} · n {n['n_baseline']} / {n['n_candidate']} · "
+            f"n/a {n['na_baseline']} / {n['na_candidate']} · {n['improved']} improved, {n['regressed']} regressed"
+        ))
+        if significance is None:
+            continue
+        if key not in significance.index:
+            st.caption("paired n 0: no question is scored on both sides, no test")
+            continue
+        r = significance.loc[key]
+        p = r["p_holm"]
+        judged = "n/a" if missing(p) else ("significant" if float(p) <= ALPHA else "not significant")
+        st.caption(escape(
+            f"paired n {int(r['n'])} · delta {signed(r['delta'])} · CI [{signed(r['ci_low'])}, {signed(r['ci_high'])}] "
+            f"· Holm p {number(p)} · {judged}"
+        ))
+
+st.subheader(f"Questions by status on {metric_name(cmp.metric)}")
+row = head.loc[cmp.metric]
+counts = st.columns(len(data.STATUSES))
+for column, status in zip(counts, data.STATUSES):
+    column.metric(status, int(row[status]), border=True)
+st.caption("Status per question: missing (a side has no record) > failed (a record has an error) > n/a (a value "
+           "is n/a) > improved / regressed (in the metric's direction) > unchanged.")
+
+st.subheader(f"Worst regressions on {metric_name(cmp.metric)}")
+frame = data.question_deltas(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric)
+sign = 1 if BY_KEY[cmp.metric].higher_is_better else -1
+frame = frame.assign(gain=frame["delta"] * sign)
+# A missing or failed candidate record scores as a failure, so it can be a regression too.
+worse = frame[frame["status"].isin(["regressed", "missing", "failed"]) & (frame["gain"] < -data.UNCHANGED_TOLERANCE)]
+worst = worse.sort_values(["critical", "gain", "position"], ascending=[False, True, True]).head(WORST)
+if worst.empty:
+    st.info("No question regressed on this metric.")
+else:
+    st.caption(f"Critical questions first, then by size of the drop; at most {WORST} of {len(worse)} questions that "
+               "scored worse (regressed, or scored lower because a record is missing or failed).")
+    for i, r in enumerate(worst.itertuples(index=False)):
+        with st.container(border=True, key=f"worst_{i}"):
+            left, middle, right = st.columns([7, 2, 2], vertical_alignment="center")
+            left.text(("CRITICAL  " if r.critical else "") + f"{r.question_id}  ·  {r.type}  ·  {r.status}")
+            left.text(r.text)
+            middle.text(f"{number(r.baseline)} → {number(r.candidate)}\n({signed(r.delta)})")
+            right.page_link("views/question_detail.py", label="Question detail",
+                            query_params=cmp.link_params(q=str(r.question_id)))
