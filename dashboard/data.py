@@ -799,6 +799,33 @@ def statistics(base: Side, cand: Side) -> Statistics:
                        None if policy is None else str(policy), _file_signature(policy))
 
 
+SNAPSHOT_TABLES = ("suites", "questions", "runs", "meta", "metrics")
+SNAPSHOT_LOGS = ("verdicts", "heldout_log")
+
+
+def _snapshot(path: str, sides: tuple[str, ...]) -> duckdb.DuckDBPyConnection:
+    """An in-memory copy of what a comparison reads (the two sides' scores and the suite tables),
+    so the file is closed again before the statistics run and a verdict write is never blocked."""
+    mem = duckdb.connect()
+    with _connect(path) as con:
+        present = {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        for table in SNAPSHOT_TABLES + SNAPSHOT_LOGS:
+            if table in present:
+                frame = con.execute(f"SELECT * FROM {table}").to_arrow_table()
+                mem.register("_frame", frame)
+                mem.execute(f"CREATE TABLE {table} AS SELECT * FROM _frame")
+                mem.unregister("_frame")
+        frame = con.execute(
+            """SELECT s.* FROM question_scores s JOIN runs r USING (run_id)
+               WHERE list_contains($sides, r.run_id) OR list_contains($sides, r.run_group)""",
+            {"sides": [side.split(":", 1)[-1] for side in sides]},
+        ).to_arrow_table()
+        mem.register("_frame", frame)
+        mem.execute("CREATE TABLE question_scores AS SELECT * FROM _frame")
+        mem.unregister("_frame")
+    return mem
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, policy: str | None,
                 policy_sig: tuple[int, int, int] | None) -> Statistics:
@@ -815,7 +842,7 @@ def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, poli
             problem = str(error)
     started = time.perf_counter()
     try:
-        with _connect(path) as con:
+        with _snapshot(path, (base, cand)) as con:
             result = compare(con, base, cand, policy=loaded)
     except ValidationError as error:
         raise StatisticsUnavailable(str(error)) from None
