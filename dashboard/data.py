@@ -807,22 +807,28 @@ def _snapshot(path: str, sides: tuple[str, ...]) -> duckdb.DuckDBPyConnection:
     """An in-memory copy of what a comparison reads (the two sides' scores and the suite tables),
     so the file is closed again before the statistics run and a verdict write is never blocked."""
     mem = duckdb.connect()
-    with _connect(path) as con:
-        present = {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    for attempt in range(LOCK_RETRIES):
+        try:
+            mem.execute("ATTACH ? AS src (READ_ONLY)", [path])
+            break
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower() or attempt == LOCK_RETRIES - 1:
+                raise
+            time.sleep(LOCK_WAIT)
+    try:
+        present = {name for (name,) in mem.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'src'").fetchall()}
         for table in SNAPSHOT_TABLES + SNAPSHOT_LOGS:
             if table in present:
-                frame = con.execute(f"SELECT * FROM {table}").to_arrow_table()
-                mem.register("_frame", frame)
-                mem.execute(f"CREATE TABLE {table} AS SELECT * FROM _frame")
-                mem.unregister("_frame")
-        frame = con.execute(
-            """SELECT s.* FROM question_scores s JOIN runs r USING (run_id)
+                mem.execute(f"CREATE TABLE memory.{table} AS SELECT * FROM src.{table}")
+        mem.execute(
+            """CREATE TABLE memory.question_scores AS
+               SELECT s.* FROM src.question_scores s JOIN src.runs r USING (run_id)
                WHERE list_contains($sides, r.run_id) OR list_contains($sides, r.run_group)""",
             {"sides": [side.split(":", 1)[-1] for side in sides]},
-        ).to_arrow_table()
-        mem.register("_frame", frame)
-        mem.execute("CREATE TABLE question_scores AS SELECT * FROM _frame")
-        mem.unregister("_frame")
+        )
+    finally:
+        mem.execute("DETACH src")
     return mem
 
 
