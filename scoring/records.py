@@ -277,15 +277,21 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
             AND list_bool_and(list_transform(json_type(j, '$.retrieved[*]'), lambda t: t = 'VARCHAR'))
         ),
         flat AS (
-          SELECT run_id, line, suite, qid, unnest(docs) AS doc_id, unnest(range(1, len(docs) + 1)) AS rank FROM lists
+          SELECT run_id, line, suite, qid, len(list_distinct(docs)) < len(docs) AS has_duplicates,
+                 unnest(docs) AS doc_id, unnest(range(1, len(docs) + 1)) AS rank FROM lists
+        ),
+        firsts AS (
+          -- only a ranking that repeats an ID needs the window that finds each ID's first rank
+          SELECT *, rank AS first_rank FROM flat WHERE NOT has_duplicates
+          UNION ALL
+          SELECT *, min(rank) OVER (PARTITION BY run_id, qid, doc_id) AS first_rank FROM flat WHERE has_duplicates
         )
-        SELECT f.*, d.doc_id IS NOT NULL AS known_doc, s.version AS suite_version, s.unit,
+        SELECT f.* EXCLUDE (has_duplicates), d.doc_id IS NOT NULL AS known_doc, s.version AS suite_version, s.unit,
                coalesce(d.version, s.corpus_version) AS current_version,
                coalesce(rc.chunk_id, sc.chunk_id) AS chunk_id, coalesce(rc.doc_id, sc.doc_id) AS chunk_doc,
                coalesce(rc.doc_version, sc.doc_version) AS chunk_version, coalesce(rc.text, sc.text) AS chunk_text,
-               CASE WHEN r.chunk_file IS NULL THEN '' ELSE ' or a chunk of ' || r.chunk_file END AS or_chunk,
-               min(f.rank) OVER (PARTITION BY f.run_id, f.qid, f.doc_id) AS first_rank
-        FROM flat f
+               CASE WHEN r.chunk_file IS NULL THEN '' ELSE ' or a chunk of ' || r.chunk_file END AS or_chunk
+        FROM firsts f
         JOIN stage_runs r ON r.run_id = f.run_id
         LEFT JOIN documents d ON d.suite = f.suite AND d.doc_id = f.doc_id
         LEFT JOIN suites s ON s.suite = f.suite

@@ -8,6 +8,9 @@ from __future__ import annotations
 from .metrics import REGISTRY
 
 SCHEMA_VERSION = 3
+"""Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
+validates their keys before writing, and an index on tens of millions of rows would dominate the
+write. Their keys are documented in docs/schema.md."""
 """2: chunks (the `chunks` table; chunk columns of `retrieved`; `claims.cited_docs`; `suites.unit`;
 `runs.chunk_map`). A refresh rebuilds the scored tables of a database written by an older version."""
 
@@ -107,8 +110,7 @@ TABLES: dict[str, str] = {
     context VARCHAR,
     latency_ms DOUBLE,
     cost_usd DOUBLE,
-    error VARCHAR,
-    PRIMARY KEY (run_id, question_id)""",
+    error VARCHAR""",
     "retrieved": """
     run_id VARCHAR NOT NULL,
     question_id VARCHAR NOT NULL,
@@ -121,8 +123,7 @@ TABLES: dict[str, str] = {
     chunk_id VARCHAR,
     doc_version VARCHAR,
     counted BOOLEAN NOT NULL,
-    chunk_text VARCHAR,
-    PRIMARY KEY (run_id, question_id, rank)""",
+    chunk_text VARCHAR""",
     "claims": """
     run_id VARCHAR NOT NULL,
     question_id VARCHAR NOT NULL,
@@ -132,8 +133,7 @@ TABLES: dict[str, str] = {
     citations VARCHAR[] NOT NULL,
     supported BOOLEAN,
     reasons VARCHAR[],
-    cited_docs VARCHAR[] NOT NULL,
-    PRIMARY KEY (run_id, question_id, claim_id)""",
+    cited_docs VARCHAR[] NOT NULL""",
     "question_scores": f"""
     run_id VARCHAR NOT NULL,
     suite VARCHAR NOT NULL,
@@ -151,8 +151,7 @@ TABLES: dict[str, str] = {
     missing BOOLEAN NOT NULL,
     failed BOOLEAN NOT NULL,
     latency_ms DOUBLE,
-    cost_usd DOUBLE,
-    PRIMARY KEY (run_id, question_id)""",
+    cost_usd DOUBLE""",
     "metrics": """
     key VARCHAR PRIMARY KEY,
     name VARCHAR NOT NULL,
