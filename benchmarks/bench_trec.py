@@ -1,0 +1,139 @@
+"""`ragslice trec` against pytrec_eval (and trec_eval's C program when on PATH), end to end.
+
+    python benchmarks/bench_trec.py [--sizes 2000x1000 10000x1000] [--work /tmp/ragslice-bench]
+
+For each size QxD it writes a qrels file (50 judged documents per query: 5 graded 2, 10 graded 1,
+35 graded 0) and a run file (D ranked documents per query, the judged ones among the first 100),
+then times, each in its own process, files in and numbers out:
+
+- `ragslice trec QRELS RUN -m P@10 R@10 nDCG@10 RR AP` (wall time of the command);
+- pytrec_eval: the files parsed in Python into its dicts, evaluated, means printed (wall time of
+  the process; its own split into parsing and evaluating is shown too);
+- `trec_eval -m P.10 -m recall.10 -m ndcg_cut.10 -m recip_rank -m map QRELS RUN` when found on PATH.
+
+The means of the three are compared (every query has a relevant document, so the n/a conventions
+do not differ). Nothing is asserted: figures are printed.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+from common import heading, machine, mib, note, ragslice, row, run_child, secs, task, verdict
+
+MEASURES = ("P@10", "R@10", "nDCG@10", "RR", "AP")
+TREC_EVAL_NAMES = {"P@10": "P_10", "R@10": "recall_10", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "AP": "map"}
+JUDGED = 50
+
+
+def write_files(queries: int, depth: int, folder: Path) -> tuple[Path, Path]:
+    """Deterministic qrels and run files written by DuckDB (seconds even at 10M lines)."""
+    import duckdb
+
+    folder.mkdir(parents=True, exist_ok=True)
+    qrels, run = folder / f"qrels-{queries}x{depth}.txt", folder / f"run-{queries}x{depth}.txt"
+    con = duckdb.connect()
+    # Document of query q at slot m: the judged ones are m < JUDGED; the run puts slots 0..99 in a
+    # per-query shuffled order at ranks 1..100, then slots 100.. in order.
+    doc = "'D' || lpad(((q * 7919 + m * 104729) % 10000000)::VARCHAR, 7, '0')"
+    con.execute(f"""COPY (
+        SELECT 'Q' || lpad(q::VARCHAR, 6, '0') AS qid, 0 AS iter, {doc} AS docno,
+               CASE WHEN m < 5 THEN 2 WHEN m < 15 THEN 1 ELSE 0 END AS grade
+        FROM range({queries}) t(q), range({JUDGED}) s(m) ORDER BY q, m
+    ) TO '{qrels}' (FORMAT csv, DELIMITER ' ', HEADER false)""")
+    con.execute(f"""COPY (
+        SELECT qid, 'Q0', {doc} AS docno, r + 1 AS rank, round({depth} - r - 0.5, 1) AS score, 'bench' AS runid
+        FROM (SELECT 'Q' || lpad(q::VARCHAR, 6, '0') AS qid, q, r,
+                     CASE WHEN r < 100 THEN (r * 37 + q * 11) % 100 ELSE r END AS m
+              FROM range({queries}) t(q), range({depth}) s(r))
+        ORDER BY q, r
+    ) TO '{run}' (FORMAT csv, DELIMITER ' ', HEADER false)""")
+    return qrels, run
+
+
+def parse_means(stdout: str, names: dict[str, str] | None = None) -> dict[str, float]:
+    """`MEASURE all VALUE` lines (ragslice, trec_eval) as measure -> mean."""
+    wanted = {v: k for k, v in (names or {}).items()}
+    means = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "all":
+            name = wanted.get(parts[0], parts[0])
+            if name in MEASURES:
+                means[name] = float(parts[2])
+    return means
+
+
+def bench_size(queries: int, depth: int, work: Path) -> dict:
+    heading(f"TREC {queries:,} queries x {depth:,} documents ({queries * depth:,} run lines)")
+    qrels, run = write_files(queries, depth, work / "trec")
+    row("", "wall", "peak RSS", "")
+    ours = ragslice("trec", qrels, run, "-m", *MEASURES)
+    row("ragslice trec (end to end)", secs(ours.wall), mib(ours.peak_mb), "")
+    theirs = task("pytrec", qrels, run, *MEASURES)
+    row("pytrec_eval (end to end)", secs(theirs.wall), mib(theirs.peak_mb),
+        f"ragslice {theirs.wall / ours.wall:.1f}x faster")
+    note(f"pytrec_eval: {secs(theirs.report['parse_seconds'])} of it parsing the files in Python")
+    ours_means, theirs_means = parse_means(ours.stdout), theirs.report["means"]
+    diff = max(abs(ours_means[m] - theirs_means[m]) for m in MEASURES)
+    note(f"largest difference of the means, ragslice vs pytrec_eval: {diff:.5f} (ragslice prints 4 decimals)")
+    result = {"queries": queries, "lines": queries * depth, "ours": ours.wall, "pytrec": theirs.wall, "trec_eval": None}
+    binary = shutil.which("trec_eval")
+    if binary:
+        args = [binary, *(f"-m{TREC_EVAL_NAMES[m].replace('_', '.', 1)}" for m in MEASURES), str(qrels), str(run)]
+        c = run_child(args)
+        row("trec_eval C program", secs(c.wall), mib(c.peak_mb), f"ragslice {c.wall / ours.wall:.2f}x as fast")
+        c_means = parse_means(c.stdout, TREC_EVAL_NAMES)
+        if c_means:
+            note(f"largest difference of the means, ragslice vs trec_eval: "
+                 f"{max(abs(ours_means[m] - c_means[m]) for m in c_means):.5f}")
+        result["trec_eval"] = c.wall
+    else:
+        row("trec_eval C program", "not on PATH", "", "skipped")
+    return result
+
+
+def targets(results: list[dict]) -> list[tuple[str, str, bool | None]]:
+    out = []
+    for r in results:
+        out.append((f"trec {r['queries']:,}x: >= 2x faster than pytrec_eval end to end",
+                    f"{r['pytrec'] / r['ours']:.1f}x", r["pytrec"] / r["ours"] >= 2))
+    big = max(results, key=lambda r: r["lines"])
+    ok = None if big["trec_eval"] is None else big["ours"] <= big["trec_eval"]
+    figure = "no trec_eval" if big["trec_eval"] is None else f"{big['trec_eval'] / big['ours']:.2f}x"
+    out.append((f"trec at {big['lines'] / 1e6:g}M lines as fast as trec_eval", figure, ok))
+    return out
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    queries, depth = text.lower().split("x")
+    return int(queries), int(depth)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=parse_size, nargs="+", default=[(2000, 1000), (10000, 1000)])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/ragslice-bench"))
+    parser.add_argument("--keep", action="store_true")
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> list[dict]:
+    results = [bench_size(q, d, args.work) for q, d in args.sizes]
+    if not args.keep:
+        shutil.rmtree(args.work / "trec", ignore_errors=True)
+    return results
+
+
+def main() -> None:
+    args = parse_args()
+    print(f"ragslice trec benchmark: {machine()}")
+    results = run(args)
+    heading("targets (trec)")
+    for label, figure, ok in targets(results):
+        row(label, figure, verdict(ok), width=64)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Measured work, one task per child process: `python benchmarks/tasks.py TASK ARGS...`.
+
+Each task prints a JSON object as its last line with `seconds`, the time of the measured work
+alone (interpreter start-up and imports excluded), and task-specific counts.
+
+    floor WORKSPACE              DuckDB reads every records file into typed columns in memory, nothing else
+    lines WORKSPACE              DuckDB reads every records file as numbered raw lines (refresh's first step)
+    refresh WORKSPACE DB         scoring.refresh.refresh (validate, score, write the database)
+    reference WORKSPACE LIMIT    the reference loop: json.loads + scoring.evaluate per record, over the
+                                 first LIMIT records (split evenly over the runs); 0 = every record
+    pytrec QRELS RUN MEASURE...  pytrec_eval end to end: parse both files in Python, evaluate, mean
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+RECORD_COLUMNS = (
+    "{'question_id': 'VARCHAR', 'retrieved': 'VARCHAR[]', 'context': 'VARCHAR', 'answer': 'VARCHAR', "
+    "'claims': 'STRUCT(id VARCHAR, citations VARCHAR[], text VARCHAR)[]', 'latency_ms': 'DOUBLE', "
+    "'cost_usd': 'DOUBLE', 'error': 'VARCHAR'}"
+)
+
+
+def _files(workspace: str) -> list[str]:
+    return sorted(str(p) for p in Path(workspace, "runs").glob("*/records.jsonl"))
+
+
+def floor(workspace: str) -> dict:
+    import duckdb
+
+    con = duckdb.connect()
+    started = time.perf_counter()
+    con.execute(f"CREATE TEMP TABLE records AS SELECT * FROM read_json(?, format = 'newline_delimited', "
+                f"columns = {RECORD_COLUMNS})", [_files(workspace)])
+    seconds = time.perf_counter() - started
+    rows, retrieved = con.execute("SELECT count(*), sum(len(retrieved)) FROM records").fetchone()
+    return {"seconds": seconds, "records": rows, "retrieved": int(retrieved)}
+
+
+def lines(workspace: str) -> dict:
+    import duckdb
+
+    con = duckdb.connect()
+    started = time.perf_counter()
+    con.execute("CREATE TEMP TABLE lines AS SELECT filename, ordinality AS line, raw FROM read_csv(?, "
+                "columns = {'raw': 'VARCHAR'}, header = false, delim = chr(1), quote = '', escape = '', "
+                "auto_detect = false, filename = true) WITH ORDINALITY", [_files(workspace)])
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "records": con.execute("SELECT count(*) FROM lines").fetchone()[0]}
+
+
+def refresh(workspace: str, db: str) -> dict:
+    from scoring.refresh import refresh as run_refresh
+
+    started = time.perf_counter()
+    summary = run_refresh(Path(workspace), Path(db))
+    return {"seconds": time.perf_counter() - started, "records": summary.records,
+            "runs_scored": summary.runs_scored, "runs_skipped": summary.runs_skipped}
+
+
+def reference(workspace: str, limit: str) -> dict:
+    from scoring.contract import evaluate
+
+    started = time.perf_counter()
+    suite = next(Path(workspace, "suites").iterdir())
+    corpus, access = {}, {}
+    with (suite / "documents.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            doc = json.loads(line)
+            corpus[doc["id"]] = doc["text"]
+            if doc.get("access"):
+                access[doc["id"]] = doc["access"]
+    with (suite / "questions.jsonl").open(encoding="utf-8") as handle:
+        cases = {case["id"]: case for case in map(json.loads, handle)}
+    setup = time.perf_counter() - started
+
+    runs = sorted(p for p in Path(workspace, "runs").iterdir() if p.is_dir())
+    per_run = -(-int(limit) // len(runs)) if int(limit) else None
+    n = 0
+    in_evaluate = 0.0
+    started = time.perf_counter()
+    for run in runs:
+        k = json.loads((run / "manifest.json").read_text(encoding="utf-8"))["k"]
+        with (run / "records.jsonl").open(encoding="utf-8") as handle:
+            for count, line in enumerate(handle):
+                if per_run is not None and count >= per_run:
+                    break
+                record = json.loads(line)
+                output = {"retrieved": record["retrieved"],
+                          "claims": [(c["id"], c["citations"]) for c in record["claims"]]}
+                tick = time.perf_counter()
+                evaluate(corpus, cases[record["question_id"]], output, k=k, access=access)
+                in_evaluate += time.perf_counter() - tick
+                n += 1
+    return {"seconds": time.perf_counter() - started, "evaluate_seconds": in_evaluate, "records": n,
+            "setup_seconds": setup}
+
+
+PYTREC_NAMES = {"P@10": "P_10", "R@10": "recall_10", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "AP": "map"}
+
+
+def pytrec(qrels_path: str, run_path: str, *measures: str) -> dict:
+    import pytrec_eval
+
+    started = time.perf_counter()
+    qrels: dict[str, dict[str, int]] = {}
+    with open(qrels_path, encoding="utf-8") as handle:
+        for line in handle:
+            qid, _, docno, grade = line.split()
+            qrels.setdefault(qid, {})[docno] = int(grade)
+    run: dict[str, dict[str, float]] = {}
+    with open(run_path, encoding="utf-8") as handle:
+        for line in handle:
+            qid, _, docno, _, score, _ = line.split()
+            run.setdefault(qid, {})[docno] = float(score)
+    parsed = time.perf_counter() - started
+    names = [PYTREC_NAMES[m] for m in measures]
+    results = pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run)
+    means = {m: sum(r[name] for r in results.values()) / len(results) for m, name in zip(measures, names)}
+    for m in measures:
+        print(f"{m}\tall\t{means[m]:.4f}")
+    return {"seconds": time.perf_counter() - started, "parse_seconds": parsed, "topics": len(results), "means": means}
+
+
+TASKS = {"floor": floor, "lines": lines, "refresh": refresh, "reference": reference, "pytrec": pytrec}
+
+if __name__ == "__main__":
+    result = TASKS[sys.argv[1]](*sys.argv[2:])
+    print(json.dumps(result))
