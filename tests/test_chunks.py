@@ -617,3 +617,28 @@ def test_bad_passage_map_lines_name_file_and_line(tmp_path: Path, capsys, text: 
     Path(m).write_text(text)
     assert main(["import", "trec", "--qrels", q, "--run", r, "--chunk-map", m, "--out", str(tmp_path / "ws")]) == 2
     assert expected in capsys.readouterr().err
+
+
+# --- the route back to the evidence, on the question detail page -----------------------------------
+
+
+def test_question_detail_shows_each_chunk_with_its_document_version_and_text(ws: Path, tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    db = tmp_path / "s.duckdb"
+    refresh(ws, db)
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py"), default_timeout=60)
+    at.query_params.update({"suite": SUITE, "baseline": "coarse", "candidate": "fine", "q": "q1"})
+    at.run()
+    at.switch_page("views/question_detail.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = at.get_by_key("box_w_retrieved_candidate").dataframe[0].value
+    rows = shown[["rank", "chunk_id", "doc_id", "doc_version", "counted", "chunk_text"]].values.tolist()
+    assert rows == [
+        [1, "A-0", "A", "v2", True, "Alpha one."],
+        [2, "A-1", "A", "v2", False, "Alpha two."],
+        [3, "A-2", "A", "v2", False, "Alpha three."],
+        [4, "B-0", "B", CORPUS, True, "Beta one."],
+    ]
