@@ -245,13 +245,14 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
     """
     started = time.perf_counter()
     problems = Problems()
-    ws = load_workspace(workspace, problems)
     with store.writer_lock(db):
         store.remove_stale_copies(db)
         stored_version = _stored_schema_version(db)
         # A database of an older schema keeps its verdicts and logs; its scored tables are rebuilt.
         outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
         old_suites, old_runs = ({}, {}) if outdated else store.stored_hashes(db)
+        # Suites the database already holds byte for byte are not parsed again.
+        ws = load_workspace(workspace, problems, stored=old_suites)
         changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name) != s.files_hash]
         changed_names = {s.name for s in changed_suites}
         to_score = [r for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash or r.suite in changed_names]

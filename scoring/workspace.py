@@ -102,6 +102,8 @@ class Suite:
     chunks: dict[str, Chunk] = field(default_factory=dict)
     """The suite's chunk map (`chunks.jsonl`), empty when the suite has none."""
     files_hash: str = ""
+    loaded: bool = True
+    """False when only suite.json was read because a database already holds this exact suite."""
 
     def doc_version(self, doc_id: str) -> str:
         """The version a document is at: its own `version`, else the suite's `corpus_version`."""
@@ -346,8 +348,18 @@ def _groups(check: _Checker, value: Any, name: str) -> list[str]:
 # --- suites -----------------------------------------------------------------------------------
 
 
-def load_suite(folder: Path, problems: Problems) -> Suite | None:
-    """Read and check one suite folder; problems are recorded, not raised."""
+def suite_files(folder: Path) -> list[Path]:
+    """The files whose bytes make a suite's content hash."""
+    chunks = folder / "chunks.jsonl"
+    return [folder / "suite.json", folder / "documents.jsonl", folder / "questions.jsonl"] + (
+        [chunks] if chunks.exists() else [])
+
+
+def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = None) -> Suite | None:
+    """Read and check one suite folder; problems are recorded, not raised.
+
+    With `known_hash` equal to the files' hash (a database already holds exactly this suite), only
+    suite.json is read: documents, questions and chunks stay unloaded (`Suite.loaded` is False)."""
     meta_path = folder / "suite.json"
     meta_lines: dict[str, int] = {}
     meta = read_json_file(meta_path, problems, meta_lines)
@@ -369,6 +381,11 @@ def load_suite(folder: Path, problems: Problems) -> Suite | None:
         return None
     suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description,
                   unit)
+    if known_hash is not None and all(p.exists() for p in suite_files(folder)):
+        digest = files_hash(suite_files(folder))
+        if digest == known_hash:
+            suite.files_hash, suite.loaded = digest, False
+            return suite
     _load_documents(suite, folder / "documents.jsonl", problems)
     chunks_path = folder / "chunks.jsonl"
     if chunks_path.exists():
@@ -647,12 +664,22 @@ def discover(root: Path, problems: Problems) -> tuple[list[Path], list[Path]]:
     return suite_dirs, run_dirs
 
 
-def load_workspace(root: Path, problems: Problems) -> Workspace:
-    """Every suite and run manifest of a workspace, checked; records are staged separately."""
+def load_workspace(root: Path, problems: Problems, *, stored: dict[str, str] | None = None) -> Workspace:
+    """Every suite and run manifest of a workspace, checked; records are staged separately.
+
+    `stored` maps suite -> content hash already held by a database: such a suite is not parsed
+    again, unless a run brings its own chunk map (which is checked against the suite's documents)."""
     suite_dirs, run_dirs = discover(root, problems)
+    stored = dict(stored or {})
+    for folder in run_dirs:
+        if (folder / "chunks.jsonl").exists():
+            try:
+                stored.pop(json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("suite"), None)
+            except (OSError, ValueError, AttributeError, TypeError):
+                pass
     suites: dict[str, Suite] = {}
     for folder in suite_dirs:
-        suite = load_suite(folder, problems)
+        suite = load_suite(folder, problems, known_hash=stored.get(folder.name))
         if suite is not None:
             suites[suite.name] = suite
     broken = frozenset(folder.name for folder in suite_dirs) - set(suites)

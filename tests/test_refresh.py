@@ -182,3 +182,29 @@ def test_every_command_has_help_with_an_example():
                                 capture_output=True, text=True)
         assert result.returncode == 0, command
         assert "example:" in result.stdout and "ragslice " + command in result.stdout, command
+
+
+def test_an_unchanged_suite_is_not_parsed_again_when_a_run_is_added(tmp_path, monkeypatch):
+    import scoring.workspace as workspace
+
+    ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
+    shutil.copytree(SEED_LAB, ws)
+    refresh(ws, db)
+    shutil.copytree(ws / "runs" / "B", ws / "runs" / "C")
+    manifest = json.loads((ws / "runs" / "C" / "manifest.json").read_text())
+    (ws / "runs" / "C" / "manifest.json").write_text(json.dumps({**manifest, "run_id": "C"}))
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("the unchanged suite was parsed again")
+
+    monkeypatch.setattr(workspace, "_load_documents", no_parsing)
+    summary = refresh(ws, db)
+    assert (summary.runs_scored, summary.runs_skipped) == (1, 2)
+    with duckdb.connect(str(db), read_only=True) as con:
+        got = con.execute("SELECT question_id, support FROM question_scores WHERE run_id = 'C' "
+                          "ORDER BY question_id").fetchall()
+    assert got == [("launch", 0.5), ("owner", 1.0), ("region", None), ("rollback", 1.0)]
+    (ws / "suites" / "seed-lab" / "suite.json").write_text(
+        (ws / "suites" / "seed-lab" / "suite.json").read_text().replace("fixture", "fixture."))
+    with pytest.raises(AssertionError, match="parsed again"):
+        refresh(ws, db)  # a changed suite is parsed (and re-scores its runs)
