@@ -196,21 +196,25 @@ def read_lines(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Proble
                     pass
             if len(problems.items) == before:
                 problems.add(f"cannot read the file ({str(error).splitlines()[0]})", path=str(path))
-    # The reader's limit counts the line end; the documented limit is on the line's own bytes.
+    # One pass over the lines: which runs hold a record at all, and which lines break the length
+    # limit (the reader's limit counts the line end; the documented limit is on the line's own bytes).
     paths = {run.run_id: run.records_path for run in runs}
-    too_long = con.execute(
-        "DELETE FROM stage_lines WHERE strlen(rtrim(raw, chr(13))) > ? RETURNING run_id, line", [MAX_LINE_BYTES]
-    ).fetchall()
+    counts = dict.fromkeys(paths, 0)
+    too_long: list[tuple[str, int]] = []
+    for run_id, n_records, long_lines in con.execute(
+        """SELECT run_id, count(*) FILTER (WHERE trim(raw, chr(32) || chr(9) || chr(13) || chr(10)) <> ''),
+                  list(line ORDER BY line) FILTER (WHERE strlen(raw) > ? AND strlen(rtrim(raw, chr(13))) > ?)
+           FROM stage_lines GROUP BY run_id""",
+        [MAX_LINE_BYTES, MAX_LINE_BYTES],
+    ).fetchall():
+        counts[run_id] = n_records
+        too_long += [(run_id, line) for line in long_lines or []]
+    if too_long:
+        con.execute("DELETE FROM stage_lines WHERE strlen(rtrim(raw, chr(13))) > ?", [MAX_LINE_BYTES])
     for run_id, line in sorted(too_long):
         problems.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", path=str(paths[run_id]), line=line)
-    empty = con.execute(
-        "SELECT r.run_id FROM (SELECT unnest(?::VARCHAR[]) AS run_id) r "
-        "WHERE NOT EXISTS (SELECT 1 FROM stage_lines s WHERE s.run_id = r.run_id "
-        "AND trim(s.raw, chr(32) || chr(9) || chr(13) || chr(10)) <> '')",
-        [[run.run_id for run in runs]],
-    ).fetchall()
-    for (run_id,) in empty:
-        if not any(p.path == str(paths[run_id]) for p in problems.items):
+    for run_id, n_records in counts.items():
+        if n_records == 0 and not any(p.path == str(paths[run_id]) for p in problems.items):
             problems.add("the file holds no records", path=str(paths[run_id]))
 
 
