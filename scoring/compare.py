@@ -12,7 +12,9 @@ flaky (`Comparison.flaky`). Tests treat questions, not repeats, as the samples.
 For every metric x slice (all, answerable, unanswerable, critical, each type, each split) the
 comparison holds n, both macro means, the mean delta with its paired-bootstrap interval, the
 t-test, Wilcoxon and sign-flip randomization p-values, the Holm-adjusted randomization p-value
-across the whole family, and the counts improved / regressed / unchanged (see `scoring.stats`).
+across the whole family, the counts improved / regressed / unchanged, and the method (resampling,
+or normal above `stats.LARGE_SAMPLE` non-zero differences; see `scoring.stats`). Every metric x
+slice is computed in one batch (`stats.paired_many`) that shares resampling work between rows.
 
 `compare` only reads (use a read-only connection). `record` stores the verdict and the held-out
 log in one short write; `compare_command` is ``ragslice compare``.
@@ -103,12 +105,15 @@ class Settings:
     confidence: float = stats.CONFIDENCE
     holm_of: str = "p_randomization"
     tie: float = stats.TIE
+    large_sample: int = stats.LARGE_SAMPLE
 
     def describe(self) -> str:
         return (f"{self.confidence:.0%} percentile bootstrap intervals ({self.bootstrap_resamples:,} resamples), "
                 f"sign-flip randomization test (exact when at most {self.exact_max} pairs differ, else "
-                f"{self.randomization_resamples:,} random sign patterns), seed {self.seed}; Holm adjustment of "
-                f"{self.holm_of} across every metric x slice; values within {self.tie:g} count as unchanged")
+                f"{self.randomization_resamples:,} random sign patterns), seed {self.seed}; above "
+                f"{self.large_sample:,} differing pairs the normal interval and the normal approximation of the "
+                f"sign-flip test (method: normal); Holm adjustment of {self.holm_of} across every metric x slice; "
+                f"values within {self.tie:g} count as unchanged")
 
 
 @dataclass(frozen=True)
@@ -127,7 +132,7 @@ class HeldoutUse:
 COMPARISON_COLUMNS: tuple[str, ...] = (
     "metric", "metric_name", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high",
     "p_ttest", "p_wilcoxon", "p_randomization", "p_holm", "improved", "regressed", "unchanged",
-    "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings",
+    "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings", "method",
 )
 
 
@@ -138,9 +143,10 @@ class Comparison:
     Frames (pandas):
     - `questions`: the suite's questions (index question_id) with type, split, critical, tags,
       answerable, disputed, text, position;
-    - `table`: one row per metric x slice with n >= 1 (`COMPARISON_COLUMNS`);
+    - `table`: one row per metric x slice with n >= 1 (`COMPARISON_COLUMNS`); `method` is
+      ``resampling`` or ``normal`` (`scoring.stats`), None where n < 2;
     - `deltas`: one row per question x metric where either side has a value: baseline, candidate,
-      delta, change (improved | regressed | unchanged | n/a);
+      delta, change (improved | regressed | unchanged | n/a); built on first use;
     - `spread`: per side with repeats, per question x metric: repeats, mean, sd, min, max;
     - `flaky`: per side, question and metric (or ``status``) whose outcome differs between repeats;
     - `operations`: per side: failure rate, latency p50/p95, mean and total cost, on all questions.
@@ -153,7 +159,6 @@ class Comparison:
     corpus_version: str
     questions: pd.DataFrame
     table: pd.DataFrame
-    deltas: pd.DataFrame
     spread: pd.DataFrame
     flaky: pd.DataFrame
     operations: pd.DataFrame
@@ -163,38 +168,82 @@ class Comparison:
     verdict: Verdict
     policy: Policy | None = None
     values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
-    records: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    rows: ScoreRows | None = field(default=None, repr=False)
+    _masks: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False)
+    _delta_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
+    _record_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """One row per record of either side (every repeat): run_id, question_id, status, latency_ms,
+        cost_usd, side. Built on first use."""
+        if self._record_rows is None:
+            self._record_rows = _record_frame(self.rows, self.questions.index) if self.rows is not None else \
+                pd.DataFrame(columns=["run_id", "question_id", "status", "latency_ms", "cost_usd", "side"])
+        return self._record_rows
+
+    @property
+    def deltas(self) -> pd.DataFrame:
+        if self._delta_rows is None:
+            self._delta_rows = _deltas(self.values)
+        return self._delta_rows
 
     # -- policy.Evidence ------------------------------------------------------------------------
 
+    def _mask(self, slice_: Slice, exclude_disputed: bool) -> np.ndarray:
+        """The questions of a slice as a boolean array in suite order (cached)."""
+        key = ("mask", slice_, exclude_disputed)
+        if key not in self._masks:
+            q = self.questions
+            mask = slice_mask(q, slice_).to_numpy(dtype=bool)
+            if exclude_disputed:
+                mask = mask & q["disputed"].isna().to_numpy()
+            self._masks[key] = mask
+        return self._masks[key]
+
+    def _positions(self, slice_: Slice, exclude_disputed: bool) -> np.ndarray:
+        """The positions of a slice's questions in suite order (cached)."""
+        key = ("positions", slice_, exclude_disputed)
+        if key not in self._masks:
+            self._masks[key] = np.flatnonzero(self._mask(slice_, exclude_disputed))
+        return self._masks[key]
+
     def slice_questions(self, slice_: Slice, *, exclude_disputed: bool = False) -> list[str]:
-        q = self.questions
-        mask = slice_mask(q, slice_)
-        if exclude_disputed:
-            mask &= q["disputed"].isna()
-        return list(q.index[mask])
+        key = ("ids", slice_, exclude_disputed)
+        if key not in self._masks:
+            self._masks[key] = self.questions.index.take(self._positions(slice_, exclude_disputed)).tolist()
+        return list(self._masks[key])
 
     def slice_values(self, kind: str) -> list[str]:
         q = self.questions
         if kind == "tag":
             return sorted({t for tags in q["tags"] for t in tags})
         if kind in ("type", "split"):
-            return list(dict.fromkeys(q[kind]))
+            return list(pd.unique(q[kind]))
         return []
 
     def paired_values(self, key: str, slice_: Slice, *, exclude_disputed: bool = False
                       ) -> tuple[np.ndarray, np.ndarray]:
-        ids = self.slice_questions(slice_, exclude_disputed=exclude_disputed)
-        return stats.pairs(self.values["baseline"].loc[ids, key].tolist(),
-                           self.values["candidate"].loc[ids, key].tolist())
+        at = self._positions(slice_, exclude_disputed)
+        b = self.values["baseline"][key].to_numpy(dtype=float).take(at)
+        c = self.values["candidate"][key].to_numpy(dtype=float).take(at)
+        keep = ~(np.isnan(b) | np.isnan(c))
+        return b[keep], c[keep]
 
     def aggregate(self, side: str, key: str, slice_: Slice, aggregate: str, *, exclude_disputed: bool = False
                   ) -> tuple[float | None, int]:
-        ids = self.slice_questions(slice_, exclude_disputed=exclude_disputed)
+        mask = self._mask(slice_, exclude_disputed)
         if key in OPERATIONAL:
-            recs = self.records[(self.records["side"] == side) & self.records["question_id"].isin(ids)]
-            return operational_aggregate(recs, key, aggregate)
-        return side_aggregate(self.values[side].loc[ids], key, aggregate)
+            r = self.rows
+            if r is None:
+                return None, 0
+            keep = (r.side == SIDES.index(side)) & mask[r.slot]
+            return _operational(r.status[keep], r.latency[keep], r.cost[keep], r.run[keep], key, aggregate)
+        at = self._positions(slice_, exclude_disputed)
+        frame = self.values[side]
+        pooled = BY_KEY[key].pooled
+        parts = tuple(frame[c].to_numpy(dtype=float).take(at) for c in pooled) if pooled else None
+        return _aggregate(frame[key].to_numpy(dtype=float).take(at), parts, aggregate)
 
     # -- views ----------------------------------------------------------------------------------
 
@@ -308,8 +357,8 @@ def slice_mask(questions: pd.DataFrame, slice_: Slice) -> pd.Series:
 
 def default_slices(questions: pd.DataFrame) -> list[Slice]:
     """all, answerable, unanswerable, critical, each type (first-seen order), each split (dev first)."""
-    types = list(dict.fromkeys(questions["type"]))
-    splits = sorted(set(questions["split"]), key=lambda s: (s != "dev", s))
+    types = list(pd.unique(questions["type"]))
+    splits = sorted(pd.unique(questions["split"]), key=lambda s: (s != "dev", s))
     return ([Slice("all"), Slice("answerable"), Slice("unanswerable"), Slice("critical")]
             + [Slice("type", t) for t in types] + [Slice("split", s) for s in splits])
 
@@ -321,31 +370,46 @@ def side_aggregate(values: pd.DataFrame, key: str, aggregate: str) -> tuple[floa
     sum of its denominator column, on the scored questions (the macro mean when the metric does not
     pool); total: sum of the values. n: the scored questions. None when nothing is scored.
     """
-    col = values[key]
-    scored = col.notna()
-    n = int(scored.sum())
+    pooled = BY_KEY[key].pooled
+    parts = tuple(values[c].to_numpy(dtype=float) for c in pooled) if pooled else None
+    return _aggregate(values[key].to_numpy(dtype=float), parts, aggregate)
+
+
+def _aggregate(column: np.ndarray, pooled: tuple[np.ndarray, ...] | None, aggregate: str
+               ) -> tuple[float | None, int]:
+    """`side_aggregate` over arrays: the metric's values and its pooled numerator / denominator columns."""
+    scored = ~np.isnan(column)
+    n = int(np.count_nonzero(scored))
     if n == 0:
         return None, 0
     if aggregate == "macro":
-        return float(col[scored].mean()), n
+        return float(column[scored].mean()), n
     if aggregate == "total":
-        return float(col[scored].sum()), n
+        return float(column[scored].sum()), n
     if aggregate == "pooled":
-        pooled = BY_KEY[key].pooled
         if pooled is None:
-            return float(col[scored].mean()), n
-        num, den = (float(values.loc[scored, c].sum()) for c in pooled)
+            return float(column[scored].mean()), n
+        num, den = (float(part[scored].sum()) for part in pooled)
         return (num / den if den else None), n
     raise ValueError(f"unknown aggregate {aggregate!r}")
 
 
 def operational_aggregate(records: pd.DataFrame, key: str, aggregate: str) -> tuple[float | None, int]:
     """Failure rate, latency or cost over record rows (every repeat); see `policy.OPERATIONAL`."""
+    ok = (records["status"] == "ok").to_numpy(dtype=bool)
+    runs = pd.factorize(records["run_id"])[0]
+    return _operational(np.where(ok, 0, 2), records["latency_ms"].to_numpy(dtype=float),
+                        records["cost_usd"].to_numpy(dtype=float), runs, key, aggregate)
+
+
+def _operational(status: np.ndarray, latency: np.ndarray, cost: np.ndarray, runs: np.ndarray, key: str,
+                 aggregate: str) -> tuple[float | None, int]:
+    """`operational_aggregate` over record arrays: status codes (`STATUSES`), latency, cost, run ids."""
     if key == "failure_rate":
-        n = len(records)
-        return (float((records["status"] != "ok").mean()) if n else None), n
-    column = {"latency": "latency_ms", "cost": "cost_usd"}[key]
-    values = records[column].dropna().to_numpy(dtype=float)
+        n = len(status)
+        return (float(np.count_nonzero(status != 0) / n) if n else None), n
+    column = {"latency": latency, "cost": cost}[key]
+    values = column[~np.isnan(column)]
     n = len(values)
     if n == 0:
         return None, 0
@@ -356,8 +420,7 @@ def operational_aggregate(records: pd.DataFrame, key: str, aggregate: str) -> tu
     if aggregate == "max":
         return float(values.max()), n
     if aggregate == "total":
-        runs = max(1, records["run_id"].nunique())
-        return float(values.sum()) / runs, n
+        return float(values.sum()) / max(1, len(np.unique(runs))), n
     raise ValueError(f"unknown aggregate {aggregate!r} for {key}")
 
 
@@ -437,23 +500,100 @@ def check_comparable(baseline: Side, candidate: Side) -> None:
 
 def _questions(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFrame:
     q = con.execute(
-        "SELECT question_id, position, text, type, split, critical, tags, answerable, disputed "
-        "FROM questions WHERE suite = ? ORDER BY position", [suite]
+        "SELECT question_id, position, text, type, split, critical, CAST(to_json(tags) AS VARCHAR) AS tags, "
+        "answerable, disputed FROM questions WHERE suite = ?", [suite]
     ).df()
-    q["tags"] = q["tags"].map(lambda t: tuple(t) if t is not None else ())
+    order = np.argsort(q["position"].to_numpy(), kind="stable")
+    if (order != np.arange(len(q))).any():  # usually stored in suite order already
+        q = q.take(order).reset_index(drop=True)
+    # few distinct tag lists: decode each once
+    codes, lists = pd.factorize(q["tags"])
+    decoded = np.empty(len(lists) + 1, dtype=object)
+    for i, text in enumerate(lists):
+        decoded[i] = tuple(json.loads(text) or ())
+    decoded[-1] = ()
+    q["tags"] = decoded[codes]
     q["critical"] = q["critical"].astype(bool)
     q["answerable"] = q["answerable"].astype(bool)
     q["disputed"] = q["disputed"].astype(object).where(q["disputed"].notna(), None)
     return q.set_index("question_id")
 
 
-def _scores(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> pd.DataFrame:
-    cols = ", ".join(f"CAST({c} AS DOUBLE) AS {c}" for c in (*METRIC_KEYS, *COUNT_COLUMNS))
-    return con.execute(
-        f"SELECT run_id, question_id, status, {cols}, CAST(latency_ms AS DOUBLE) AS latency_ms, "
-        "CAST(cost_usd AS DOUBLE) AS cost_usd FROM question_scores WHERE list_contains(?::VARCHAR[], run_id)",
-        [list(run_ids)],
-    ).df()
+STATUSES: tuple[str, ...] = ("ok", "missing", "failed")
+"""Record statuses (docs/schema.md), coded by position in `ScoreRows.status`."""
+
+
+@dataclass(frozen=True)
+class ScoreRows:
+    """The question_scores rows of both sides as arrays, one entry per run x question.
+
+    `side` 0 (baseline) or 1 (candidate); `run` the run's position in baseline runs + candidate runs;
+    `slot` the question's position in the compared questions; `status` a code into `STATUSES`;
+    `values` one column per `METRIC_KEYS` + `COUNT_COLUMNS` (NaN: n/a).
+    """
+
+    run_ids: tuple[str, ...]
+    side: np.ndarray
+    run: np.ndarray
+    slot: np.ndarray
+    status: np.ndarray
+    values: np.ndarray
+    latency: np.ndarray
+    cost: np.ndarray
+
+
+def _score_rows(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[str], candidate: Sequence[str],
+                include_heldout: bool) -> ScoreRows:
+    """Both sides' rows for the compared questions (the suite's, held-out ones only when included)."""
+    run_ids = (*baseline, *candidate)
+    cols = ", ".join(f"CAST(s.{c} AS DOUBLE) AS {c}" for c in (*METRIC_KEYS, *COUNT_COLUMNS))
+    found = con.execute(
+        "WITH q AS (SELECT question_id, CAST(row_number() OVER (ORDER BY position) - 1 AS INTEGER) AS slot "
+        "           FROM questions WHERE suite = ? AND (? OR split IS DISTINCT FROM ?)) "
+        "SELECT CAST(list_position(?::VARCHAR[], s.run_id) - 1 AS INTEGER) AS run, q.slot, "
+        "CAST(coalesce(list_position(?::VARCHAR[], s.status), 0) - 1 AS TINYINT) AS status, "
+        f"{cols}, CAST(s.latency_ms AS DOUBLE) AS latency_ms, CAST(s.cost_usd AS DOUBLE) AS cost_usd "
+        "FROM question_scores s JOIN q ON q.question_id = s.question_id "
+        "WHERE s.suite = ? AND list_contains(?::VARCHAR[], s.run_id)",
+        [suite, include_heldout, HELDOUT, list(run_ids), list(STATUSES), suite, list(run_ids)],
+    ).fetchnumpy()
+    status = _plain(found["status"], -1).astype(np.int8)
+    if (status < 0).any():
+        raise invalid(f"question_scores holds a status other than {', '.join(STATUSES)}; refresh the database "
+                      "with this version of ragslice")
+    run = _plain(found["run"], -1).astype(np.int64)
+    columns = (*METRIC_KEYS, *COUNT_COLUMNS)
+    values = np.empty((len(run), len(columns)), order="F")  # column-major: columns are read one at a time
+    for k, name in enumerate(columns):
+        values[:, k] = _plain(found[name], np.nan)
+    return ScoreRows(
+        run_ids=tuple(run_ids),
+        side=(run >= len(baseline)).astype(np.int8),
+        run=run,
+        slot=_plain(found["slot"], -1).astype(np.int64),
+        status=status,
+        values=values,
+        latency=_plain(found["latency_ms"], np.nan),
+        cost=_plain(found["cost_usd"], np.nan),
+    )
+
+
+def _plain(column: np.ndarray, fill: float) -> np.ndarray:
+    """A fetched column as a plain array, NULL as `fill`."""
+    if isinstance(column, np.ma.MaskedArray):
+        return column.astype(float if fill != fill else column.dtype).filled(fill)
+    return np.asarray(column)
+
+
+def _record_frame(rows: ScoreRows, ids: pd.Index) -> pd.DataFrame:
+    return pd.DataFrame({
+        "run_id": np.array(rows.run_ids, dtype=object)[rows.run],
+        "question_id": ids.take(rows.slot),
+        "status": np.array(STATUSES, dtype=object)[rows.status],
+        "latency_ms": rows.latency,
+        "cost_usd": rows.cost,
+        "side": np.array(SIDES, dtype=object)[rows.side],
+    })
 
 
 def _heldout_previous(con: duckdb.DuckDBPyConnection, suite: str, version: str) -> int:
@@ -480,13 +620,27 @@ def _policy_edits(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str,
 # --- the comparison ------------------------------------------------------------------------------
 
 
-def _collapse(scores: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
-    """Per-question means over repeats (NaN where no repeat scored the question), in suite order."""
-    cols = [*METRIC_KEYS, *COUNT_COLUMNS]
-    return scores.groupby("question_id")[cols].mean().reindex(ids)
+def _collapse(rows: ScoreRows, side: int, ids: pd.Index) -> pd.DataFrame:
+    """Per-question means over the side's repeats (NaN where no repeat scored the question), in suite order."""
+    own = np.flatnonzero(rows.side == side)
+    slot = rows.slot[own]
+    width = rows.values.shape[1]
+    out = np.full((len(ids), width), np.nan, order="F")  # column-major, as pandas stores it
+    single = len(slot) == 0 or np.bincount(slot).max() == 1  # one row per question: nothing to average
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for k in range(width):
+            column = rows.values[own, k]
+            if single:
+                out[slot, k] = column
+                continue
+            scored = ~np.isnan(column)
+            total = np.bincount(slot, weights=np.where(scored, column, 0.0), minlength=len(ids))
+            count = np.bincount(slot, weights=scored, minlength=len(ids))
+            out[:, k] = np.where(count > 0, total / count, np.nan)
+    return pd.DataFrame(out, index=ids, columns=[*METRIC_KEYS, *COUNT_COLUMNS], copy=False)
 
 
-def _spread_and_flaky(side: str, scores: pd.DataFrame, run_ids: Sequence[str], ids: pd.Index
+def _spread_and_flaky(name: str, rows: ScoreRows, side: int, run_ids: Sequence[str], ids: pd.Index
                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Spread over repeats per question x metric, and the question x metric (or status) that flip.
 
@@ -495,14 +649,14 @@ def _spread_and_flaky(side: str, scores: pd.DataFrame, run_ids: Sequence[str], i
     """
     if len(run_ids) < 2:
         return pd.DataFrame(), pd.DataFrame()
-    q_at = pd.Series(np.arange(len(ids)), index=ids)
-    r_at = {r: i for i, r in enumerate(run_ids)}
-    qi = q_at.reindex(scores["question_id"]).to_numpy()
-    ri = scores["run_id"].map(r_at).to_numpy()
-    cube = np.full((len(ids), len(run_ids), len(METRIC_KEYS)), np.nan)  # question x repeat x metric
-    cube[qi, ri, :] = scores[list(METRIC_KEYS)].to_numpy(dtype=float)
-    status = np.full((len(ids), len(run_ids)), "missing", dtype=object)
-    status[qi, ri] = scores["status"].to_numpy(dtype=object)
+    own = rows.side == side
+    qi = rows.slot[own]
+    ri = rows.run[own] - (0 if side == 0 else len(rows.run_ids) - len(run_ids))
+    metrics = len(METRIC_KEYS)
+    cube = np.full((len(ids), len(run_ids), metrics), np.nan)  # question x repeat x metric
+    cube[qi, ri, :] = rows.values[own][:, :metrics]
+    status = np.full((len(ids), len(run_ids)), STATUSES.index("missing"), dtype=np.int8)
+    status[qi, ri] = rows.status[own]
     scored = ~np.isnan(cube)
     count = scored.sum(axis=1)
     with np.errstate(invalid="ignore"), _warnings.catch_warnings():
@@ -511,18 +665,18 @@ def _spread_and_flaky(side: str, scores: pd.DataFrame, run_ids: Sequence[str], i
         sd = np.where(count >= 2, np.nanstd(cube, axis=1, ddof=1), np.nan)
     q_idx, m_idx = np.nonzero(count > 0)
     spread = pd.DataFrame({
-        "side": side, "question_id": ids[q_idx], "metric": np.array(METRIC_KEYS, dtype=object)[m_idx],
+        "side": name, "question_id": ids[q_idx], "metric": np.array(METRIC_KEYS, dtype=object)[m_idx],
         "repeats": count[q_idx, m_idx], "mean": mean[q_idx, m_idx], "sd": sd[q_idx, m_idx],
         "min": low[q_idx, m_idx], "max": high[q_idx, m_idx],
     })
     flips = ((high - low) > stats.TIE) | ((count > 0) & (count < len(run_ids)))
     fq, fm = np.nonzero(flips)
-    rows = [(side, ids[q], METRIC_KEYS[m], q, m, tuple(None if v != v else float(v) for v in cube[q, :, m]))
-            for q, m in zip(fq, fm)]
-    status_flips = [q for q in range(len(ids)) if len(set(status[q])) > 1]
-    rows += [(side, ids[q], "status", q, len(METRIC_KEYS), tuple(status[q])) for q in status_flips]
-    rows.sort(key=lambda r: (r[3], r[4]))
-    flaky = pd.DataFrame([(a, b, c, v) for a, b, c, _, _, v in rows],
+    rows_out = [(name, ids[q], METRIC_KEYS[m], q, m, tuple(None if v != v else float(v) for v in cube[q, :, m]))
+                for q, m in zip(fq, fm)]
+    status_flips = np.flatnonzero((status != status[:, :1]).any(axis=1))
+    rows_out += [(name, ids[q], "status", q, metrics, tuple(STATUSES[c] for c in status[q])) for q in status_flips]
+    rows_out.sort(key=lambda r: (r[3], r[4]))
+    flaky = pd.DataFrame([(a, b, c, v) for a, b, c, _, _, v in rows_out],
                          columns=["side", "question_id", "metric", "values"])
     return spread, flaky
 
@@ -545,60 +699,78 @@ def _deltas(values: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def _table(questions: pd.DataFrame, values: dict[str, pd.DataFrame], settings: Settings) -> pd.DataFrame:
-    rows = []
-    masks = [(s, slice_mask(questions, s).to_numpy()) for s in default_slices(questions)]
+    """One row per metric x slice with at least one paired question, computed in one batch.
+
+    Slices holding the same paired questions for a metric (e.g. all and answerable for retrieval
+    metrics) are one sample of the batch, so they get the same, identically seeded result.
+    """
+    slices = default_slices(questions)
+    masks = [slice_mask(questions, s).to_numpy(dtype=bool) for s in slices]
+    base = [values["baseline"][m.key].to_numpy(dtype=float) for m in REGISTRY]
+    cand = [values["candidate"][m.key].to_numpy(dtype=float) for m in REGISTRY]
     counts = {side: {c: values[side][c].to_numpy(dtype=float) for c in COUNT_COLUMNS} for side in SIDES}
-    done: dict[tuple[str, bytes], stats.Paired] = {}
-    for m in REGISTRY:
-        b_all = values["baseline"][m.key].to_numpy()
-        c_all = values["candidate"][m.key].to_numpy()
-        for s, mask in masks:
-            b, c = b_all[mask], c_all[mask]
-            both = ~(np.isnan(b) | np.isnan(c))
-            if not both.any():
+    samples: list[tuple[int, np.ndarray]] = []
+    seen: dict[tuple[int, bytes], int] = {}
+    layout: list[tuple[int, Slice, np.ndarray, int]] = []
+    for j, m in enumerate(REGISTRY):
+        both = ~(np.isnan(base[j]) | np.isnan(cand[j]))
+        for s, mask in zip(slices, masks):
+            pair = mask & both
+            if not pair.any():
                 continue
-            # slices holding the same paired questions (e.g. all and answerable for retrieval metrics)
-            # get the same, identically seeded result: compute it once
-            key = (m.key, (mask & ~(np.isnan(b_all) | np.isnan(c_all))).tobytes())
-            r = done.get(key)
-            if r is None:
-                r = done[key] = stats.paired(
-                    b[both], c[both], higher_is_better=m.higher_is_better, seed=settings.seed,
-                    bootstrap_resamples=settings.bootstrap_resamples,
-                    randomization_resamples=settings.randomization_resamples,
-                    exact_max=settings.exact_max, confidence=settings.confidence)
-            pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
-            if m.pooled:
-                for side in SIDES:
-                    num, den = (counts[side][c][mask][both].sum() for c in m.pooled)
-                    pooled[f"{side}_pooled"] = float(num / den) if den else None
-            rows.append({
-                "metric": m.key, "metric_name": m.name, "slice": str(s), "n": r.n,
-                "baseline": r.baseline, "candidate": r.candidate, "delta": r.delta,
-                "ci_low": r.ci_low, "ci_high": r.ci_high, "p_ttest": r.p_ttest, "p_wilcoxon": r.p_wilcoxon,
-                "p_randomization": r.p_randomization, "p_holm": None, "improved": r.improved,
-                "regressed": r.regressed, "unchanged": r.unchanged, **pooled,
-                "higher_is_better": m.higher_is_better, "warnings": list(r.warnings),
-            })
+            key = (j, np.packbits(pair).tobytes())
+            if key not in seen:
+                seen[key] = len(samples)
+                samples.append((j, pair))
+            layout.append((j, s, pair, seen[key]))
+    results = stats.paired_many(
+        base, cand, samples, higher_is_better=[m.higher_is_better for m in REGISTRY], seed=settings.seed,
+        bootstrap_resamples=settings.bootstrap_resamples, randomization_resamples=settings.randomization_resamples,
+        exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample)
+    pooled_by_sample: dict[int, dict[str, float | None]] = {}
+    for j, _, pair, at in layout:
+        if at in pooled_by_sample:
+            continue
+        pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
+        if REGISTRY[j].pooled:
+            where = np.flatnonzero(pair)
+            for side in SIDES:
+                num, den = (counts[side][c].take(where).sum() for c in REGISTRY[j].pooled)
+                pooled[f"{side}_pooled"] = float(num / den) if den else None
+        pooled_by_sample[at] = pooled
+    rows = []
+    for j, s, pair, at in layout:
+        m, r, pooled = REGISTRY[j], results[at], pooled_by_sample[at]
+        rows.append({
+            "metric": m.key, "metric_name": m.name, "slice": str(s), "n": r.n,
+            "baseline": r.baseline, "candidate": r.candidate, "delta": r.delta,
+            "ci_low": r.ci_low, "ci_high": r.ci_high, "p_ttest": r.p_ttest, "p_wilcoxon": r.p_wilcoxon,
+            "p_randomization": r.p_randomization, "p_holm": None, "improved": r.improved,
+            "regressed": r.regressed, "unchanged": r.unchanged, **pooled,
+            "higher_is_better": m.higher_is_better, "warnings": list(r.warnings), "method": r.method,
+        })
     table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
+    table["method"] = pd.Series([r["method"] for r in rows], dtype=object)  # None (n < 2) stays None
     if len(table):
         adjusted = stats.holm([None if pd.isna(p) else float(p) for p in table[settings.holm_of]])
         table["p_holm"] = pd.Series(adjusted, dtype=object).to_numpy()
     return table
 
 
-def _operations(records: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for side in SIDES:
-        recs = records[records["side"] == side]
-        row: dict[str, Any] = {"side": side, "records": len(recs)}
-        row["failure_rate"] = operational_aggregate(recs, "failure_rate", "rate")[0]
-        row["latency_p50"] = operational_aggregate(recs, "latency", "p50")[0]
-        row["latency_p95"] = operational_aggregate(recs, "latency", "p95")[0]
-        row["cost_mean"] = operational_aggregate(recs, "cost", "mean")[0]
-        row["cost_total"] = operational_aggregate(recs, "cost", "total")[0]
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _operations(rows: ScoreRows) -> pd.DataFrame:
+    out = []
+    for at, side in enumerate(SIDES):
+        own = rows.side == at
+        parts = (rows.status[own], rows.latency[own], rows.cost[own], rows.run[own])
+        out.append({
+            "side": side, "records": int(np.count_nonzero(own)),
+            "failure_rate": _operational(*parts, "failure_rate", "rate")[0],
+            "latency_p50": _operational(*parts, "latency", "p50")[0],
+            "latency_p95": _operational(*parts, "latency", "p95")[0],
+            "cost_mean": _operational(*parts, "cost", "mean")[0],
+            "cost_total": _operational(*parts, "cost", "total")[0],
+        })
+    return pd.DataFrame(out)
 
 
 def _comparison_warnings(baseline: Side, candidate: Side, n_questions: int, include_heldout: bool,
@@ -644,7 +816,7 @@ def compare(
     """
     pol = policies.load_policy(policy) if isinstance(policy, (str, Path)) else policy
     settings = Settings(seed=seed, bootstrap_resamples=bootstrap_resamples,
-                        randomization_resamples=randomization_resamples)
+                        randomization_resamples=randomization_resamples, large_sample=stats.LARGE_SAMPLE)
     runs = _runs(con)
     b_side = resolve_side(runs, baseline, "baseline")
     c_side = resolve_side(runs, candidate, "candidate")
@@ -654,22 +826,18 @@ def compare(
     if not include_heldout:
         questions = questions[questions["split"] != HELDOUT]
     ids = questions.index
-    scores = _scores(con, (*b_side.run_ids, *c_side.run_ids))
-    scores = scores[scores["question_id"].isin(ids)]
+    rows = _score_rows(con, b_side.suite, b_side.run_ids, c_side.run_ids, include_heldout)
     values: dict[str, pd.DataFrame] = {}
-    spreads, flakies, records = [], [], []
-    for name, side in (("baseline", b_side), ("candidate", c_side)):
-        own = scores[scores["run_id"].isin(side.run_ids)]
-        values[name] = _collapse(own, ids)
-        spread, flaky = _spread_and_flaky(name, own, side.run_ids, ids)
+    spreads, flakies = [], []
+    for at, (name, side) in enumerate((("baseline", b_side), ("candidate", c_side))):
+        values[name] = _collapse(rows, at, ids)
+        spread, flaky = _spread_and_flaky(name, rows, at, side.run_ids, ids)
         spreads.append(spread)
         flakies.append(flaky)
-        records.append(own[["run_id", "question_id", "status", "latency_ms", "cost_usd"]].assign(side=name))
     spread = pd.concat([s for s in spreads if len(s)], ignore_index=True) if any(len(s) for s in spreads) else \
         pd.DataFrame(columns=["side", "question_id", "metric", "repeats", "mean", "sd", "min", "max"])
     flaky = pd.concat([f for f in flakies if len(f)], ignore_index=True) if any(len(f) for f in flakies) else \
         pd.DataFrame(columns=["side", "question_id", "metric", "values"])
-    record_frame = pd.concat(records, ignore_index=True)
     heldout = None
     if include_heldout and n_heldout:
         heldout = HeldoutUse(n_heldout, _heldout_previous(con, b_side.suite, b_side.suite_version),
@@ -678,9 +846,9 @@ def compare(
     comparison = Comparison(
         baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
         corpus_version=b_side.corpus_version, questions=questions, table=_table(questions, values, settings),
-        deltas=_deltas(values), spread=spread, flaky=flaky, operations=_operations(record_frame),
+        spread=spread, flaky=flaky, operations=_operations(rows),
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
-        policy=pol, values=values, records=record_frame,
+        policy=pol, values=values, rows=rows,
     )
     if pol is not None:
         notes = _policy_edits(con, b_side.name, c_side.name, pol)

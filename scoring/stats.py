@@ -2,19 +2,38 @@
 
 The samples are questions. A baseline value and a candidate value for the same question form a
 pair; the difference is ``candidate - baseline``. Pairs where either side is n/a (None or NaN) are
-excluded before anything is computed, so ``n`` is the number of questions scored on both sides.
+excluded before anything is computed, so ``n`` is the number of questions scored on both sides;
+``m`` is the number of them whose difference is non-zero (``|d| > TIE``).
 
 Every random procedure is seeded and declares its size, so each figure can be reproduced:
 
-- the **bootstrap** interval is the percentile interval of the mean difference over
-  `resamples` resamples of the n differences with replacement (drawn as question indexes, or,
-  when the differences take few distinct values, as multinomial counts over those values: the
-  same distribution, drawn faster);
-- the **randomization** test flips the sign of each difference (H0: differences are symmetric
-  about zero); it enumerates all ``2**m`` sign patterns when the m non-zero differences number at
-  most `exact_max`, otherwise it draws `resamples` patterns and reports ``(1 + hits) / (1 + B)``;
-- the **t-test** is scipy's paired t-test, the **Wilcoxon** test scipy's signed-rank test (zero
-  differences dropped, scipy's exact or normal method).
+- the **bootstrap** interval is the percentile interval of the mean difference over `resamples`
+  resamples of the n differences with replacement. The resamples are the rows of a matrix of
+  question indexes drawn from ``default_rng(seed)`` block by block,
+  ``integers(0, n, (BLOCK // n, n), dtype=uint16)``, so every sample of the same size n and seed
+  uses the same index matrix. When n is above `LARGE_SAMPLE` but m is not, only the draws that land
+  on a non-zero difference are made: their number per resample is binomial(n, m / n), each uniform
+  over the m non-zero differences (the same distribution, with work proportional to m);
+- the **randomization** test flips the signs of the m non-zero differences (H0: differences are
+  symmetric about zero; statistic: their sum). It enumerates all ``2**m`` sign patterns when
+  m <= `exact_max`; otherwise it draws `resamples` patterns and reports ``(1 + hits) / (1 + B)``.
+  Pattern r keeps the sign of the j-th non-zero difference (question order) when bit r of row j of
+  ``default_rng(seed).integers(0, 2**32, (m, ceil(B / 32)), uint32)`` (little-endian) is 1 and
+  flips it otherwise, so samples with the same seed share the patterns of their first differences;
+- **large samples**: when m is above `LARGE_SAMPLE`, resampling is replaced by its normal limit:
+  the interval is ``mean ± z * s / sqrt(n)`` (s the sample standard deviation, z the normal
+  quantile of the confidence level) and the randomization p-value is the normal approximation of
+  the sign-flip distribution, whose exact mean is 0 and variance ``sum(d_i**2)``. Each result
+  names its method: ``resampling`` or ``normal``;
+- the **t-test** is the paired t-test, computed as scipy's ``ttest_1samp`` computes it (mean, ddof=1
+  variance, Student t with n - 1 df);
+- the **Wilcoxon** test is scipy's signed-rank test with zero differences dropped and scipy's
+  default method: its exact distribution for at most `WILCOXON_SCIPY_MAX` differences (zeros
+  included) without zeros or ties, all sign patterns for at most 13 with them, and otherwise its
+  normal approximation (tie-corrected variance, no continuity correction). scipy runs the first;
+  the other two are computed here as scipy computes them (the normal one with one ranking shared
+  by every subset of the same values), because scipy's own take milliseconds to a quarter second
+  per call.
 """
 from __future__ import annotations
 
@@ -25,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy import stats as _scipy
+from scipy import special as _special
 
 BOOTSTRAP_RESAMPLES = 10_000
 RANDOMIZATION_RESAMPLES = 10_000
@@ -33,14 +52,19 @@ EXACT_MAX = 16
 CONFIDENCE = 0.95
 SMALL_N = 10
 """Below this many pairs the bootstrap interval is too narrow and the t-test's normality cannot be checked."""
-FEW_DISTINCT = 25
-"""Resample by counts over distinct values when there are at most n / FEW_DISTINCT of them (faster);
-sign flips by counts when there are at most n / (2 * FEW_DISTINCT)."""
+LARGE_SAMPLE = 1_000
+"""Above this many non-zero paired differences the interval and the randomization test use their normal
+large-sample forms (method ``normal``); at most this many, resampling (method ``resampling``)."""
+WILCOXON_SCIPY_MAX = 50
+"""scipy's default Wilcoxon method is its normal approximation above this many differences (zeros included)."""
 TIE = 1e-9
 """Two values closer than this are equal (per-question values may be means over repeats)."""
+BLOCK = 65_536
+"""Bootstrap index draws made and counted at once (sized to stay in the processor's cache)."""
 
 Alternative = Literal["two-sided", "less", "greater"]
 TestName = Literal["randomization", "ttest", "wilcoxon"]
+Method = Literal["resampling", "normal"]
 TESTS: tuple[str, ...] = ("randomization", "ttest", "wilcoxon")
 
 
@@ -49,7 +73,9 @@ class Paired:
     """One paired comparison. Means are macro means over the n paired questions.
 
     `improved` / `regressed` follow the metric's direction (`higher_is_better`); `unchanged` pairs
-    differ by less than `TIE`. p-values are two-sided; None where the test is undefined.
+    differ by less than `TIE`. p-values are two-sided; None where the test is undefined. `method`:
+    ``resampling`` (bootstrap interval, sign-flip test exact or sampled) or ``normal`` (more than
+    `LARGE_SAMPLE` non-zero differences); None when n < 2 (no interval or test).
     """
 
     n: int
@@ -65,16 +91,22 @@ class Paired:
     regressed: int
     unchanged: int
     warnings: tuple[str, ...] = field(default=())
+    method: Method | None = None
 
 
 def pairs(baseline: Sequence[float | None], candidate: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray]:
     """The pairs where both sides have a value, as two float arrays (n/a: None or NaN)."""
     if len(baseline) != len(candidate):
         raise ValueError(f"paired samples differ in length: {len(baseline)} baseline, {len(candidate)} candidate")
-    b = np.array([np.nan if v is None else float(v) for v in baseline], dtype=float)
-    c = np.array([np.nan if v is None else float(v) for v in candidate], dtype=float)
+    b, c = _floats(baseline), _floats(candidate)
     keep = ~(np.isnan(b) | np.isnan(c))
     return b[keep], c[keep]
+
+
+def _floats(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        return values.astype(float, copy=False)
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
 def _clean(diffs: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -86,14 +118,75 @@ def _clean(diffs: Sequence[float] | np.ndarray) -> np.ndarray:
     return d
 
 
-def _distinct(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values (ties within TIE merged) and how often each occurs."""
-    rounded = np.round(d / TIE) * TIE
-    values, counts = np.unique(rounded, return_counts=True)
-    # represent each group by the mean of its members so merged values keep their exact sum
-    sums = np.zeros(len(values))
-    np.add.at(sums, np.searchsorted(values, rounded), d)
-    return sums / counts, counts
+def _check_sizes(resamples: int, confidence: float = CONFIDENCE) -> None:
+    if resamples < 1 or not 0 < confidence < 1:
+        raise ValueError("resamples must be >= 1 and confidence between 0 and 1")
+
+
+# --- the bootstrap -------------------------------------------------------------------------------
+
+
+def _bootstrap_means(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Resampled means of every column of `d` (n x r), all columns drawn with the same indexes."""
+    n = d.shape[0]
+    rng = np.random.default_rng(seed)
+    # four columns per product: each BLAS call stays within 2**18 multiply-adds, which OpenBLAS (numpy's
+    # default) runs on one thread (more threads only contend on a busy machine); padding keeps every
+    # column on the same kernel, so a column's means do not depend on the columns beside it
+    width = -(-d.shape[1] // 4) * 4
+    padded = np.zeros((n, width))
+    padded[:, :d.shape[1]] = d
+    groups = [np.ascontiguousarray(padded[:, col:col + 4]) for col in range(0, width, 4)]
+    means = np.empty((resamples, width))
+    step = max(1, BLOCK // n)
+    offsets = (np.arange(step, dtype=np.int64) * n)[:, None]
+    dtype = _index_type(n)
+    for start in range(0, resamples, step):
+        size = min(step, resamples - start)
+        idx = rng.integers(0, n, size=(size, n), dtype=dtype)
+        counts = np.bincount((idx + offsets[:size]).ravel(), minlength=size * n).reshape(size, n).astype(float)
+        for g, group in enumerate(groups):
+            means[start:start + size, 4 * g:4 * g + 4] = counts @ group
+    return means[:, :d.shape[1]] / n
+
+
+def _index_type(n: int) -> type:
+    """The narrowest index type numpy draws fastest for indexes below n."""
+    return np.uint16 if n <= 2**16 else np.int64
+
+
+def _bootstrap_means_sparse(nonzero: np.ndarray, n: int, resamples: int, seed: int) -> np.ndarray:
+    """Resampled means of n differences of which only `nonzero` (m values) are not zero.
+
+    A resample's draws that land on a non-zero difference number binomial(n, m / n); each is uniform
+    over the m non-zero differences; the other draws add zero.
+    """
+    m = len(nonzero)
+    rng = np.random.default_rng(seed)
+    hits = rng.binomial(n, m / n, size=resamples)
+    sums = np.empty(resamples)
+    step = max(1, BLOCK // max(1, m))
+    for start in range(0, resamples, step):
+        k = hits[start:start + step]
+        idx = rng.integers(0, m, size=int(k.sum()), dtype=_index_type(m))
+        drawn = np.append(nonzero[idx], 0.0)  # the 0.0 closes the last resample's run
+        part = np.add.reduceat(drawn, np.cumsum(k) - k)  # resample b sums its run of k[b] draws
+        part[k == 0] = 0.0  # reduceat gives the next draw for an empty run
+        sums[start:start + len(k)] = part
+    return sums / n
+
+
+def _normal_interval(d: np.ndarray, confidence: float) -> tuple[float, float]:
+    n = len(d)
+    mean = float(d.mean())
+    half = float(_special.ndtri(0.5 + confidence / 2)) * math.sqrt(_variance(d, mean) / n)
+    return mean - half, mean + half
+
+
+def _variance(d: np.ndarray, mean: float) -> float:
+    """ddof=1 variance as scipy computes it (second central moment times n / (n - 1))."""
+    n = len(d)
+    return float(np.mean((d - mean) ** 2)) * (n / (n - 1))
 
 
 def bootstrap_ci(
@@ -102,35 +195,103 @@ def bootstrap_ci(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
     confidence: float = CONFIDENCE,
+    large_sample: int = LARGE_SAMPLE,
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean difference; None when there is no difference.
 
     Each resample draws n differences with replacement; the interval is the
     ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of the resampled means
-    (numpy's default linear interpolation).
+    (numpy's default linear interpolation). Differences that all agree within `TIE` give
+    ``(mean, mean)``. Above `large_sample` non-zero differences: the normal interval (module docstring).
     """
     d = _clean(diffs)
     n = len(d)
     if n == 0:
         return None
-    if resamples < 1 or not 0 < confidence < 1:
-        raise ValueError("resamples must be >= 1 and confidence between 0 and 1")
-    values, counts = _distinct(d)
-    if len(values) == 1:
-        return float(values[0]), float(values[0])
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    by_counts = len(values) * FEW_DISTINCT <= n
-    step = max(1, 2_000_000 // (len(values) if by_counts else n))
-    for start in range(0, resamples, step):
-        size = min(step, resamples - start)
-        if by_counts:
-            means[start : start + size] = rng.multinomial(n, counts / n, size=size) @ values / n
-        else:
-            means[start : start + size] = d[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    _check_sizes(resamples, confidence)
+    if np.ptp(d) <= TIE:
+        mean = float(d.mean())
+        return mean, mean
+    nonzero = d[np.abs(d) > TIE]
+    if len(nonzero) > large_sample:
+        return _normal_interval(d, confidence)
+    if n > large_sample:
+        means = _bootstrap_means_sparse(nonzero, n, resamples, seed)
+    else:
+        means = _bootstrap_means(d[:, None], resamples, seed)[:, 0]
+    return _percentile_interval(means, confidence)
+
+
+def _percentile_interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)
+
+
+# --- the sign-flip randomization test ------------------------------------------------------------
+
+
+def _all_sign_sums(nonzero: np.ndarray) -> np.ndarray:
+    """The sums of `nonzero` under all 2**m sign patterns (in no particular order)."""
+    sums = np.zeros(1)
+    for v in nonzero:
+        sums = np.concatenate((sums + v, sums - v))
+    return sums
+
+
+def _sign_bits(width: int, resamples: int, seed: int) -> np.ndarray:
+    """(width x resamples) 0/1 matrix: bit r of row j keeps (1) or flips (0) difference j in pattern r.
+
+    Row j depends only on j, the seed and `resamples`, never on `width`.
+    """
+    words = (resamples + 31) // 32
+    raw = np.random.default_rng(seed).integers(0, 2**32, size=(width, words), dtype=np.uint32)
+    return np.unpackbits(raw.astype("<u4").view(np.uint8), axis=1, count=resamples, bitorder="little")
+
+
+_BYTE_SIGNS = (((np.arange(256)[:, None] >> np.arange(8)) & 1) * 2 - 1).astype(float)
+"""Row v: the signs (+1 kept, -1 flipped) that the 8 bits of byte value v give to 8 differences."""
+
+
+def _sampled_sums(nonzero: Sequence[np.ndarray], resamples: int, seed: int) -> np.ndarray:
+    """Sums under `resamples` random sign patterns for each vector of non-zero differences (rows x B).
+
+    Bits are packed 8 differences to a byte; each vector gets a table of the 256 partial sums per
+    byte, so a pattern's sum is one lookup per 8 differences (plain numpy, no BLAS threads).
+    """
+    width = max(len(v) for v in nonzero)
+    packed = np.packbits(_sign_bits(width, resamples, seed), axis=0, bitorder="little")
+    sums = np.empty((len(nonzero), resamples))
+    for i, v in enumerate(nonzero):
+        chunks = -(-len(v) // 8)
+        padded = np.zeros(chunks * 8)
+        padded[:len(v)] = v
+        table = (padded.reshape(chunks, 1, 8) * _BYTE_SIGNS).sum(axis=2)  # chunks x 256
+        step = max(1, BLOCK * 4 // chunks)
+        for start in range(0, resamples, step):
+            block = packed[:chunks, start:start + step]
+            sums[i, start:start + step] = table[np.arange(chunks)[:, None], block].sum(axis=0)
+    return sums
+
+
+def _slack(nonzero: np.ndarray) -> float:
+    return 1e-9 * max(1.0, float(np.abs(nonzero).sum()))
+
+
+def _normal_sign_flip_p(nonzero: np.ndarray, alternative: Alternative) -> float:
+    """Normal approximation of the sign-flip p-value: the sum has mean 0 and variance sum(d**2)."""
+    z = float(nonzero.sum()) / math.sqrt(float(np.square(nonzero).sum()))
+    return _normal_p(z, alternative)
+
+
+def _normal_p(z: float, alternative: Alternative) -> float:
+    if alternative == "two-sided":
+        return min(1.0, 2 * float(_special.ndtr(-abs(z))))
+    if alternative == "less":
+        return float(_special.ndtr(z))
+    if alternative == "greater":
+        return float(_special.ndtr(-z))
+    raise ValueError(f"unknown alternative {alternative!r}")
 
 
 def sign_flip_p(
@@ -140,40 +301,37 @@ def sign_flip_p(
     resamples: int = RANDOMIZATION_RESAMPLES,
     seed: int = 0,
     exact_max: int = EXACT_MAX,
+    large_sample: int = LARGE_SAMPLE,
 ) -> float | None:
     """Paired sign-flip randomization p-value for the mean difference (statistic: the sum).
 
     Two-sided: share of sign patterns with ``|sum| >= |observed sum|``; "less": ``sum <= observed``;
-    "greater": ``sum >= observed``. Zero differences do not change the sum and are left out of the
-    enumeration. Exact over all ``2**m`` patterns when m <= `exact_max`; otherwise `resamples`
-    random patterns plus the observed one (``(1 + hits) / (1 + resamples)``). None when n = 0.
+    "greater": ``sum >= observed``. Zero differences do not change the sum and are left out. Above
+    `large_sample` non-zero differences the normal approximation; otherwise exact over all ``2**m``
+    patterns when m <= `exact_max`, else `resamples` random patterns plus the observed one
+    (``(1 + hits) / (1 + resamples)``). None when n = 0.
     """
     d = _clean(diffs)
     if len(d) == 0:
         return None
-    nz = d[np.abs(d) > TIE]
-    observed = float(nz.sum())
-    slack = 1e-9 * max(1.0, float(np.abs(nz).sum()))
-    m = len(nz)
+    _check_sizes(resamples)
+    nonzero = d[np.abs(d) > TIE]
+    return _sign_flip(nonzero, alternative, resamples, seed, exact_max, large_sample, None)
+
+
+def _sign_flip(nonzero: np.ndarray, alternative: Alternative, resamples: int, seed: int, exact_max: int,
+               large_sample: int, sampled: np.ndarray | None) -> float:
+    m = len(nonzero)
+    if m > large_sample:
+        return _normal_sign_flip_p(nonzero, alternative)
+    observed = float(nonzero.sum())
+    slack = _slack(nonzero)
     if m <= exact_max:
-        patterns = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1) * 2 - 1 if m else np.ones((1, 0))
-        sums = patterns @ nz if m else np.zeros(1)
-        return _tail_share(sums, observed, slack, alternative, plus_one=False)
-    rng = np.random.default_rng(seed)
-    values, counts = _distinct(np.abs(nz))
-    by_counts = len(values) * 2 * FEW_DISTINCT <= m
-    hits = 0
-    step = max(1, 2_000_000 // (len(values) if by_counts else m))
-    for start in range(0, resamples, step):
-        size = min(step, resamples - start)
-        if by_counts:
-            sums = (2 * rng.binomial(counts, 0.5, size=(size, len(values))) - counts) @ values
-        else:
-            # one random bit per difference: bit 1 keeps its sign, bit 0 flips it
-            bits = np.unpackbits(rng.integers(0, 256, size=(size, (m + 7) // 8), dtype=np.uint8), axis=1, count=m)
-            sums = bits @ (2 * nz) - nz.sum()
-        hits += _tail_hits(sums, observed, slack, alternative)
-    return (1 + hits) / (1 + resamples)
+        sums = _all_sign_sums(nonzero)
+        return _tail_hits(sums, observed, slack, alternative) / len(sums)
+    if sampled is None:
+        sampled = _sampled_sums([nonzero], resamples, seed)[0]
+    return (1 + _tail_hits(sampled, observed, slack, alternative)) / (1 + len(sampled))
 
 
 def _tail_hits(sums: np.ndarray, observed: float, slack: float, alternative: Alternative) -> int:
@@ -186,44 +344,129 @@ def _tail_hits(sums: np.ndarray, observed: float, slack: float, alternative: Alt
     raise ValueError(f"unknown alternative {alternative!r}")
 
 
-def _tail_share(sums: np.ndarray, observed: float, slack: float, alternative: Alternative, *, plus_one: bool) -> float:
-    hits = _tail_hits(sums, observed, slack, alternative)
-    return (hits + plus_one) / (len(sums) + plus_one)
+# --- t-test and Wilcoxon -------------------------------------------------------------------------
+
+
+def _t_p(shift: float, variance: float, n: int, alternative: Alternative) -> float | None:
+    """Student t p-value of ``shift / sqrt(variance / n)`` with n - 1 df, as scipy's ttest_1samp."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.divide(shift, np.sqrt(variance / n))
+    df = n - 1
+    if alternative == "two-sided":
+        p = 2 * _special.stdtr(df, -np.abs(t))
+    elif alternative == "less":
+        p = _special.stdtr(df, t)
+    elif alternative == "greater":
+        p = _special.stdtr(df, -t)
+    else:
+        raise ValueError(f"unknown alternative {alternative!r}")
+    return None if math.isnan(p) else float(p)
 
 
 def ttest_p(
     diffs: Sequence[float] | np.ndarray, *, alternative: Alternative = "two-sided", mu: float = 0.0
 ) -> float | None:
-    """scipy's one-sample t-test of the differences against `mu` (the paired t-test when mu = 0).
-
-    None when n < 2 or the differences have no spread (the statistic is 0/0 or infinite).
+    """One-sample t-test of the differences against `mu` (the paired t-test when mu = 0), as scipy's
+    ``ttest_1samp``. None when n < 2 or the differences have no spread (the statistic is 0/0 or infinite).
     """
     d = _clean(diffs)
     if len(d) < 2 or np.ptp(d) <= TIE:
         return None
-    with _warnings.catch_warnings():
-        _warnings.simplefilter("ignore", RuntimeWarning)
-        p = float(_scipy.ttest_1samp(d, mu, alternative=alternative).pvalue)
-    return None if math.isnan(p) else p
+    mean = float(np.mean(d))
+    return _t_p(mean - mu, _variance(d, mean), len(d), alternative)
+
+
+def _rank_groups(values: np.ndarray) -> np.ndarray:
+    """Tie-group ids of `values` (equal values share an id; ids ascend with the value)."""
+    return np.unique(values, return_inverse=True)[1].reshape(-1)
+
+
+def _signed_rank_normal_p(sizes: np.ndarray, positives: np.ndarray, alternative: Alternative) -> float:
+    """scipy's normal approximation of the Wilcoxon test (zeros dropped, tie-corrected variance, no
+    continuity correction) from the non-zero |d| grouped by value: per group (ascending |d|) how many
+    differences it holds and how many of them are positive.
+
+    Midranks follow from the group sizes, so one ranking of a superset serves every subset of it.
+    """
+    sizes = sizes.astype(float)
+    midranks = np.cumsum(sizes) - sizes + (sizes + 1) / 2
+    r_plus = float(positives @ midranks)
+    m = float(sizes.sum())
+    mean = m * (m + 1) * 0.25
+    variance = (m * (m + 1) * (2 * m + 1) - float((sizes**3 - sizes).sum()) / 2) / 24
+    return _normal_p((r_plus - mean) / math.sqrt(variance), alternative)
 
 
 def wilcoxon_p(
     diffs: Sequence[float] | np.ndarray, *, alternative: Alternative = "two-sided", mu: float = 0.0
 ) -> float | None:
-    """scipy's Wilcoxon signed-rank test of ``diffs - mu`` (zero differences dropped).
+    """scipy's Wilcoxon signed-rank test of ``diffs - mu`` (zero differences dropped, scipy's default
+    method, see the module docstring).
 
     1.0 when every difference equals `mu` (no signed rank to test); None when n = 0.
     """
     d = _clean(diffs) - mu
     if len(d) == 0:
         return None
-    if not (np.abs(d) > TIE).any():
+    nonzero = np.abs(d) > TIE
+    if not nonzero.any():
         return 1.0
-    d = np.where(np.abs(d) > TIE, d, 0.0)
+    method = _wilcoxon_method(d, nonzero)
+    if method == "exact":
+        return _scipy_wilcoxon(d, alternative)
+    groups = _rank_groups(np.abs(d[nonzero]))
+    sizes = np.bincount(groups)
+    positives = np.bincount(groups[d[nonzero] > 0], minlength=len(sizes))
+    if method == "permutation":
+        return _signed_rank_permutation_p(sizes, positives, alternative)
+    return _signed_rank_normal_p(sizes, positives, alternative)
+
+
+WilcoxonMethod = Literal["exact", "permutation", "normal"]
+
+
+def _wilcoxon_method(d: np.ndarray, nonzero: np.ndarray) -> WilcoxonMethod:
+    """scipy's default ("auto") method for these differences (zeros included in their number).
+
+    Its exact distribution for at most `WILCOXON_SCIPY_MAX` differences without zeros or tied
+    |differences|; with them, all sign patterns for at most 13 differences; otherwise the normal
+    approximation.
+    """
+    if len(d) > WILCOXON_SCIPY_MAX:
+        return "normal"
+    if nonzero.all() and len(np.unique(np.abs(d))) == len(d):
+        return "exact"
+    return "permutation" if len(d) <= 13 else "normal"
+
+
+def _signed_rank_permutation_p(sizes: np.ndarray, positives: np.ndarray, alternative: Alternative) -> float:
+    """scipy's permutation method for the Wilcoxon test: the rank sum of the positive differences
+    under every sign pattern of the non-zero ones (zeros only repeat each pattern), compared with
+    scipy's relative tolerance of 100 machine epsilons; two-sided: twice the smaller tail."""
+    sizes = sizes.astype(float)
+    midranks = np.cumsum(sizes) - sizes + (sizes + 1) / 2
+    observed = float(positives @ midranks)
+    null = np.zeros(1)
+    for rank in np.repeat(midranks, sizes.astype(int)):
+        null = np.concatenate((null, null + rank))
+    slack = abs(np.finfo(float).eps * 100 * observed)
+    below = np.count_nonzero(null <= observed + slack) / len(null)
+    above = np.count_nonzero(null >= observed - slack) / len(null)
+    p = {"less": below, "greater": above, "two-sided": 2 * min(below, above)}[alternative]
+    return float(min(1.0, p))
+
+
+def _scipy_wilcoxon(d: np.ndarray, alternative: Alternative) -> float | None:
+    """scipy itself (used for its exact distribution: no zero and no tie among the differences)."""
+    from scipy import stats as _scipy  # imported on first use: it takes about half a second
+
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore", RuntimeWarning)
         p = float(_scipy.wilcoxon(d, zero_method="wilcox", alternative=alternative).pvalue)
     return None if math.isnan(p) else p
+
+
+# --- multiplicity and warnings -------------------------------------------------------------------
 
 
 def holm(pvalues: Sequence[float | None]) -> list[float | None]:
@@ -270,6 +513,9 @@ def small_sample_warnings(n: int, nonzero: int, *, alpha: float = 0.05) -> tuple
     return tuple(out)
 
 
+# --- paired comparisons, one or many -------------------------------------------------------------
+
+
 def paired(
     baseline: Sequence[float | None],
     candidate: Sequence[float | None],
@@ -280,43 +526,153 @@ def paired(
     randomization_resamples: int = RANDOMIZATION_RESAMPLES,
     exact_max: int = EXACT_MAX,
     confidence: float = CONFIDENCE,
+    large_sample: int = LARGE_SAMPLE,
 ) -> Paired:
     """Compare paired per-question values (n/a pairs excluded); see the module docstring for methods.
 
     The interval and tests need n >= 2; below that they are None and a warning says why.
     """
     b, c = pairs(baseline, candidate)
-    n = len(b)
-    d = c - b
-    nonzero = int(np.count_nonzero(np.abs(d) > TIE))
-    up = int(np.count_nonzero(d > TIE))
-    down = int(np.count_nonzero(d < -TIE))
-    improved, regressed = (up, down) if higher_is_better else (down, up)
-    notes = small_sample_warnings(n, nonzero, alpha=1 - confidence)
-    if n == 0:
-        return Paired(0, None, None, None, None, None, None, None, None, 0, 0, 0, notes)
-    delta = float(d.mean())
-    if n < 2:
-        return Paired(n, float(b.mean()), float(c.mean()), delta, None, None, None, None, None,
-                      improved, regressed, n - nonzero, notes)
-    low, high = bootstrap_ci(d, resamples=bootstrap_resamples, seed=seed, confidence=confidence) or (None, None)
-    if nonzero and np.ptp(d) <= TIE:
-        notes += ("every paired difference is the same: the t-test is undefined (no spread)",)
-    return Paired(
-        n=n,
-        baseline=float(b.mean()),
-        candidate=float(c.mean()),
-        delta=delta,
-        ci_low=low,
-        ci_high=high,
-        p_ttest=ttest_p(d),
-        p_wilcoxon=wilcoxon_p(d),
-        p_randomization=sign_flip_p(d, resamples=randomization_resamples, seed=seed, exact_max=exact_max),
-        improved=improved,
-        regressed=regressed,
-        unchanged=n - nonzero,
-        warnings=notes,
-    )
+    return paired_many([b], [c], [(0, None)], higher_is_better=[higher_is_better], seed=seed,
+                       bootstrap_resamples=bootstrap_resamples, randomization_resamples=randomization_resamples,
+                       exact_max=exact_max, confidence=confidence, large_sample=large_sample)[0]
+
+
+@dataclass
+class _Pending:
+    """A sample with n >= 2 whose interval and tests are still being computed."""
+
+    d: np.ndarray
+    nonzero: np.ndarray
+    fields: dict
+
+
+def paired_many(
+    baseline: Sequence[np.ndarray],
+    candidate: Sequence[np.ndarray],
+    samples: Sequence[tuple[int, np.ndarray | None]],
+    *,
+    higher_is_better: Sequence[bool] | None = None,
+    seed: int = 0,
+    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
+    randomization_resamples: int = RANDOMIZATION_RESAMPLES,
+    exact_max: int = EXACT_MAX,
+    confidence: float = CONFIDENCE,
+    large_sample: int = LARGE_SAMPLE,
+) -> list[Paired]:
+    """`paired` for many samples at once; each result equals `paired` on that sample alone (up to rounding).
+
+    `baseline[j]` and `candidate[j]` hold variable j's per-question values (NaN: n/a), equal lengths.
+    A sample ``(j, mask)`` is variable j over the questions the boolean `mask` selects (None: all),
+    paired where both sides have a value. Work is shared: one bootstrap index matrix per sample size,
+    one matrix of random sign patterns, one ranking per variable for the Wilcoxon test.
+    """
+    _check_sizes(bootstrap_resamples, confidence)
+    _check_sizes(randomization_resamples)
+    base = [np.asarray(v, dtype=float) for v in baseline]
+    cand = [np.asarray(v, dtype=float) for v in candidate]
+    if len(base) != len(cand) or any(len(b) != len(c) for b, c in zip(base, cand)):
+        raise ValueError("baseline and candidate need the same variables with the same lengths")
+    directions = list(higher_is_better) if higher_is_better is not None else [True] * len(base)
+    both = [~(np.isnan(b) | np.isnan(c)) for b, c in zip(base, cand)]
+    diffs = [c - b for b, c in zip(base, cand)]
+    alpha = 1 - confidence
+
+    results: list[Paired | None] = [None] * len(samples)
+    pending: dict[int, _Pending] = {}
+    by_size: dict[int, list[int]] = {}
+    sparse: list[int] = []
+    sampled_flips: list[int] = []
+    ranked: dict[int, list[tuple[int, np.ndarray]]] = {}
+    for i, (j, mask) in enumerate(samples):
+        keep = both[j] if mask is None else both[j] & np.asarray(mask, dtype=bool)
+        at = np.flatnonzero(keep)  # positions, then take(): much faster than boolean indexing
+        d = diffs[j].take(at)
+        n = len(d)
+        rises, falls = d > TIE, d < -TIE
+        up, down = int(np.count_nonzero(rises)), int(np.count_nonzero(falls))
+        nonzero = up + down
+        improved, regressed = (up, down) if directions[j] else (down, up)
+        notes = small_sample_warnings(n, nonzero, alpha=alpha)
+        if n == 0:
+            results[i] = Paired(0, None, None, None, None, None, None, None, None, 0, 0, 0, notes)
+            continue
+        mean = float(d.mean())
+        common = dict(n=n, baseline=float(base[j].take(at).mean()), candidate=float(cand[j].take(at).mean()),
+                      delta=mean, improved=improved, regressed=regressed, unchanged=n - nonzero)
+        if n < 2:
+            results[i] = Paired(**common, ci_low=None, ci_high=None, p_ttest=None, p_wilcoxon=None,
+                                p_randomization=None, warnings=notes)
+            continue
+        flat = bool(np.ptp(d) <= TIE)
+        if nonzero and flat:
+            notes += ("every paired difference is the same: the t-test is undefined (no spread)",)
+        method: Method = "normal" if nonzero > large_sample else "resampling"
+        fields = dict(common, warnings=notes, method=method, p_ttest=None)
+        differs = rises | falls
+        nz = d[differs]
+        pending[i] = _Pending(d, nz, fields)
+        variance = None if flat else _variance(d, mean)
+        # the interval
+        if flat:
+            fields["ci_low"] = fields["ci_high"] = mean
+        elif method == "normal":
+            half = float(_special.ndtri(0.5 + confidence / 2)) * math.sqrt(variance / n)  # type: ignore[operator]
+            fields["ci_low"], fields["ci_high"] = mean - half, mean + half
+        elif n > large_sample:
+            sparse.append(i)
+        else:
+            by_size.setdefault(n, []).append(i)
+        # the t-test
+        if variance is not None:
+            fields["p_ttest"] = _t_p(mean, variance, n, "two-sided")
+        # Wilcoxon
+        if not nonzero:
+            fields["p_wilcoxon"] = 1.0
+        else:
+            wilcoxon = _wilcoxon_method(d, differs)
+            if wilcoxon == "normal":
+                ranked.setdefault(j, []).append((i, at))
+            else:
+                fields["p_wilcoxon"] = wilcoxon_p(d)
+        # the sign-flip test
+        if exact_max < nonzero <= large_sample:
+            sampled_flips.append(i)
+        else:
+            fields["p_randomization"] = _sign_flip(nz, "two-sided", randomization_resamples, seed, exact_max,
+                                                   large_sample, None)
+
+    for n, members in by_size.items():
+        means = _bootstrap_means(np.column_stack([pending[i].d for i in members]), bootstrap_resamples, seed)
+        tail = (1 - confidence) / 2
+        lows, highs = np.quantile(means, [tail, 1 - tail], axis=0)
+        for i, low, high in zip(members, lows, highs):
+            pending[i].fields["ci_low"], pending[i].fields["ci_high"] = float(low), float(high)
+    for i in sparse:
+        p = pending[i]
+        means = _bootstrap_means_sparse(p.nonzero, len(p.d), bootstrap_resamples, seed)
+        p.fields["ci_low"], p.fields["ci_high"] = _percentile_interval(means, confidence)
+    if sampled_flips:
+        sums = _sampled_sums([pending[i].nonzero for i in sampled_flips], randomization_resamples, seed)
+        for i, row in zip(sampled_flips, sums):
+            p = pending[i]
+            p.fields["p_randomization"] = _sign_flip(p.nonzero, "two-sided", randomization_resamples, seed,
+                                                     exact_max, large_sample, row)
+    for j, members in ranked.items():
+        # one ranking of variable j's non-zero |d|; group 0 holds the zero and unpaired differences
+        d_all = np.where(both[j], diffs[j], 0.0)
+        differs_all = np.abs(d_all) > TIE
+        groups = np.zeros(len(d_all), dtype=np.int64)
+        groups[differs_all] = _rank_groups(np.abs(d_all[differs_all])) + 1
+        n_groups = int(groups.max()) + 1
+        positive_groups = np.where(d_all > TIE, groups, 0)
+        for i, at in members:
+            sizes = np.bincount(groups.take(at), minlength=n_groups)[1:]
+            positives = np.bincount(positive_groups.take(at), minlength=n_groups)[1:]
+            pending[i].fields["p_wilcoxon"] = _signed_rank_normal_p(sizes, positives, "two-sided")
+    for i, p in pending.items():
+        results[i] = Paired(**p.fields)
+    return results  # type: ignore[return-value]
 
 
 def drop_p(
@@ -327,17 +683,20 @@ def drop_p(
     seed: int = 0,
     resamples: int = RANDOMIZATION_RESAMPLES,
     exact_max: int = EXACT_MAX,
+    large_sample: int = LARGE_SAMPLE,
 ) -> float | None:
     """One-sided p-value that the mean change is worse than ``-max_drop``.
 
     `better` holds differences oriented so positive means better (``candidate - baseline`` for a
     higher-is-better metric, its negation otherwise). H0: the true mean change is >= -max_drop;
     H1: it is < -max_drop. A small p means the drop beyond the tolerated `max_drop` is significant.
-    None when n < 2 (randomization: n = 0) or the chosen test is undefined.
+    None when n < 2 (randomization: n = 0) or the chosen test is undefined. The randomization test
+    follows `sign_flip_p` (normal approximation above `large_sample` non-zero shifted differences).
     """
     d = _clean(better)
     if test == "randomization":
-        return sign_flip_p(d + max_drop, alternative="less", resamples=resamples, seed=seed, exact_max=exact_max)
+        return sign_flip_p(d + max_drop, alternative="less", resamples=resamples, seed=seed, exact_max=exact_max,
+                           large_sample=large_sample)
     if test == "ttest":
         return ttest_p(d, alternative="less", mu=-max_drop)
     if test == "wilcoxon":

@@ -510,3 +510,73 @@ def test_verdicts_survive_a_refresh(tmp_path, capsys):
     assert refresh(ws, db).runs_scored == 1
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT baseline, candidate, verdict FROM verdicts").fetchall() == [("A", "B", "pass")]
+
+
+# --- the batched table and the large-sample methods ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mixed_db(tmp_path_factory) -> Path:
+    """48 questions over three types, both splits, a few critical and unanswerable ones; two runs that
+    hit, miss or abstain in a fixed pseudo-random pattern."""
+    rng = np.random.default_rng(17)
+    types = ["lookup", "multi-evidence", "outdated"]
+    questions, base, cand = [], [], []
+    for i in range(1, 49):
+        unanswerable = i % 9 == 0
+        extra = {"type": "unanswerable" if unanswerable else types[i % 3], "split": "heldout" if i % 4 == 0 else "dev",
+                 "critical": i % 7 == 0}
+        if unanswerable:
+            questions.append({"id": f"q{i}", "text": f"Question {i}?", "relevant": [], "support": {}, **extra})
+        else:
+            questions.append(question(i, **extra))
+        for records, p_hit in ((base, 0.55), (cand, 0.7)):
+            u = rng.random()
+            if unanswerable:  # abstain (right) or answer from another document (wrong)
+                records.append(abstain(i) if u < p_hit else miss(i))
+            else:
+                records.append(abstain(i) if u > 0.9 else hit(i) if u < p_hit else miss(i))
+    root = tmp_path_factory.mktemp("mixed")
+    ws = write_workspace(root / "ws", questions, {"base": {"records": base}, "cand": {"records": cand}})
+    db = root / "m.duckdb"
+    refresh(ws, db)
+    return db
+
+
+def test_every_row_is_the_paired_statistics_of_its_slice(mixed_db):
+    c = comparison(mixed_db, "base", "cand", seed=2)
+    assert len(c.table) > 40 and set(c.table["method"]) == {"resampling", None}  # None: n = 1
+    slices = {str(s): s for s in C.default_slices(c.questions)}
+    for r in c.table.itertuples():
+        mask = C.slice_mask(c.questions, slices[r.slice]).to_numpy()
+        b = c.values["baseline"][r.metric].to_numpy()[mask]
+        k = c.values["candidate"][r.metric].to_numpy()[mask]
+        alone = stats.paired(b, k, higher_is_better=r.higher_is_better, seed=2)
+        assert (r.n, r.improved, r.regressed, r.unchanged, tuple(r.warnings), r.method) == (
+            alone.n, alone.improved, alone.regressed, alone.unchanged, alone.warnings, alone.method)
+        got = [r.baseline, r.candidate, r.delta, r.ci_low, r.ci_high, r.p_ttest, r.p_wilcoxon, r.p_randomization]
+        want = [alone.baseline, alone.candidate, alone.delta, alone.ci_low, alone.ci_high, alone.p_ttest,
+                alone.p_wilcoxon, alone.p_randomization]
+        assert [math.nan if v is None else v for v in got] == pytest.approx(
+            [math.nan if v is None else v for v in want], rel=1e-12, nan_ok=True), (r.metric, r.slice)
+
+
+def test_large_samples_use_the_normal_forms(mixed_db, monkeypatch):
+    monkeypatch.setattr(stats, "LARGE_SAMPLE", 5)
+    c = comparison(mixed_db, "base", "cand")
+    assert c.settings.large_sample == 5 and "above 5 differing pairs" in c.settings.describe()
+    big = c.table[c.table["n"] - c.table["unchanged"] > 5]
+    small = c.table[(c.table["n"] - c.table["unchanged"] <= 5) & (c.table["n"] >= 2)]
+    assert len(big) and len(small)
+    assert set(big["method"]) == {"normal"} and set(small["method"]) == {"resampling"}
+    r = row(c, "recall", "all")
+    assert r["method"] == "normal"
+    d = (c.values["candidate"]["recall"] - c.values["baseline"]["recall"]).dropna().to_numpy()
+    half = 1.959963984540054 * d.std(ddof=1) / math.sqrt(len(d))  # mean +- z s / sqrt(n)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((d.mean() - half, d.mean() + half))
+    nonzero = d[np.abs(d) > stats.TIE]
+    z = nonzero.sum() / math.sqrt((nonzero**2).sum())  # sign flips: mean 0, variance sum d^2
+    assert r["p_randomization"] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
+    doc = c.to_dict()
+    assert doc["settings"]["large_sample"] == 5
+    assert {c_["method"] for c_ in doc["comparisons"]} <= {"normal", "resampling", None}

@@ -240,3 +240,167 @@ def test_drop_p_ttest_and_wilcoxon_match_scipy():
         sp.wilcoxon(d + 0.02, alternative="less").pvalue)
     with pytest.raises(ValueError, match="unknown test"):
         stats.drop_p(d, 0.02, test="bayes")  # type: ignore[arg-type]
+
+
+# --- many samples at once, and the declared drawing rules ------------------------------------------
+
+
+def _realistic(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Per-question differences shaped like the registry's metrics."""
+    if kind == "binary":  # abstention, success: -1, 0 or 1
+        return rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.08, 0.8, 0.12])
+    if kind == "fraction":  # support, coverage over 1-3 claims
+        values = np.array([0, 1 / 3, 1 / 2, 2 / 3, 1.0])
+        b = rng.choice(values, size=n)
+        return np.where(rng.random(n) < 0.6, b, rng.choice(values, size=n)) - b
+    if kind == "graded":  # nDCG, AP: continuous, many ties at no change
+        b = rng.beta(2, 2, n)
+        return np.where(rng.random(n) < 0.4, b, np.clip(b + rng.normal(0.02, 0.15, n), 0, 1)) - b
+    if kind == "rare":  # a few questions change, all one way
+        return np.where(rng.random(n) < 0.03, rng.uniform(0.2, 1.0, n), 0.0)
+    raise ValueError(kind)
+
+
+def _figures(r: stats.Paired) -> list[float]:
+    """The numeric fields (None as NaN), for comparison with pytest.approx."""
+    values = (r.baseline, r.candidate, r.delta, r.ci_low, r.ci_high, r.p_ttest, r.p_wilcoxon, r.p_randomization)
+    return [math.nan if v is None else v for v in values]
+
+
+def _labels(r: stats.Paired) -> tuple:
+    return (r.n, r.improved, r.regressed, r.unchanged, r.warnings, r.method)
+
+
+def test_paired_many_equals_paired_one_sample_at_a_time():
+    rng = np.random.default_rng(8)
+    q = 1500
+    base = [rng.uniform(0, 1, q).round(2), rng.choice([0.0, 1.0], q), rng.uniform(0, 1, q)]
+    cand = [np.clip(base[0] + rng.normal(0.02, 0.2, q), 0, 1).round(2),
+            np.where(rng.random(q) < 0.05, 1 - base[1], base[1]),
+            np.where(rng.random(q) < 0.5, base[2], rng.uniform(0, 1, q))]
+    base[0][rng.random(q) < 0.1] = np.nan  # n/a on one side only
+    cand[2][rng.random(q) < 0.1] = np.nan
+    small = np.zeros(q, dtype=bool)
+    small[:12] = True  # exact sign flips, scipy's own Wilcoxon
+    medium = np.zeros(q, dtype=bool)
+    medium[:400] = True  # bootstrap by indexes, sampled sign flips
+    samples = [(j, mask) for j in range(3) for mask in (None, small, medium)]
+    samples += [(0, np.zeros(q, dtype=bool)), (1, np.arange(q) == 3)]  # empty, one pair
+    many = stats.paired_many(base, cand, samples, higher_is_better=[True, False, True], seed=4, large_sample=1000)
+    methods = set()
+    for (j, mask), got in zip(samples, many):
+        keep = np.ones(q, dtype=bool) if mask is None else mask
+        alone = stats.paired(base[j][keep], cand[j][keep], higher_is_better=[True, False, True][j], seed=4,
+                             large_sample=1000)
+        assert _labels(got) == _labels(alone)
+        assert _figures(got) == pytest.approx(_figures(alone), rel=1e-12, abs=1e-15, nan_ok=True), (j, keep.sum())
+        methods.add(got.method)
+        if got.n >= 2:  # and each figure is the one the single-purpose function gives
+            b, c = stats.pairs(base[j][keep], cand[j][keep])
+            d = c - b
+            assert (got.ci_low, got.ci_high) == pytest.approx(stats.bootstrap_ci(d, seed=4, large_sample=1000),
+                                                              rel=1e-12)
+            assert got.p_randomization == pytest.approx(stats.sign_flip_p(d, seed=4, large_sample=1000), rel=1e-12)
+            assert got.p_wilcoxon == pytest.approx(stats.wilcoxon_p(d), rel=1e-12)
+            assert got.p_ttest == pytest.approx(stats.ttest_p(d), rel=1e-12)
+    # every path is exercised: normal (variable 0 and 2 on all), sparse and index bootstraps, n < 2
+    assert methods == {"normal", "resampling", None}
+
+
+def test_bootstrap_draws_as_documented():
+    # the documented rule, written out: blocks of BLOCK // n resamples of uint16 question indexes
+    d = np.linspace(-0.4, 0.9, 37) ** 3
+    n, resamples = len(d), 3000
+    rng = np.random.default_rng(6)
+    means = []
+    for start in range(0, resamples, stats.BLOCK // n):
+        idx = rng.integers(0, n, size=(min(stats.BLOCK // n, resamples - start), n), dtype=np.uint16)
+        means.extend(d[idx].mean(axis=1))
+    expected = np.quantile(means, [0.025, 0.975])
+    assert stats.bootstrap_ci(d, resamples=resamples, seed=6) == pytest.approx(tuple(expected), rel=1e-12)
+
+
+def test_sign_flip_patterns_as_documented():
+    # pattern r keeps the j-th non-zero difference when bit r of row j of the uint32 words
+    # (little-endian) is 1; zero differences take no row
+    d = np.round(np.random.default_rng(2).normal(0.1, 1, 25), 2)
+    assert (d == 0).sum() == 1
+    nonzero = d[d != 0]
+    resamples = 500
+    words = np.random.default_rng(3).integers(0, 2**32, size=(24, -(-resamples // 32)), dtype=np.uint32)
+    hits = 0
+    for r in range(resamples):
+        keep = (words[:, r // 32] >> np.uint32(r % 32)) & np.uint32(1)
+        total = float(np.where(keep == 1, nonzero, -nonzero).sum())
+        hits += abs(total) >= abs(nonzero.sum()) - 1e-9
+    assert stats.sign_flip_p(d, resamples=resamples, seed=3) == pytest.approx((1 + hits) / (1 + resamples))
+
+
+def test_bootstrap_over_non_zero_draws_matches_index_draws():
+    # n above the large-sample threshold but few non-zero differences: draws land on them binomially
+    rng = np.random.default_rng(12)
+    d = _realistic("rare", 3000, rng)
+    se = d.std(ddof=1) / math.sqrt(len(d))
+    by_index = stats.bootstrap_ci(d, large_sample=len(d))  # n <= threshold: index matrix
+    non_zero = stats.bootstrap_ci(d, large_sample=len(d) - 1)  # n above it, m below: non-zero draws only
+    assert non_zero != by_index  # another random stream ...
+    assert non_zero == pytest.approx(by_index, abs=0.08 * se)  # ... of the same distribution
+
+
+def test_large_sample_methods_by_hand():
+    # d = 0, 1, 2 with the threshold at 1 non-zero difference: mean 1, s = 1, n = 3
+    z = 1.959963984540054  # the normal 97.5% quantile
+    low, high = stats.bootstrap_ci([0, 1, 2], large_sample=1)
+    assert (low, high) == pytest.approx((1 - z / math.sqrt(3), 1 + z / math.sqrt(3)))
+    # sign flips of 1, -1, 2: the sum 2 has mean 0 and variance 1 + 1 + 4 = 6
+    two_sided = math.erfc(2 / math.sqrt(6) / math.sqrt(2))
+    assert stats.sign_flip_p([1, -1, 2], large_sample=2) == pytest.approx(two_sided)
+    assert stats.sign_flip_p([1, -1, 2], large_sample=2, alternative="greater") == pytest.approx(two_sided / 2)
+    # below the threshold, exact: the 8 sums are +-2, +-4, 0, 0, +-2 -> |sum| >= 2 in 6 of 8 patterns
+    assert stats.sign_flip_p([1, -1, 2]) == pytest.approx(6 / 8)
+    r = stats.paired([0, 0, 0, 0], [0, 1, -1, 2], large_sample=2)
+    assert r.method == "normal" and r.p_randomization == pytest.approx(two_sided)
+    assert stats.paired([0, 0, 0, 0], [0, 1, -1, 2]).method == "resampling"
+    assert stats.paired([0.0], [1.0]).method is None
+
+
+@pytest.mark.parametrize("kind", ["binary", "fraction", "graded", "rare"])
+def test_large_sample_methods_agree_with_resampling_at_the_threshold(kind):
+    # exactly LARGE_SAMPLE non-zero differences: resampling (threshold m) vs normal (threshold m - 1)
+    rng = np.random.default_rng(1)
+    d = _realistic(kind, 40 * stats.LARGE_SAMPLE, rng)
+    last = np.flatnonzero(np.abs(d) > stats.TIE)[stats.LARGE_SAMPLE - 1]
+    d = d[:last + 1]
+    m = int(np.count_nonzero(np.abs(d) > stats.TIE))
+    assert m == stats.LARGE_SAMPLE
+    se = d.std(ddof=1) / math.sqrt(len(d))
+    resampled = stats.bootstrap_ci(d, large_sample=m)
+    normal = stats.bootstrap_ci(d, large_sample=m - 1)
+    assert resampled == pytest.approx(normal, abs=0.1 * se)  # within a tenth of a standard error
+    # p-values away from 0 as well: the same magnitudes with random signs (m unchanged)
+    for signed in (d, np.abs(d) * rng.choice([-1.0, 1.0], len(d))):
+        sampled, approx = (stats.sign_flip_p(signed, large_sample=t) for t in (m, m - 1))
+        assert abs(sampled - approx) < 4 * math.sqrt(approx * (1 - approx) / stats.RANDOMIZATION_RESAMPLES) + 2e-4
+
+
+def test_ttest_is_scipys_on_many_samples():
+    rng = np.random.default_rng(21)
+    for n in (2, 3, 10, 57, 400):
+        d = np.round(rng.normal(0.05, 0.3, n), 3)
+        for alternative in ("two-sided", "less", "greater"):
+            ref = sp.ttest_1samp(d, 0.01, alternative=alternative).pvalue
+            assert stats.ttest_p(d, alternative=alternative, mu=0.01) == pytest.approx(ref, rel=1e-10)
+
+
+def test_wilcoxon_is_scipys_default_method_with_ties_and_zeros():
+    # scipy: all sign patterns up to 13 differences with ties or zeros, the normal approximation above
+    rng = np.random.default_rng(13)
+    for n, zeros in [(5, 0), (9, 3), (12, 0), (13, 2), (14, 3), (30, 3), (50, 0), (51, 3), (300, 3), (2000, 3)]:
+        d = np.round(rng.normal(0.05, 0.4, n), 1)  # rounded: ties (and perhaps zeros)
+        d[d == 0] = 0.1
+        d[:zeros] = 0.0
+        for alternative in ("two-sided", "less", "greater"):
+            ref = sp.wilcoxon(d, alternative=alternative).pvalue
+            assert stats.wilcoxon_p(d, alternative=alternative) == pytest.approx(ref, rel=1e-10), (n, alternative)
+        distinct = rng.permutation(np.arange(1, n + 1)) * rng.choice([-1, 1], n) / 7  # no ties, no zeros
+        assert stats.wilcoxon_p(distinct) == pytest.approx(sp.wilcoxon(distinct).pvalue, rel=1e-10), n
