@@ -36,13 +36,11 @@ from urllib.parse import urlencode
 import duckdb
 import pytest
 
+from browser import CHROMIUM, FLAGS, require_chromium
 from scoring.refresh import refresh
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_LAB = REPO / "data" / "seed-lab"
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1400, "height": 2600}
 SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B", "metric": "support"}
 S0_SUPPORT, S1_SUPPORT = "0.833", "0.500"
@@ -59,16 +57,6 @@ min = 0.9
 
 
 # -- the server and the browser (shared with test_hostile_text) ------------------------------------
-
-
-def require_chromium() -> None:
-    """Skip without Debian's Chromium, unless CI is set: then the browser tests must run."""
-    if CHROMIUM.exists():
-        return
-    message = f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)"
-    if os.environ.get("CI"):
-        pytest.fail(f"{message}; CI is set, so the browser tests must run")
-    pytest.skip(message)
 
 
 def free_port(address: str = "127.0.0.1") -> int:

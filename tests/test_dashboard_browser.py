@@ -6,7 +6,6 @@ runs `ragslice demo` itself. Each test saves a screenshot of every page it visit
 """
 from __future__ import annotations
 
-import os
 import re
 import socket
 import subprocess
@@ -18,26 +17,16 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
+from browser import CHROMIUM, FLAGS
+from browser import require_chromium as _require_chromium
 from scoring.refresh import refresh
 from test_dashboard_apptest import HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1400, "height": 2600}
 SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B", "metric": "support"}
 PAGES = ("", "statistics", "question_deltas", "question_detail", "slices", "aggregation", "runs")
-
-
-def _require_chromium() -> None:
-    if CHROMIUM.exists():
-        return
-    message = f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)"
-    if os.environ.get("CI"):
-        pytest.fail(f"{message}; CI is set, so the browser tests must run")
-    pytest.skip(message)
 
 
 def _free_port() -> int:

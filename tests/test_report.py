@@ -9,12 +9,12 @@ import duckdb
 import pandas as pd
 import pytest
 
+from browser import CHROMIUM, FLAGS, require_chromium
 from scoring import report
 from scoring.cli import main
 from scoring.refresh import refresh
 from test_compare import SEED_LAB, abstain, comparison, hit, miss, question, write_policy, write_workspace
 
-CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> | **bold** [link](http://example.com)'
 
 
@@ -166,18 +166,16 @@ def test_report_requires_a_valid_policy(tmp_path, capsys):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's /usr/bin/chromium")
 def test_report_opens_offline_in_headless_chromium(hostile_copy, tmp_path):
     from playwright.sync_api import sync_playwright
 
+    require_chromium()
     page_file = tmp_path / "report.html"
     build_html(hostile_copy, tmp_path)
     requests: list[str] = []
     dialogs: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900}, java_script_enabled=True)
 
