@@ -21,6 +21,7 @@ import pytest
 
 from scoring.cli import main
 from workspaces import (
+    D, M, Q, R, S,
     DOCUMENTS, QUESTIONS, RECORDS, append_line, build, drop_field, drop_key, edit_line, fingerprint, lines,
     manifest, replace_line, run_file, set_field, set_key, suite_file, write_json, write_jsonl,
 )
@@ -43,26 +44,6 @@ class Bad:
     line: int | None
     rule: str
     """A fragment of the rule text expected on the reported line."""
-
-
-def R(ws: Path) -> Path:
-    return run_file(ws, "base")
-
-
-def M(ws: Path) -> Path:
-    return run_file(ws, "base", "manifest.json")
-
-
-def S(ws: Path) -> Path:
-    return suite_file(ws, "suite.json")
-
-
-def D(ws: Path) -> Path:
-    return suite_file(ws, "documents.jsonl")
-
-
-def Q(ws: Path) -> Path:
-    return suite_file(ws, "questions.jsonl")
 
 
 def truncate(path: Path, keep: int) -> None:

@@ -22,6 +22,7 @@ from scoring.refresh import refresh, stage, write_suite
 from scoring.schema import create_schema
 from scoring.workspace import load_workspace
 from workspaces import (
+    D, M, Q, R, S,
     DOCUMENTS, RECORDS, append_line, build, drop_field, drop_key, edit_line, lines, manifest,
     replace_line, run_file, set_field, set_key, suite_file, write_json, write_jsonl,
 )
@@ -60,26 +61,6 @@ def check(ws: Path) -> list[str]:
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     return build(tmp_path / "ws")
-
-
-def R(ws: Path) -> Path:
-    return run_file(ws, "base")
-
-
-def M(ws: Path) -> Path:
-    return run_file(ws, "base", "manifest.json")
-
-
-def S(ws: Path) -> Path:
-    return suite_file(ws, "suite.json")
-
-
-def D(ws: Path) -> Path:
-    return suite_file(ws, "documents.jsonl")
-
-
-def Q(ws: Path) -> Path:
-    return suite_file(ws, "questions.jsonl")
 
 
 def claim(change: Callable[[dict], object]) -> Callable[[Path], object]:

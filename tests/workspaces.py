@@ -132,6 +132,28 @@ def run_file(root: Path, run_id: str, name: str = "records.jsonl") -> Path:
 # --- edits ---------------------------------------------------------------------------------------
 
 
+
+# Short names for the base workspace's files: records (R) and manifest (M) of run 'base'; the
+# suite's suite.json (S), documents.jsonl (D) and questions.jsonl (Q).
+def R(ws: Path) -> Path:
+    return run_file(ws, "base")
+
+
+def M(ws: Path) -> Path:
+    return run_file(ws, "base", "manifest.json")
+
+
+def S(ws: Path) -> Path:
+    return suite_file(ws, "suite.json")
+
+
+def D(ws: Path) -> Path:
+    return suite_file(ws, "documents.jsonl")
+
+
+def Q(ws: Path) -> Path:
+    return suite_file(ws, "questions.jsonl")
+
 def lines(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
