@@ -14,16 +14,15 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
-import pyarrow as pa
 
 from . import engine, store
 from .chunks import write_chunks
 from .errors import Problems
 from .records import read_lines, stage_records
 from .schema import SCHEMA_VERSION, create_schema
+from .suite_tables import SUITE_TABLES, insert_frame, write_suite
 from .workspace import Run, Suite, Workspace, load_workspace
 
-SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks")
 RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks")
 """`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
 (its runs are re-scored with it), a run's with the run."""
@@ -85,52 +84,6 @@ class RefreshSummary:
                 f"{self.runs_removed} removed, {self.records} records, {self.seconds:.2f} s")
 
 
-# --- suites into tables -----------------------------------------------------------------------
-
-
-def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
-    if frame.empty:
-        return
-    # Arrow types a column from every value; a pandas scan samples rows and can type a sparse column NULL.
-    con.register("_incoming", pa.Table.from_pandas(frame, preserve_index=False))
-    try:
-        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming")
-    finally:
-        con.unregister("_incoming")
-
-
-def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
-    """Replace one suite's rows in the suite tables."""
-    for table in SUITE_TABLES:
-        con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite.name])
-    questions = list(suite.questions.values())
-    _insert(con, "suites", pd.DataFrame([{
-        "suite": suite.name, "version": suite.version, "corpus_version": suite.corpus_version,
-        "rubric_version": suite.rubric_version, "description": suite.description,
-        "n_documents": len(suite.documents), "n_questions": len(questions), "files_hash": suite.files_hash,
-        "unit": suite.unit,
-    }]))
-    write_chunks(con, suite.name, None, suite.chunks)
-    _insert(con, "documents", pd.DataFrame(
-        [{"suite": suite.name, "doc_id": d.id, "version": d.version, "title": d.title, "text": d.text,
-          "access": d.access} for d in suite.documents.values()],
-        columns=["suite", "doc_id", "version", "title", "text", "access"], dtype=object))
-    _insert(con, "questions", pd.DataFrame(
-        [{"suite": suite.name, "question_id": q.id, "position": q.position, "text": q.text, "type": q.type,
-          "split": q.split, "critical": q.critical, "tags": q.tags, "caller": q.caller,
-          "answerable": any(g > 0 for g in q.grades.values()), "disputed": q.disputed,
-          "n_relevant": sum(1 for g in q.grades.values() if g >= 1), "n_expected": len(q.support)}
-         for q in questions], dtype=object))
-    _insert(con, "labels", pd.DataFrame(
-        [{"suite": suite.name, "question_id": q.id, "doc_id": doc, "grade": grade}
-         for q in questions for doc, grade in q.grades.items()],
-        columns=["suite", "question_id", "doc_id", "grade"], dtype=object))
-    _insert(con, "expected_claims", pd.DataFrame(
-        [{"suite": suite.name, "question_id": q.id, "claim_id": claim, "proposition": q.propositions.get(claim),
-          "docs": docs} for q in questions for claim, docs in q.support.items()],
-        columns=["suite", "question_id", "claim_id", "proposition", "docs"], dtype=object))
-
-
 # --- scoring ------------------------------------------------------------------------------------
 
 
@@ -184,7 +137,7 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
 def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
     import json
 
-    _insert(con, "runs", pd.DataFrame([{
+    insert_frame(con, "runs", pd.DataFrame([{
         "run_id": r.run_id, "suite": r.suite, "suite_version": r.manifest["suite_version"],
         "corpus_version": r.manifest["corpus_version"], "created_at": r.manifest["created_at"],
         "code_revision": r.manifest["code_revision"], "retrieval": json.dumps(r.manifest["retrieval"]),
