@@ -25,9 +25,14 @@ from .metrics import REGISTRY, RETRIEVAL_KEYS
 WHOLE_RANKING = 2**31 - 1
 """The cutoff that stands for "no cutoff": every retrieved document counts."""
 
-RESTRICTED = "q.caller IS NOT NULL AND len(d.access) > 0 AND len(list_intersect(d.access, q.caller)) = 0"
-"""The permission rule over a question `q` (caller groups; NULL = unrestricted) and a document `d`
-(access groups; [] = public): the caller may not see the document."""
+def restricted(caller: str = "q.caller", access: str = "d.access") -> str:
+    """The permission rule over a question's caller groups (NULL = unrestricted) and a document's
+    access groups ([] = public), as SQL over the two given columns: the caller may not see it."""
+    return f"{caller} IS NOT NULL AND len({access}) > 0 AND len(list_intersect({access}, {caller})) = 0"
+
+
+RESTRICTED = restricted()
+"""The permission rule over a question `q` and a document `d`."""
 
 # Per-pair ingredients: n_hits, n_relevant, k, first_rank, dcg, idcg, ap_sum (retrieval);
 # status, n_claims, n_supported, n_expected, n_expected_supported, answerable, n_disclosed (answer).

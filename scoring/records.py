@@ -5,16 +5,17 @@ DuckDB's JSON functions, checked rule by rule in SQL, and split into typed stagi
 
     stage_runs(run_id, suite, k, chunk_map, chunk_file)
     stage_records(run_id, question_id, line, answer, context, latency_ms, cost_usd, error)
-    stage_retrieved(run_id, question_id, rank, retrieved_id, chunk_id, doc_id, doc_version, chunk_text,
-                    unit_id, counted)
+    stage_rankings(run_id, question_id, items)           items: the ranking as recorded
     stage_claims(run_id, question_id, claim_id, position, text)
     stage_citations(run_id, question_id, claim_id, position, doc_id, unit_id, counted)
 
-Chunks are mapped here (`scoring.chunks` states the rule): a retrieved or cited ID found in the
-run's chunk map (its own `chunks.jsonl`, else the suite's) stands for its document. `unit_id` is
-what labels are matched on: the document, or in a passage-level suite the ID as recorded.
-`counted` is false for a later chunk of an already-counted document (its rank stays a slot) and
-for a second citation of one document by one claim. `stage_citations.doc_id` is the ID as cited.
+Cited chunks are mapped here, ranked ones when `retrieved` is written (`scoring.refresh`), by the
+rule `scoring.chunks` states: an ID found in the run's chunk map (its own `chunks.jsonl`, else the
+suite's) stands for its document. `unit_id` is what labels are matched on: the document, or in a
+passage-level suite the ID as recorded. `counted` is false for a second citation of one document
+by one claim. `stage_citations.doc_id` is the ID as cited.
+
+`scoring.bulk` stages a clean workspace faster; this module is the authority on the rules.
 
 The suite tables (`suites`, `documents`, `questions`, `chunks`) must already hold the runs'
 suites and the runs' own chunk maps.
@@ -218,6 +219,15 @@ def read_lines(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Proble
             problems.add("the file holds no records", path=str(paths[run_id]))
 
 
+def stage_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
+    """`stage_runs`: each run's suite, cutoff and chunk map."""
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs (run_id VARCHAR, suite VARCHAR, k INTEGER, "
+                "chunk_map VARCHAR, chunk_file VARCHAR)")
+    if runs:
+        con.executemany("INSERT INTO stage_runs VALUES (?, ?, ?, ?, ?)", [(r.run_id, r.suite, r.k, *_chunk_map(r))
+                                                                          for r in runs])
+
+
 def _collect(con: duckdb.DuckDBPyConnection, sql: str, paths: dict[str, str], problems: Problems,
              limit: int = 1000) -> None:
     for run_id, line, question, field, value, rule in con.execute(f"{sql} ORDER BY 1, 2 LIMIT {limit}").fetchall():
@@ -241,11 +251,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
     Every broken rule is added to `problems` with its file and line.
     """
     paths = {run.run_id: str(run.records_path) for run in runs}
-    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs (run_id VARCHAR, suite VARCHAR, k INTEGER, "
-                "chunk_map VARCHAR, chunk_file VARCHAR)")
-    if runs:
-        con.executemany("INSERT INTO stage_runs VALUES (?, ?, ?, ?, ?)", [(r.run_id, r.suite, r.k, *_chunk_map(r))
-                                                                          for r in runs])
+    stage_runs(con, runs)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE parsed AS
         WITH base AS (
@@ -365,13 +371,8 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         FROM good
     """)
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE stage_retrieved AS
-        SELECT *, row_number() OVER (PARTITION BY run_id, question_id, unit_id ORDER BY rank) = 1 AS counted
-        FROM (SELECT run_id, qid AS question_id, rank::INTEGER AS rank, doc_id AS retrieved_id, chunk_id,
-                     coalesce(chunk_doc, doc_id) AS doc_id, coalesce(chunk_version, current_version) AS doc_version,
-                     chunk_text,
-                     CASE WHEN unit = 'chunk' THEN doc_id ELSE coalesce(chunk_doc, doc_id) END AS unit_id
-              FROM ret)
+        CREATE OR REPLACE TEMP TABLE stage_rankings AS
+        SELECT run_id, qid AS question_id, list(doc_id ORDER BY rank) AS items FROM ret GROUP BY ALL
     """)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_claims AS

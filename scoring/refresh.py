@@ -18,7 +18,8 @@ import pandas as pd
 from . import engine, store
 from .chunks import write_chunks
 from .errors import Problems
-from .records import read_lines, stage_records
+from .bulk import stage_bulk
+from .records import read_lines, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
 from .workspace import Run, Suite, Workspace, load_workspace
@@ -46,22 +47,65 @@ EVAL_VIEWS = {
         JOIN documents d ON d.suite = c.suite AND d.doc_id = c.doc_id
         WHERE c.run_id IS NULL""",
     "eval_callers": "SELECT suite, question_id, caller FROM questions",
-    # Chunks are mapped at staging (scoring.records): rank = slot, one row per counted document.
-    "eval_retrieved": "SELECT run_id, question_id, rank, unit_id AS doc_id FROM stage_retrieved WHERE counted",
+    # Read back from the stored `retrieved` rows of the runs being scored (chunks were mapped at
+    # staging: rank = slot, one counted row per document); only the first k slots can score.
+    "eval_retrieved": """
+        SELECT t.run_id, t.question_id, t.rank,
+               CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, t.doc_id) ELSE t.doc_id END AS doc_id
+        FROM retrieved t JOIN stage_runs r ON r.run_id = t.run_id JOIN suites s ON s.suite = r.suite
+        WHERE t.counted AND t.rank <= r.k""",
     "eval_claims": "SELECT run_id, question_id, claim_id, position FROM stage_claims",
     "eval_citations": "SELECT run_id, question_id, claim_id, position, unit_id AS doc_id FROM stage_citations "
     "WHERE counted",
 }
+
+# Every staged ranking into `retrieved`, one row per slot. Per-record facts (cutoff, caller, chunk
+# map) are joined before the ranking is unnested. In a run with a chunk map a chunk stands for its
+# document (`scoring.chunks`): the document counts at its first chunk's slot; a run without one
+# repeats no ID (checked at staging), so each of its IDs counts.
+RETRIEVED_INSERT = f"""
+INSERT INTO retrieved BY NAME
+WITH rec AS (
+  SELECT g.run_id, g.question_id, g.items, r.suite, r.k, r.chunk_map, s.corpus_version, s.unit, q.caller
+  FROM stage_rankings g
+  JOIN stage_runs r ON r.run_id = g.run_id
+  JOIN suites s ON s.suite = r.suite
+  JOIN questions q ON q.suite = r.suite AND q.question_id = g.question_id
+),
+flat AS (
+  SELECT * EXCLUDE (items), unnest(items) AS item, unnest(range(1, len(items) + 1))::INTEGER AS rank FROM rec
+),
+plain AS (
+  SELECT * EXCLUDE (chunk_map, item), item AS doc_id, NULL::VARCHAR AS chunk_id, NULL::VARCHAR AS chunk_version,
+         NULL::VARCHAR AS chunk_text, item AS unit_id, true AS counted
+  FROM flat WHERE chunk_map IS NULL
+),
+mapped AS (
+  SELECT *, row_number() OVER (PARTITION BY run_id, question_id, unit_id ORDER BY rank) = 1 AS counted
+  FROM (SELECT f.* EXCLUDE (chunk_map, item), coalesce(rc.doc_id, sc.doc_id, f.item) AS doc_id,
+               coalesce(rc.chunk_id, sc.chunk_id) AS chunk_id, coalesce(rc.doc_version, sc.doc_version) AS chunk_version,
+               coalesce(rc.text, sc.text) AS chunk_text,
+               CASE WHEN f.unit = 'chunk' THEN f.item ELSE coalesce(rc.doc_id, sc.doc_id, f.item) END AS unit_id
+        FROM flat f
+        LEFT JOIN chunks rc ON f.chunk_map = 'run' AND rc.run_id = f.run_id AND rc.chunk_id = f.item
+        LEFT JOIN chunks sc ON f.chunk_map = 'suite' AND sc.run_id IS NULL AND sc.suite = f.suite
+                           AND sc.chunk_id = f.item
+        WHERE f.chunk_map IS NOT NULL)
+),
+slots AS (SELECT * FROM plain UNION ALL BY NAME SELECT * FROM mapped)
+SELECT t.run_id, t.question_id, t.rank, t.doc_id, l.grade, coalesce(l.grade, 0) >= $level AS relevant,
+       t.rank <= t.k AS visible, coalesce({engine.restricted("t.caller", "d.access")}, false) AS restricted,
+       t.chunk_id, coalesce(t.chunk_version, d.version, t.corpus_version) AS doc_version, t.counted, t.chunk_text
+FROM slots t
+LEFT JOIN documents d ON d.suite = t.suite AND d.doc_id = t.doc_id
+LEFT JOIN labels l ON l.suite = t.suite AND l.question_id = t.question_id AND l.doc_id = t.unit_id
+"""
 
 # Staging relations as views over a stored database (attached as `stored`), for re-scoring at
 # another cutoff.
 STORED_STAGING = {
     "stage_records": "SELECT run_id, question_id, line, answer, context, latency_ms, cost_usd, error "
     "FROM stored.records",
-    "stage_retrieved": """
-        SELECT t.run_id, t.question_id, t.rank, t.counted,
-               CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, t.doc_id) ELSE t.doc_id END AS unit_id
-        FROM stored.retrieved t JOIN stored.runs r ON r.run_id = t.run_id JOIN stored.suites s ON s.suite = r.suite""",
     "stage_claims": "SELECT run_id, question_id, claim_id, position, text FROM stored.claims",
     "stage_citations": """
         SELECT run_id, question_id, claim_id, unnest(range(0, len(cited_docs)))::INTEGER AS position,
@@ -93,9 +137,12 @@ def define_eval_views(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
-    """Score every staged run into `question_scores`, `retrieved` and `claims` (set-based)."""
+    """Score every staged run into `question_scores`, `retrieved` and `claims` (set-based).
+
+    `retrieved` is written first: the engine reads the rankings back from it (`eval_retrieved`)."""
     define_eval_views(con)
     con.execute("INSERT INTO records BY NAME SELECT * FROM stage_records")
+    con.execute(RETRIEVED_INSERT, {"level": level})
     con.execute(
         f"""INSERT INTO question_scores BY NAME
         SELECT s.*, r.suite, s.status = 'missing' AS missing, s.status = 'failed' AS failed,
@@ -103,20 +150,6 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
         FROM ({engine.question_scores_sql()}) s
         JOIN stage_runs r ON r.run_id = s.run_id
         LEFT JOIN stage_records rec ON rec.run_id = s.run_id AND rec.question_id = s.question_id""",
-        {"level": level},
-    )
-    con.execute(
-        f"""INSERT INTO retrieved BY NAME
-        SELECT t.run_id, t.question_id, t.rank, t.doc_id, l.grade,
-               coalesce(l.grade, 0) >= $level AS relevant,
-               t.rank <= r.k AS visible,
-               coalesce({engine.RESTRICTED}, false) AS restricted,
-               t.chunk_id, t.doc_version, t.counted, t.chunk_text
-        FROM stage_retrieved t
-        JOIN stage_runs r ON r.run_id = t.run_id
-        JOIN questions q ON q.suite = r.suite AND q.question_id = t.question_id
-        LEFT JOIN documents d ON d.suite = r.suite AND d.doc_id = t.doc_id
-        LEFT JOIN labels l ON l.suite = r.suite AND l.question_id = t.question_id AND l.doc_id = t.unit_id""",
         {"level": level},
     )
     con.execute(
@@ -156,12 +189,21 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
     con.execute("UPDATE runs SET chunk_map = s.chunk_map FROM stage_runs s WHERE runs.run_id = s.run_id")
 
 
-def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *, k: int | None = None) -> None:
-    """Read, check and stage the records of `runs`; `k` overrides every run's cutoff (what-if)."""
+def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *, k: int | None = None,
+          bulk: bool = True) -> None:
+    """Read, check and stage the records of `runs`; `k` overrides every run's cutoff (what-if).
+
+    The bulk path (`scoring.bulk`) stages a clean workspace; on any doubt, or with `bulk=False`, the
+    rule-by-rule path (`scoring.records`) checks and stages, naming every problem.
+    """
     for run in runs:
         write_chunks(con, run.suite, run.run_id, run.chunks or {})
-    read_lines(con, runs, problems)
-    stage_records(con, runs, problems)
+    stage_runs(con, runs)
+    if bulk and stage_bulk(con, runs):
+        pass
+    else:
+        read_lines(con, runs, problems)
+        stage_records(con, runs, problems)
     if k is not None:
         con.execute("UPDATE stage_runs SET k = ?", [k])
 
@@ -191,10 +233,11 @@ def _stored_schema_version(db: Path) -> str | None:
     return None if row is None else row[0]
 
 
-def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1) -> RefreshSummary:
+def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1, bulk: bool = True) -> RefreshSummary:
     """Validate `workspace`, score what changed, and replace `db` atomically.
 
-    Raises ValidationError listing every problem; the database is then untouched.
+    Raises ValidationError listing every problem; the database is then untouched. `bulk=False`
+    checks every record rule by rule even when the workspace is clean (slower; for cross-checks).
     """
     started = time.perf_counter()
     problems = Problems()
@@ -234,7 +277,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 for suite in changed_suites:
                     write_suite(con, suite)
                 bar and bar.advance(task)
-                stage(con, to_score, problems)
+                stage(con, to_score, problems, bulk=bulk)
                 problems.raise_if_any()
                 bar and bar.advance(task)
                 score_staged(con, level=level)
@@ -280,8 +323,8 @@ def _display(value: object) -> str:
     return f"{value:.2f}"
 
 
-def score_workspace_in_memory(workspace: Path, *, k: int | None = None,
-                              runs: list[str] | None = None, level: int = 1) -> duckdb.DuckDBPyConnection:
+def score_workspace_in_memory(workspace: Path, *, k: int | None = None, runs: list[str] | None = None,
+                              level: int = 1, bulk: bool = True) -> duckdb.DuckDBPyConnection:
     """Validate and score a workspace into an in-memory database (nothing written to disk)."""
     problems = Problems()
     ws = load_workspace(workspace, problems)
@@ -291,7 +334,7 @@ def score_workspace_in_memory(workspace: Path, *, k: int | None = None,
     create_schema(con)
     for suite in ws.suites.values():
         write_suite(con, suite)
-    stage(con, selected, problems, k=k)
+    stage(con, selected, problems, k=k, bulk=bulk)
     problems.raise_if_any()
     score_staged(con, level=level)
     return con

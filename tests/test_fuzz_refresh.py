@@ -283,11 +283,14 @@ def check_outcome(ws: Path, db: Path, before: str, code: int, out: str, err: str
         stored = score_fingerprint(con)
         runs = {r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()}
     fresh = score_workspace_in_memory(ws)
+    # The bulk path accepted the records: the rule-by-rule path must accept them and score the same.
+    by_rules = score_workspace_in_memory(ws, bulk=False)
     try:
-        assert stored == score_fingerprint(fresh)
+        assert stored == score_fingerprint(fresh) == score_fingerprint(by_rules)
         assert runs == {r for (r,) in fresh.execute("SELECT DISTINCT run_id FROM question_scores").fetchall()}
     finally:
         fresh.close()
+        by_rules.close()
     fingerprint(db)  # every table opens and counts
     return "accepted"
 
