@@ -11,8 +11,8 @@ the caller runs the rule-by-rule path, which reports the problems; a check here 
 than the rules (a doubt sends the runs to the rules), never laxer.
 
 Staged relations, the same columns as the rule-by-rule path's (see `scoring.records`):
-`stage_records` and `stage_claims` (tables), `stage_rankings` and `stage_citations` (views over
-the typed table).
+`stage_records`, `stage_claims` and `stage_citations` (tables), `stage_rankings` (a view over the
+typed table, unnested once when `retrieved` is written).
 """
 from __future__ import annotations
 
@@ -208,7 +208,7 @@ def _stage(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE OR REPLACE TEMP VIEW stage_rankings AS "
                 "SELECT run_id, r.question_id AS question_id, r.retrieved AS items FROM bulk")
     con.execute("""
-        CREATE OR REPLACE TEMP VIEW stage_citations AS
+        CREATE OR REPLACE TEMP TABLE stage_citations AS
         WITH flat AS (
           SELECT c.run_id, c.question_id, c.claim_id, s.suite, s.chunk_map, x.unit,
                  unnest(c.citations) AS item, unnest(range(0, len(c.citations)))::INTEGER AS position

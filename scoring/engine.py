@@ -112,26 +112,40 @@ retrieval AS (
   LEFT JOIN ideal_dcg i ON i.run_id = p.run_id AND i.question_id = p.question_id AND i.k = p.k
 )"""
 
-CLAIM_CTES = """
+VISIBLE_CTE = """
 visible AS (
   SELECT p.run_id, p.question_id, p.k, r.doc_id
   FROM eval_pairs p
   JOIN eval_retrieved r ON r.run_id = p.run_id AND r.question_id = p.question_id AND r.rank <= p.k
+)"""
+"""The documents in each (run, question, k)'s first k slots."""
+
+RESTRICTED_CTES = """
+guarded AS (
+  -- only a question with caller groups can show a restricted document
+  SELECT p.run_id, p.question_id, p.k, p.suite, q.caller
+  FROM eval_pairs p JOIN eval_callers q ON q.suite = p.suite AND q.question_id = p.question_id
+  WHERE q.caller IS NOT NULL
 ),
 shown AS (
-  SELECT run_id, question_id, k, doc_id FROM visible
+  SELECT g.run_id, g.question_id, g.k, g.suite, g.caller, v.doc_id
+  FROM guarded g JOIN visible v ON v.run_id = g.run_id AND v.question_id = g.question_id AND v.k = g.k
   UNION
-  SELECT c.run_id, c.question_id, p.k, c.doc_id FROM eval_citations c
-  JOIN eval_pairs p ON p.run_id = c.run_id AND p.question_id = c.question_id
+  SELECT g.run_id, g.question_id, g.k, g.suite, g.caller, c.doc_id
+  FROM guarded g JOIN eval_citations c ON c.run_id = g.run_id AND c.question_id = g.question_id
 ),
 restricted AS (
   SELECT s.run_id, s.question_id, s.k, s.doc_id
   FROM shown s
-  JOIN eval_pairs p ON p.run_id = s.run_id AND p.question_id = s.question_id AND p.k = s.k
-  JOIN eval_callers q ON q.suite = p.suite AND q.question_id = p.question_id
-  JOIN eval_documents d ON d.suite = p.suite AND d.doc_id = s.doc_id
+  JOIN eval_documents d ON d.suite = s.suite AND d.doc_id = s.doc_id
   WHERE {restricted}
-),
+)""".replace("{restricted}", restricted("s.caller", "d.access"))
+"""Which documents each (run, question, k) showed (visible in the first k slots, or cited) that its
+caller may not see."""
+
+EXPOSURE_CTES = f"{VISIBLE_CTE},{RESTRICTED_CTES}"
+
+VERDICT_CTES = """
 cited AS (
   SELECT c.run_id, c.question_id, p.k, c.claim_id, c.position, t.position AS cite_pos, t.doc_id,
          d.doc_id IS NOT NULL AS known,
@@ -166,15 +180,27 @@ verdicts AS (
   SELECT run_id, question_id, k, claim_id, position, citations,
          list_filter([{reasons}], lambda r: r IS NOT NULL) AS reasons
   FROM flags
-)""".replace(
-    "{reasons}", ", ".join(f"CASE WHEN {r} THEN '{r}' END" for r in REASONS)
-).replace("{restricted}", RESTRICTED)
+)""".replace("{reasons}", ", ".join(f"CASE WHEN {r} THEN '{r}' END" for r in REASONS))
+"""Every generated claim's reasons for not being supported (none: supported)."""
 
 
-def verdicts_sql() -> str:
+def _claim_ctes(restricted_from: str | None = None) -> str:
+    """The exposure and verdict CTEs; `restricted_from` names a relation already holding `restricted`."""
+    if restricted_from is None:
+        return f"{EXPOSURE_CTES},{VERDICT_CTES}"
+    return f"{VISIBLE_CTE},\nrestricted AS (SELECT * FROM {restricted_from}),{VERDICT_CTES}"
+
+
+def restricted_sql() -> str:
+    """One row per (run, question, k, document) shown to a caller who may not see it."""
+    return f"WITH {EXPOSURE_CTES}\nSELECT run_id, question_id, k, doc_id FROM restricted"
+
+
+def verdicts_sql(restricted_from: str | None = None) -> str:
     """One row per generated claim of an `ok` record and cutoff k: citations (in order), reasons,
-    supported, k (last, so the leading columns match the `claims` table)."""
-    return f"""WITH {CLAIM_CTES}
+    supported, k (last, so the leading columns match the `claims` table). `restricted_from`: a
+    relation holding `restricted_sql()`'s rows, computed once for several queries."""
+    return f"""WITH {_claim_ctes(restricted_from)}
 SELECT run_id, question_id, claim_id, position, citations, reasons, len(reasons) = 0 AS supported, k
 FROM verdicts"""
 
@@ -190,11 +216,19 @@ SELECT run_id, question_id, k, n_relevant, n_hits{extra_select},
 FROM retrieval"""
 
 
-def question_scores_sql() -> str:
+def question_scores_sql(*, verdicts_from: str | None = None, restricted_from: str | None = None) -> str:
     """One row per eval_pairs row with every registry metric (column = registry key) and the
-    counts that pooled aggregates need. Bind `$level` (relevance level, >= 1)."""
+    counts that pooled aggregates need. Bind `$level` (relevance level, >= 1). `verdicts_from` and
+    `restricted_from` name relations holding `verdicts_sql()` and `restricted_sql()` rows, when the
+    caller computed them once already."""
+    if verdicts_from is None:
+        claim_ctes = _claim_ctes(restricted_from)
+    else:
+        restricted_cte = (f"restricted AS (SELECT * FROM {restricted_from})" if restricted_from is not None
+                          else EXPOSURE_CTES)
+        claim_ctes = f"{restricted_cte},\nverdicts AS (SELECT * FROM {verdicts_from})"
     return f"""WITH {RETRIEVAL_CTES},
-{CLAIM_CTES},
+{claim_ctes},
 claim_counts AS (
   SELECT run_id, question_id, k, count(*) AS n_claims,
          count(*) FILTER (WHERE len(reasons) = 0) AS n_supported

@@ -143,11 +143,14 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
     define_eval_views(con)
     con.execute("INSERT INTO records BY NAME SELECT * FROM stage_records")
     con.execute(RETRIEVED_INSERT, {"level": level})
+    # Claim verdicts and restricted exposures, computed once for both question_scores and claims.
+    con.execute(f"CREATE OR REPLACE TEMP TABLE scored_restricted AS {engine.restricted_sql()}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE scored_verdicts AS {engine.verdicts_sql('scored_restricted')}")
     con.execute(
         f"""INSERT INTO question_scores BY NAME
         SELECT s.*, r.suite, s.status = 'missing' AS missing, s.status = 'failed' AS failed,
                rec.latency_ms, rec.cost_usd
-        FROM ({engine.question_scores_sql()}) s
+        FROM ({engine.question_scores_sql(verdicts_from='scored_verdicts', restricted_from='scored_restricted')}) s
         JOIN stage_runs r ON r.run_id = s.run_id
         LEFT JOIN stage_records rec ON rec.run_id = s.run_id AND rec.question_id = s.question_id""",
         {"level": level},
@@ -162,7 +165,7 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
                           list(unit_id ORDER BY position) FILTER (WHERE counted) AS cited_docs
                    FROM stage_citations GROUP BY ALL) cites
           ON cites.run_id = c.run_id AND cites.question_id = c.question_id AND cites.claim_id = c.claim_id
-        LEFT JOIN ({engine.verdicts_sql()}) v
+        LEFT JOIN scored_verdicts v
           ON v.run_id = c.run_id AND v.question_id = c.question_id AND v.claim_id = c.claim_id"""
     )
 

@@ -42,7 +42,14 @@ def engine_scores(rows, *, level=1, by_cutoff=False, con=None):
     engine.load_inputs(con, rows)
     cur = con.execute(engine.question_scores_sql(), {"level": level})
     names = [d[0] for d in cur.description]
-    scores = {(r[0], r[1], *((r[2],) if by_cutoff else ())): dict(zip(names, r)) for r in cur.fetchall()}
+    rows_at_once = cur.fetchall()
+    scores = {(r[0], r[1], *((r[2],) if by_cutoff else ())): dict(zip(names, r)) for r in rows_at_once}
+    # The refresh computes restricted exposures and verdicts once, then scores from them: same rows.
+    con.execute(f"CREATE OR REPLACE TEMP TABLE once_restricted AS {engine.restricted_sql()}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE once_verdicts AS {engine.verdicts_sql('once_restricted')}")
+    in_steps = con.execute(engine.question_scores_sql(verdicts_from="once_verdicts", restricted_from="once_restricted"),
+                           {"level": level}).fetchall()
+    assert sorted(in_steps, key=repr) == sorted(rows_at_once, key=repr), "scores computed in steps differ"
     cur = con.execute(engine.verdicts_sql())
     names = [d[0] for d in cur.description]
     verdicts = {}
