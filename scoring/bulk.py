@@ -118,11 +118,12 @@ def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     try:
         con.execute(f"""
             CREATE OR REPLACE TEMP TABLE bulk AS
-            SELECT run_id, line, strlen(raw) AS n_bytes, json_structure(raw) AS shape,
-                   len(json_keys(raw)) AS n_keys, json_keys(raw, '$.claims[*]') AS claim_keys,
-                   json_transform(raw, '{RECORD_TYPE}') AS r
-            FROM ({source})
-            WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {_WHITESPACE}) <> '' END
+            SELECT * EXCLUDE (r), unnest(r)  -- the record's fields as columns of their own
+            FROM (SELECT run_id, line, strlen(raw) AS n_bytes, json_structure(raw) AS shape,
+                         len(json_keys(raw)) AS n_keys, json_keys(raw, '$.claims[*]') AS claim_keys,
+                         json_transform(raw, '{RECORD_TYPE}') AS r
+                  FROM ({source})
+                  WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {_WHITESPACE}) <> '' END)
         """, params)
     except duckdb.Error:
         return False
@@ -144,20 +145,20 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     bad_lines, unknown_questions, repeated_questions = con.execute(f"""
         SELECT count(*) FILTER (WHERE
                  n_bytes > {MAX_LINE_BYTES}
-                 OR len(r.retrieved) > {MAX_RETRIEVED}
-                 OR len(list_distinct(r.retrieved)) <> len(r.retrieved)   -- a repeat or a null
-                 OR len(r.claims) > {MAX_CLAIMS}
-                 OR len(list_distinct(list_transform(r.claims, lambda c: c.id))) <> len(r.claims)
-                 OR list_bool_or(list_transform(r.claims, lambda c: c IS NULL OR c.citations IS NULL
+                 OR len(retrieved) > {MAX_RETRIEVED}
+                 OR len(list_distinct(retrieved)) <> len(retrieved)   -- a repeat or a null
+                 OR len(claims) > {MAX_CLAIMS}
+                 OR len(list_distinct(list_transform(claims, lambda c: c.id))) <> len(claims)
+                 OR list_bool_or(list_transform(claims, lambda c: c IS NULL OR c.citations IS NULL
                        OR len(c.citations) > {MAX_CITATIONS}
                        OR len(list_distinct(c.citations)) <> len(c.citations)))
                  OR list_bool_or(list_transform(claim_keys, lambda k: len(k) <> len(list_distinct(k))))
-                 OR NOT coalesce(isfinite(r.latency_ms) AND r.latency_ms >= 0, r.latency_ms IS NULL)
-                 OR NOT coalesce(isfinite(r.cost_usd) AND r.cost_usd >= 0, r.cost_usd IS NULL)),
+                 OR NOT coalesce(isfinite(latency_ms) AND latency_ms >= 0, latency_ms IS NULL)
+                 OR NOT coalesce(isfinite(cost_usd) AND cost_usd >= 0, cost_usd IS NULL)),
                count(*) FILTER (WHERE q.question_id IS NULL),
-               count(*) - count(DISTINCT (b.run_id, b.r.question_id))
+               count(*) - count(DISTINCT (b.run_id, b.question_id))
         FROM bulk b JOIN stage_runs s ON s.run_id = b.run_id
-        LEFT JOIN questions q ON q.suite = s.suite AND q.question_id = b.r.question_id
+        LEFT JOIN questions q ON q.suite = s.suite AND q.question_id = b.question_id
     """).fetchone()
     if bad_lines or unknown_questions or repeated_questions:
         return False
@@ -165,7 +166,7 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     # chunks passed the ID rule when their files were read); claim and cited IDs follow the ID rule.
     unknown_retrieved = con.execute("""
         SELECT count(*)
-        FROM (SELECT DISTINCT run_id, unnest(r.retrieved) AS item FROM bulk) i
+        FROM (SELECT DISTINCT run_id, unnest(retrieved) AS item FROM bulk) i
         JOIN stage_runs r ON r.run_id = i.run_id
         LEFT JOIN documents d ON d.suite = r.suite AND d.doc_id = i.item
         LEFT JOIN chunks rc ON r.chunk_map = 'run' AND rc.run_id = r.run_id AND rc.chunk_id = i.item
@@ -176,8 +177,8 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     if unknown_retrieved:
         return False
     bad_ids = con.execute("""
-        WITH claim_ids AS (SELECT DISTINCT unnest(list_transform(r.claims, lambda c: c.id)) AS item FROM bulk),
-        cited AS (SELECT DISTINCT unnest(flatten(list_transform(r.claims, lambda c: c.citations))) AS item FROM bulk)
+        WITH claim_ids AS (SELECT DISTINCT unnest(list_transform(claims, lambda c: c.id)) AS item FROM bulk),
+        cited AS (SELECT DISTINCT unnest(flatten(list_transform(claims, lambda c: c.citations))) AS item FROM bulk)
         SELECT count(*) FROM (SELECT item FROM claim_ids UNION SELECT item FROM cited)
         WHERE NOT regexp_full_match(item, $pattern)
     """, {"pattern": ID_PATTERN}).fetchone()[0]
@@ -194,26 +195,24 @@ def _stage(con: duckdb.DuckDBPyConnection) -> None:
     """The staging relations from `bulk` (chunk mapping as in `scoring.records`)."""
     con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_records AS
-        SELECT run_id, r.question_id AS question_id, line, r.answer AS answer, r.context AS context,
-               r.latency_ms AS latency_ms, r.cost_usd AS cost_usd, r.error AS error
-        FROM bulk
+        SELECT run_id, question_id, line, answer, context, latency_ms, cost_usd, error FROM bulk
     """)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_claims AS
         SELECT run_id, question_id, c.id AS claim_id, position::INTEGER AS position, c.text AS text
-        FROM (SELECT run_id, r.question_id AS question_id, unnest(r.claims) AS c,
-                     unnest(range(0, len(r.claims))) AS position
+        FROM (SELECT run_id, question_id, unnest(claims) AS c,
+                     unnest(range(0, len(claims))) AS position
               FROM bulk)
     """)
     con.execute("CREATE OR REPLACE TEMP VIEW stage_rankings AS "
-                "SELECT run_id, r.question_id AS question_id, r.retrieved AS items FROM bulk")
+                "SELECT run_id, question_id, retrieved AS items FROM bulk")
     con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_citations AS
         WITH flat AS (
           SELECT c.run_id, c.question_id, c.claim_id, s.suite, s.chunk_map, x.unit,
                  unnest(c.citations) AS item, unnest(range(0, len(c.citations)))::INTEGER AS position
           FROM (SELECT run_id, question_id, c.id AS claim_id, c.citations AS citations
-                FROM (SELECT run_id, r.question_id AS question_id, unnest(r.claims) AS c FROM bulk)) c
+                FROM (SELECT run_id, question_id, unnest(claims) AS c FROM bulk)) c
           JOIN stage_runs s ON s.run_id = c.run_id JOIN suites x ON x.suite = s.suite
         )
         SELECT run_id, question_id, claim_id, position, item AS doc_id, item AS unit_id, true AS counted

@@ -141,6 +141,8 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
 
     `retrieved` is written first: the engine reads the rankings back from it (`eval_retrieved`)."""
     define_eval_views(con)
+    # Rows are read by key, never by position: inserts may run in parallel and out of order.
+    con.execute("SET preserve_insertion_order = false")
     con.execute("INSERT INTO records BY NAME SELECT * FROM stage_records")
     con.execute(RETRIEVED_INSERT, {"level": level})
     # Claim verdicts and restricted exposures, computed once for both question_scores and claims.
