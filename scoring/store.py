@@ -121,8 +121,13 @@ def write_meta(con: duckdb.DuckDBPyConnection, **values: object) -> None:
         con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, json.dumps(value) if not isinstance(value, str) else value])
 
 
+WRITE_MEMORY_LIMIT = "2GB"
+"""DuckDB's memory budget while a refresh writes: larger joins and sorts spill to a temporary folder
+beside the working copy (removed when the connection closes) instead of growing the process."""
+
+
 def open_for_write(temp: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(str(temp))
+    con = duckdb.connect(str(temp), config={"memory_limit": WRITE_MEMORY_LIMIT})
     create_schema(con)
     return con
 
