@@ -57,7 +57,10 @@ def writer_lock(db: Path, timeout: float = 600.0) -> Iterator[None]:
 def remove_stale_copies(db: Path) -> None:
     """Delete temporary copies left by refreshes that were killed (call under the writer lock)."""
     for stray in db.parent.glob(_temp_prefix(db) + "*"):
-        stray.unlink(missing_ok=True)
+        if stray.is_dir():  # DuckDB's spill folder of a killed refresh
+            shutil.rmtree(stray, ignore_errors=True)
+        else:
+            stray.unlink(missing_ok=True)
 
 
 def working_copy(db: Path) -> Path:

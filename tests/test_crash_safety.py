@@ -269,6 +269,9 @@ def test_a_stray_copy_from_a_killed_refresh_is_removed_by_the_next_one(tmp_path)
     refresh(ws, db)
     for stray in (f".{db.name}.refresh-999999.tmp", f".{db.name}.refresh-999999.tmp.wal"):
         (tmp_path / stray).write_bytes(b"half-written")
+    spill = tmp_path / f".{db.name}.refresh-999999.tmp.tmp"  # DuckDB's spill folder
+    spill.mkdir()
+    (spill / "duckdb_temp_storage-0.tmp").write_bytes(b"spilled")
     summary = refresh(ws, db)            # nothing to score, but the lock holder cleans up
     assert summary.runs_scored == 0
     assert strays(db) == []
