@@ -199,7 +199,8 @@ def _stage(con: duckdb.DuckDBPyConnection) -> None:
     """)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_claims AS
-        SELECT run_id, question_id, c.id AS claim_id, position::INTEGER AS position, c.text AS text
+        SELECT run_id, question_id, c.id AS claim_id, position::INTEGER AS position, c.text AS text,
+               c.citations AS citations
         FROM (SELECT run_id, question_id, unnest(claims) AS c,
                      unnest(range(0, len(claims))) AS position
               FROM bulk)

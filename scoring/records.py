@@ -6,7 +6,7 @@ DuckDB's JSON functions, checked rule by rule in SQL, and split into typed stagi
     stage_runs(run_id, suite, k, chunk_map, chunk_file)
     stage_records(run_id, question_id, line, answer, context, latency_ms, cost_usd, error)
     stage_rankings(run_id, question_id, items)           items: the ranking as recorded
-    stage_claims(run_id, question_id, claim_id, position, text)
+    stage_claims(run_id, question_id, claim_id, position, text, citations)   citations: as recorded
     stage_citations(run_id, question_id, claim_id, position, doc_id, unit_id, counted)
 
 Cited chunks are mapped here, ranked ones when `retrieved` is written (`scoring.refresh`), by the
@@ -375,14 +375,19 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         SELECT run_id, qid AS question_id, list(doc_id ORDER BY rank) AS items FROM ret GROUP BY ALL
     """)
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE stage_claims AS
-        SELECT run_id, qid AS question_id, claim_id, position::INTEGER AS position, c->>'$.text' AS text FROM cl
-    """)
-    con.execute("""
         CREATE OR REPLACE TEMP TABLE stage_citations AS
         SELECT run_id, qid AS question_id, claim_id, cite_pos::INTEGER AS position, doc_id, unit_id,
                row_number() OVER (PARTITION BY run_id, qid, claim_id, unit_id ORDER BY cite_pos) = 1 AS counted
         FROM cites
+    """)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE stage_claims AS
+        SELECT l.run_id, l.qid AS question_id, l.claim_id, l.position::INTEGER AS position, l.c->>'$.text' AS text,
+               coalesce(x.citations, []) AS citations
+        FROM cl l
+        LEFT JOIN (SELECT run_id, question_id, claim_id, list(doc_id ORDER BY position) AS citations
+                   FROM stage_citations GROUP BY ALL) x
+          ON x.run_id = l.run_id AND x.question_id = l.qid AND x.claim_id = l.claim_id
     """)
     for name in ("parsed", "good", "ret", "cl", "cites", "stage_lines"):
         con.execute(f"DROP TABLE IF EXISTS {name}")

@@ -106,7 +106,7 @@ LEFT JOIN labels l ON l.suite = t.suite AND l.question_id = t.question_id AND l.
 STORED_STAGING = {
     "stage_records": "SELECT run_id, question_id, line, answer, context, latency_ms, cost_usd, error "
     "FROM stored.records",
-    "stage_claims": "SELECT run_id, question_id, claim_id, position, text FROM stored.claims",
+    "stage_claims": "SELECT run_id, question_id, claim_id, position, text, citations FROM stored.claims",
     "stage_citations": """
         SELECT run_id, question_id, claim_id, unnest(range(0, len(cited_docs)))::INTEGER AS position,
                unnest(cited_docs) AS unit_id, true AS counted
@@ -158,15 +158,17 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
         {"level": level},
     )
     con.execute(
-        f"""INSERT INTO claims BY NAME
-        SELECT c.run_id, c.question_id, c.claim_id, c.position, c.text,
-               coalesce(cites.citations, []) AS citations, v.supported, v.reasons,
-               coalesce(cites.cited_docs, []) AS cited_docs
+        """INSERT INTO claims BY NAME
+        SELECT c.run_id, c.question_id, c.claim_id, c.position, c.text, c.citations, v.supported, v.reasons,
+               -- without a chunk map a claim's citations are its documents (a repeat was refused)
+               CASE WHEN r.chunk_map IS NULL THEN c.citations ELSE coalesce(m.cited_docs, []) END AS cited_docs
         FROM stage_claims c
-        LEFT JOIN (SELECT run_id, question_id, claim_id, list(doc_id ORDER BY position) AS citations,
-                          list(unit_id ORDER BY position) FILTER (WHERE counted) AS cited_docs
-                   FROM stage_citations GROUP BY ALL) cites
-          ON cites.run_id = c.run_id AND cites.question_id = c.question_id AND cites.claim_id = c.claim_id
+        JOIN stage_runs r ON r.run_id = c.run_id
+        LEFT JOIN (SELECT t.run_id, t.question_id, t.claim_id,
+                          list(t.unit_id ORDER BY t.position) FILTER (WHERE t.counted) AS cited_docs
+                   FROM stage_citations t JOIN stage_runs r ON r.run_id = t.run_id
+                   WHERE r.chunk_map IS NOT NULL GROUP BY ALL) m
+          ON m.run_id = c.run_id AND m.question_id = c.question_id AND m.claim_id = c.claim_id
         LEFT JOIN scored_verdicts v
           ON v.run_id = c.run_id AND v.question_id = c.question_id AND v.claim_id = c.claim_id"""
     )
