@@ -11,8 +11,8 @@ the caller runs the rule-by-rule path, which reports the problems; a check here 
 than the rules (a doubt sends the runs to the rules), never laxer.
 
 Staged relations, the same columns as the rule-by-rule path's (see `scoring.records`):
-`stage_records`, `stage_claims` and `stage_citations` (tables), `stage_rankings` (a view over the
-typed table, unnested once when `retrieved` is written).
+`stage_claims` and `stage_citations` (tables), `stage_records` and `stage_rankings` (views over
+the typed table, which is held once in memory).
 """
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ _CHUNK_JOINS = """
 def _stage(con: duckdb.DuckDBPyConnection) -> None:
     """The staging relations from `bulk` (chunk mapping as in `scoring.records`)."""
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE stage_records AS
+        CREATE OR REPLACE TEMP VIEW stage_records AS
         SELECT run_id, question_id, line, answer, context, latency_ms, cost_usd, error FROM bulk
     """)
     con.execute("""
