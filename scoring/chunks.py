@@ -3,7 +3,8 @@
 Real retrievers return chunks; reviewers label documents. A suite may carry `chunks.jsonl` and a
 run its own (when its splitting differs), one chunk a line: `id`, `doc`, `doc_version`, optional
 `text`, `start`, `end` (docs/formats.md). The scoring rule (declared in docs/formats.md and the
-registry's help, applied in SQL at staging by `scoring.records` and in plain Python by
+registry's help, applied in SQL by `scoring.refresh` (rankings) and `scoring.records` /
+`scoring.bulk` (citations), and in plain Python by
 `scoring.contract.map_chunks`):
 
 - a retrieved chunk stands for its document; the document counts once, at the rank of its first
@@ -18,29 +19,30 @@ This module writes chunk maps into the `chunks` table.
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 import duckdb
-import pandas as pd
 import pyarrow as pa
 
 from .workspace import Chunk
 
-COLUMNS = ["suite", "run_id", "chunk_id", "doc_id", "doc_version", "text", "start_offset", "end_offset", "line"]
+_FIELDS = {
+    "chunk_id": ("id", pa.string()), "doc_id": ("doc", pa.string()), "doc_version": ("doc_version", pa.string()),
+    "text": ("text", pa.string()), "start_offset": ("start", pa.int64()), "end_offset": ("end", pa.int64()),
+    "line": ("line", pa.int64()),
+}
+"""Column of `chunks` (besides `suite` and `run_id`) -> (attribute of `Chunk`, Arrow type)."""
 
 
 def write_chunks(con: duckdb.DuckDBPyConnection, suite: str, run_id: str | None, chunks: dict[str, Chunk]) -> None:
     """Insert a chunk map into `chunks`: the suite's (`run_id` None) or one run's own."""
     if not chunks:
         return
-    frame = pd.DataFrame(
-        [(suite, run_id, c.id, c.doc, c.doc_version, c.text, c.start, c.end, c.line) for c in chunks.values()],
-        columns=COLUMNS, dtype=object)
-    table = pa.Table.from_pandas(frame, preserve_index=False, schema=pa.schema([
-        ("suite", pa.string()), ("run_id", pa.string()), ("chunk_id", pa.string()), ("doc_id", pa.string()),
-        ("doc_version", pa.string()), ("text", pa.string()), ("start_offset", pa.int64()),
-        ("end_offset", pa.int64()), ("line", pa.int64()),
-    ]))
+    table = pa.table({column: pa.array(list(map(attrgetter(name), chunks.values())), kind)
+                      for column, (name, kind) in _FIELDS.items()})
     con.register("_incoming_chunks", table)
     try:
-        con.execute("INSERT INTO chunks BY NAME SELECT * FROM _incoming_chunks")
+        con.execute("INSERT INTO chunks BY NAME SELECT ?::VARCHAR AS suite, ?::VARCHAR AS run_id, * "
+                    "FROM _incoming_chunks", [suite, run_id])
     finally:
         con.unregister("_incoming_chunks")

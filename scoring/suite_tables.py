@@ -1,18 +1,62 @@
 """The suite tables (`suites`, `documents`, `questions`, `labels`, `expected_claims`, the suite's
-`chunks`) written from a checked `Suite`."""
+`chunks`) written from a checked `Suite`.
+
+A suite's content goes to DuckDB as Arrow tables built column by column from its objects (no
+per-row Python dicts): documents (`DOCUMENT_COLUMNS`), questions (`QUESTION_COLUMNS`), labels
+(`LABEL_COLUMNS`) and expected claims (`CLAIM_COLUMNS`); each table's SQL adds the suite and the
+questions' counts.
+"""
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from operator import attrgetter
 
 import duckdb
 import pandas as pd
 import pyarrow as pa
 
 from .chunks import write_chunks
-from .workspace import Suite
+from .workspace import Suite, gc_paused
 
 SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks")
 
+_TEXT = pa.string()
+_TEXTS = pa.list_(pa.string())
+
+DOCUMENT_COLUMNS = {"doc_id": _TEXT, "version": _TEXT, "title": _TEXT, "text": _TEXT, "access": _TEXTS}
+QUESTION_COLUMNS = {
+    "question_id": _TEXT, "position": pa.int64(), "text": _TEXT, "type": _TEXT, "split": _TEXT,
+    "critical": pa.bool_(), "tags": _TEXTS, "caller": _TEXTS, "disputed": _TEXT,
+}
+_QUESTION_FIELDS = ("id", "position", "text", "type", "split", "critical", "tags", "caller", "disputed")
+"""The `Question` attributes behind `QUESTION_COLUMNS`, in order."""
+LABEL_COLUMNS = {"question_id": _TEXT, "doc_id": _TEXT, "grade": pa.int64()}
+CLAIM_COLUMNS = {"question_id": _TEXT, "claim_id": _TEXT, "proposition": _TEXT, "docs": _TEXTS}
+
+# Each table's rows from the Arrow tables registered under these names; `?` is the suite. The
+# questions' derived columns: answerable (some grade > 0), n_relevant (grades >= 1), n_expected.
+_INSERTS = {
+    "documents": "SELECT ? AS suite, * FROM _suite_documents",
+    "questions": """
+        SELECT ? AS suite, q.*, coalesce(l.answerable, false) AS answerable,
+               coalesce(l.n_relevant, 0) AS n_relevant, coalesce(c.n_expected, 0) AS n_expected
+        FROM _suite_questions q
+        LEFT JOIN (SELECT question_id, bool_or(grade > 0) AS answerable,
+                          count(*) FILTER (WHERE grade >= 1) AS n_relevant
+                   FROM _suite_labels GROUP BY question_id) l USING (question_id)
+        LEFT JOIN (SELECT question_id, count(*) AS n_expected FROM _suite_claims GROUP BY question_id) c
+          USING (question_id)""",
+    "labels": "SELECT ? AS suite, * FROM _suite_labels",
+    "expected_claims": "SELECT ? AS suite, * FROM _suite_claims",
+}
+
+
+# --- writing ----------------------------------------------------------------------------------
+
 
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> None:
+    """Insert a DataFrame's rows into `table` (an allow-listed name), columns matched by name."""
     if frame.empty:
         return
     # Arrow types a column from every value; a pandas scan samples rows and can type a sparse column NULL.
@@ -24,32 +68,71 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame
 
 
 def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
-    """Replace one suite's rows in the suite tables."""
+    """Replace one suite's rows in the suite tables (one `suites` row; documents, questions, labels,
+    expected claims and the suite's chunk map as loaded)."""
     for table in SUITE_TABLES:
         con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite.name])
-    questions = list(suite.questions.values())
-    insert_frame(con, "suites", pd.DataFrame([{
-        "suite": suite.name, "version": suite.version, "corpus_version": suite.corpus_version,
-        "rubric_version": suite.rubric_version, "description": suite.description,
-        "n_documents": len(suite.documents), "n_questions": len(questions), "files_hash": suite.files_hash,
-        "unit": suite.unit,
-    }]))
+    staged = {"_suite_documents": document_columns(suite)}
+    staged["_suite_questions"], staged["_suite_labels"], staged["_suite_claims"] = question_columns(suite)
+    con.execute("INSERT INTO suites (suite, version, corpus_version, rubric_version, description, n_documents, "
+                "n_questions, files_hash, unit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                    suite.name, suite.version, suite.corpus_version, suite.rubric_version, suite.description,
+                    staged["_suite_documents"].num_rows, staged["_suite_questions"].num_rows, suite.files_hash,
+                    suite.unit])
     write_chunks(con, suite.name, None, suite.chunks)
-    insert_frame(con, "documents", pd.DataFrame(
-        [{"suite": suite.name, "doc_id": d.id, "version": d.version, "title": d.title, "text": d.text,
-          "access": d.access} for d in suite.documents.values()],
-        columns=["suite", "doc_id", "version", "title", "text", "access"], dtype=object))
-    insert_frame(con, "questions", pd.DataFrame(
-        [{"suite": suite.name, "question_id": q.id, "position": q.position, "text": q.text, "type": q.type,
-          "split": q.split, "critical": q.critical, "tags": q.tags, "caller": q.caller,
-          "answerable": any(g > 0 for g in q.grades.values()), "disputed": q.disputed,
-          "n_relevant": sum(1 for g in q.grades.values() if g >= 1), "n_expected": len(q.support)}
-         for q in questions], dtype=object))
-    insert_frame(con, "labels", pd.DataFrame(
-        [{"suite": suite.name, "question_id": q.id, "doc_id": doc, "grade": grade}
-         for q in questions for doc, grade in q.grades.items()],
-        columns=["suite", "question_id", "doc_id", "grade"], dtype=object))
-    insert_frame(con, "expected_claims", pd.DataFrame(
-        [{"suite": suite.name, "question_id": q.id, "claim_id": claim, "proposition": q.propositions.get(claim),
-          "docs": docs} for q in questions for claim, docs in q.support.items()],
-        columns=["suite", "question_id", "claim_id", "proposition", "docs"], dtype=object))
+    for name, table in staged.items():
+        con.register(name, table)
+    try:
+        with _any_row_order(con):
+            for table, select in _INSERTS.items():
+                con.execute(f"INSERT INTO {table} BY NAME {select}", [suite.name])
+    finally:
+        for name in staged:
+            con.unregister(name)
+
+
+@contextmanager
+def _any_row_order(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Let DuckDB insert rows in parallel, in any order (tables are read by key: docs/schema.md);
+    the connection's setting is restored after."""
+    before = con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()[0][0]
+    con.execute("SET preserve_insertion_order = false")
+    try:
+        yield
+    finally:
+        con.execute(f"SET preserve_insertion_order = {'true' if before else 'false'}")
+
+
+def document_columns(suite: Suite) -> pa.Table:
+    """The suite's documents as `DOCUMENT_COLUMNS`, in file order."""
+    fields = ("version", "title", "text", "access")
+    with gc_paused():
+        columns = [list(suite.documents), *(list(zip(*map(attrgetter(*fields), suite.documents.values())))
+                                            or [[] for _ in fields])]
+    return _table(columns, DOCUMENT_COLUMNS)
+
+
+def question_columns(suite: Suite) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The suite's questions, labels and expected claims as `QUESTION_COLUMNS`, `LABEL_COLUMNS` and
+    `CLAIM_COLUMNS`, in file order; a claim without a proposition has a NULL one."""
+    questions = list(suite.questions.values())
+    with gc_paused():
+        plain = list(zip(*map(attrgetter(*_QUESTION_FIELDS), questions))) or [[] for _ in _QUESTION_FIELDS]
+        label_question, label_doc, label_grade = [], [], []
+        claim_question, claim_id, claim_words, claim_docs = [], [], [], []
+        for q in questions:
+            grades, support = q.grades, q.support
+            label_question.extend([q.id] * len(grades))
+            label_doc.extend(grades)
+            label_grade.extend(grades.values())
+            claim_question.extend([q.id] * len(support))
+            claim_id.extend(support)
+            claim_words.extend(map(q.propositions.get, support))
+            claim_docs.extend(support.values())
+    return (_table(plain, QUESTION_COLUMNS), _table([label_question, label_doc, label_grade], LABEL_COLUMNS),
+            _table([claim_question, claim_id, claim_words, claim_docs], CLAIM_COLUMNS))
+
+
+def _table(columns: list, layout: dict[str, pa.DataType]) -> pa.Table:
+    """An Arrow table of `columns` (lists of values, in `layout`'s order) typed by `layout`."""
+    return pa.table([pa.array(column, kind) for column, kind in zip(columns, layout.values())], names=list(layout))

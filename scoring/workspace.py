@@ -5,17 +5,22 @@ Layout (docs/formats.md):
     suites/<suite>/suite.json, documents.jsonl, questions.jsonl, chunks.jsonl (optional)
     runs/<run_id>/manifest.json, records.jsonl (or records.parquet), chunks.jsonl (optional)
 
-Suites and manifests are small and checked here in Python; records can number millions and are
-staged and checked with set-based SQL in `scoring.records`. Every problem names file, line,
-question and field, and every problem in the workspace is reported, not just the first.
+Suites and manifests are checked here in Python (a suite's clean lines on a fast path of set
+checks, the rest field by field); records can number millions and are staged and checked with
+set-based SQL in `scoring.records`. Every problem names file, line, question and field, and every
+problem in the workspace is reported, not just the first.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +158,29 @@ def files_hash(paths: list[Path]) -> str:
     return digest.hexdigest()
 
 
+Digest = Callable[[list[Path]], str]
+"""A function returning `files_hash` of a list of files."""
+
+
+@contextmanager
+def hashing_ahead(file_sets: list[list[Path]]) -> Iterator[Digest]:
+    """`files_hash`, with the given file sets hashed in advance, in order, on a background thread
+    (hashlib and file reads release the GIL), so a workspace's records are hashed while its suites
+    are parsed. A set not given in advance is hashed when asked for. On exit, sets never asked for
+    and not yet started are dropped (a run with a broken manifest), and the thread is joined."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        ahead = {tuple(paths): pool.submit(files_hash, paths) for paths in file_sets}
+
+        def digest(paths: list[Path]) -> str:
+            future = ahead.get(tuple(paths))
+            return future.result() if future is not None else files_hash(paths)
+
+        yield digest
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 # --- JSON helpers -----------------------------------------------------------------------------
 
 
@@ -174,6 +202,68 @@ def _loads(text: str) -> Any:
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+_PLAIN_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_KEY_END = re.compile(r'"[ \t\r\n]*:')
+"""Where a key can end: its closing quote, optional JSON whitespace, a colon."""
+_QUOTE_THEN_SPACE = re.compile(r'"[ \t\r\n]')
+
+
+def _no_key_lost(text: str, value: dict[str, Any]) -> bool:
+    """Whether the object line `text`, parsed into `value` by a parser that keeps the last of two
+    equal keys, provably held no key twice.
+
+    Every key of the text is followed by a colon, directly so when no quote in the text is followed
+    by whitespace; so the text's colons, then its `":` sequences, then its `"<space>:` sequences
+    bound its keys from above, while the keys of `value` and of the objects directly inside it
+    bound them from below. Equal bounds: no key was lost. Unequal ones prove nothing (a colon in a
+    string, an object nested deeper): the caller parses again, strictly."""
+    shown = len(value)
+    for item in value.values():
+        if type(item) is dict:
+            shown += len(item)
+    if text.count(":") == shown:
+        return True
+    if _QUOTE_THEN_SPACE.search(text):
+        return len(_KEY_END.findall(text)) == shown
+    return text.count('":') == shown
+
+
+def _loads_object_line(text: str) -> Any:
+    """`_loads`, faster for the usual line: the same value, and the same error for every bad line.
+
+    The plain parser's result is returned when it is an object that lost no key (`_no_key_lost`);
+    any other line (not JSON, not an object, a key twice, a colon inside a string, ...) is parsed
+    again by `_loads`, which raises or returns exactly what it would have on its own."""
+    try:
+        value = _PLAIN_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return _loads(text)
+    if type(value) is dict and _no_key_lost(text, value):
+        return value
+    return _loads(text)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many objects without reference cycles are built
+    (parsed JSON lines, a suite's questions, Arrow input columns): each collection would walk all of
+    them again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_FREEZE_AT = 100_000
+"""A suite of at least this many documents, questions and chunks is moved, once loaded, to the
+garbage collector's permanent generation (`gc.freeze`, which moves every object then alive): it
+holds no reference cycles, reference counting frees it when dropped, and no later collection of
+the process walks its objects again (each walk of a 1M-record suite costs about a second)."""
 
 
 _JSON_SPACE = " \t\r\n"
@@ -239,7 +329,7 @@ def read_json_file(path: Path, problems: Problems, lines: dict[str, int] | None 
 def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; problems recorded for the rest."""
     try:
-        handle = path.open("rb")
+        handle = path.open("rb", buffering=1 << 20)
     except OSError as error:
         problems.add(f"cannot read the file ({error.strerror})", path=str(path))
         return
@@ -252,7 +342,7 @@ def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[
                 problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM",
                              path=str(path), line=1)
                 raw = raw[3:]
-            if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
+            if len(raw) > MAX_LINE_BYTES and len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
                 problems.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", path=str(path), line=number)
                 seen_any = True
                 while not raw.endswith(b"\n") and (raw := handle.readline(MAX_LINE_BYTES + 3)):
@@ -264,11 +354,11 @@ def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[
                 problems.add("the line is not valid UTF-8", path=str(path), line=number)
                 seen_any = True
                 continue
-            if not text.strip(_JSON_SPACE):
+            if not text.startswith("{") and not text.strip(_JSON_SPACE):
                 continue
             seen_any = True
             try:
-                value = _loads(text)
+                value = _loads_object_line(text)
             except ValueError as error:
                 problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path), line=number)
                 continue
@@ -355,7 +445,8 @@ def suite_files(folder: Path) -> list[Path]:
         [chunks] if chunks.exists() else [])
 
 
-def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = None) -> Suite | None:
+def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = None,
+               digest: Digest = files_hash) -> Suite | None:
     """Read and check one suite folder; problems are recorded, not raised.
 
     With `known_hash` equal to the files' hash (a database already holds exactly this suite), only
@@ -382,20 +473,23 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
     suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description,
                   unit)
     if known_hash is not None and all(p.exists() for p in suite_files(folder)):
-        digest = files_hash(suite_files(folder))
-        if digest == known_hash:
-            suite.files_hash, suite.loaded = digest, False
+        found = digest(suite_files(folder))
+        if found == known_hash:
+            suite.files_hash, suite.loaded = found, False
             return suite
-    _load_documents(suite, folder / "documents.jsonl", problems)
     chunks_path = folder / "chunks.jsonl"
-    if chunks_path.exists():
-        suite.chunks = load_chunks(chunks_path, suite, problems)
-    elif unit == "chunk":
-        problems.add("a passage-level suite (unit 'chunk') needs chunks.jsonl: its labels name those chunks",
-                     path=str(chunks_path))
-    _load_questions(suite, folder / "questions.jsonl", problems)
+    with gc_paused():
+        _load_documents(suite, folder / "documents.jsonl", problems)
+        if chunks_path.exists():
+            suite.chunks = load_chunks(chunks_path, suite, problems)
+        elif unit == "chunk":
+            problems.add("a passage-level suite (unit 'chunk') needs chunks.jsonl: its labels name those chunks",
+                         path=str(chunks_path))
+        _load_questions(suite, folder / "questions.jsonl", problems)
+    if len(suite.documents) + len(suite.questions) + len(suite.chunks) >= _FREEZE_AT:
+        gc.freeze()
     hashed = [meta_path, folder / "documents.jsonl", folder / "questions.jsonl"]
-    suite.files_hash = files_hash(hashed + ([chunks_path] if chunks_path.exists() else []))
+    suite.files_hash = digest(hashed + ([chunks_path] if chunks_path.exists() else []))
     return suite
 
 
@@ -456,134 +550,258 @@ def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | N
     return chunks
 
 
+# Each suite line is first tried on a fast path (`_clean_document`, `_clean_question`): set checks that
+# accept only a line breaking no rule. Any other line gets the full field-by-field checks
+# (`_checked_document`, `_checked_question`), which record every problem.
+
+_STRING_TYPE = {str}
+_INT_TYPE = {int}
+
+
+def _nonblank(value: Any) -> bool:
+    """A string with more than whitespace (the rule of required text fields)."""
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _nonblank_strings(value: Any) -> bool:
+    """A list of non-blank strings (the rule of `tags`, `access` and `caller`)."""
+    return type(value) is list and _STRING_TYPE.issuperset(map(type, value)) and all(map(str.strip, value))
+
+
 def _load_documents(suite: Suite, path: Path, problems: Problems) -> None:
+    """Fill `suite.documents` from documents.jsonl; the rules are `_checked_document`'s."""
     for line, obj in iter_json_lines(path, problems):
-        check = _Checker(problems, path, line)
-        check.unknown_keys(obj, DOCUMENT_KEYS)
-        doc_id = obj.get("id")
-        if not check.ident(doc_id, "id"):
-            continue
-        if doc_id in suite.documents:
-            check.add("duplicate document ID", "id", doc_id)
-            continue
-        text = check.text(obj, "text")
-        version = check.text(obj, "version", required=False)
-        title = check.text(obj, "title", required=False, nonblank=False)
-        access = _groups(check, obj["access"], "access") if obj.get("access") is not None else []
-        # Registered even when a field is broken, so questions and records citing it are not also flagged.
-        suite.documents[doc_id] = Document(doc_id, text or "", version, title, access)
+        document = _clean_document(obj, suite.documents)
+        if document is None:
+            document = _checked_document(obj, suite.documents, _Checker(problems, path, line))
+        if document is not None:
+            suite.documents[document.id] = document
+
+
+def _checked_document(obj: dict[str, Any], known: dict[str, Document], check: _Checker) -> Document | None:
+    """Every rule of a document line, each broken one recorded; the document to register, or None
+    (its ID is malformed or taken). A document with other broken fields is still registered, so
+    questions and records citing it are not also flagged."""
+    check.unknown_keys(obj, DOCUMENT_KEYS)
+    doc_id = obj.get("id")
+    if not check.ident(doc_id, "id"):
+        return None
+    if doc_id in known:
+        check.add("duplicate document ID", "id", doc_id)
+        return None
+    text = check.text(obj, "text")
+    version = check.text(obj, "version", required=False)
+    title = check.text(obj, "title", required=False, nonblank=False)
+    access = _groups(check, obj["access"], "access") if obj.get("access") is not None else []
+    return Document(doc_id, text or "", version, title, access)
+
+
+def _clean_document(obj: dict[str, Any], known: dict[str, Document]) -> Document | None:
+    """The document of a line that breaks no rule of `_checked_document`, built as it builds it;
+    None when the line needs that full check (it may be valid still, e.g. with `x_` fields)."""
+    doc_id, text, version, title, access = map(obj.get, ("id", "text", "version", "title", "access"))
+    if not (DOCUMENT_KEYS.issuperset(obj) and type(doc_id) is str and WORKSPACE_ID.fullmatch(doc_id)
+            and doc_id not in known and _nonblank(text)
+            and (version is None or _nonblank(version)) and (title is None or isinstance(title, str))
+            and (access is None or _nonblank_strings(access))):
+        return None
+    return Document(doc_id, text, version, title, [] if access is None else access)
+
+
+@dataclass
+class _QuestionRules:
+    """What a suite's question lines are checked against."""
+
+    suite: Suite
+    labelled: dict[str, Any]
+    """The IDs labels may name: the suite's documents, or its chunks in a passage-level suite."""
+    not_labelled: str
+    """The rule text for a label naming anything else."""
+    claim_ids: set[str] = field(default_factory=set)
+    """Claim IDs already seen well-formed (claim IDs repeat from question to question)."""
 
 
 def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
+    """Fill `suite.questions` from questions.jsonl, in file order; the rules are `_checked_question`'s."""
     where = f"suite {suite.name!r} v{suite.version}"
     if suite.unit == "chunk":
-        labelled = suite.chunks
-        what = f"is not a chunk of {where} (unit 'chunk': labels name the chunks of chunks.jsonl)"
+        rules = _QuestionRules(suite, suite.chunks, f"is not a chunk of {where} (unit 'chunk': labels name the "
+                                                    "chunks of chunks.jsonl)")
     else:
-        labelled, what = suite.documents, f"is not a document of {where}"
+        rules = _QuestionRules(suite, suite.documents, f"is not a document of {where}")
     for line, obj in iter_json_lines(path, problems):
-        qid = obj.get("id")
-        check = _Checker(problems, path, line, qid if isinstance(qid, str) else None)
-        check.unknown_keys(obj, QUESTION_KEYS)
-        if not check.ident(qid, "id"):
-            continue
-        if qid in suite.questions:
-            check.add("duplicate question ID", "id", qid)
-            continue
-        text = check.text(obj, "text")
-        qtype = check.text(obj, "type")
-        split = obj.get("split")
-        if split not in SPLITS:
-            check.add("expected 'dev' or 'heldout'", "split", split)
-        critical = obj.get("critical", False)
-        if not isinstance(critical, bool):
-            check.add("expected true or false", "critical", critical)
-        tags = obj.get("tags", [])
-        if not isinstance(tags, list) or any(not isinstance(t, str) or not t.strip() for t in tags):
-            check.add("expected a list of tag strings", "tags", tags)
-            tags = []
-        caller = _groups(check, obj["caller"], "caller") if obj.get("caller") is not None else None
+        question = _clean_question(obj, rules)
+        if question is None:
+            qid = obj.get("id")
+            check = _Checker(problems, path, line, qid if isinstance(qid, str) else None)
+            question = _checked_question(obj, rules, check)
+        if question is not None:
+            suite.questions[question.id] = question
 
-        grades: dict[str, int] = {}
-        relevant = obj.get("relevant")
-        if relevant is None:
-            check.add("required field is missing (use [] for an unanswerable question)", "relevant")
-        elif isinstance(relevant, list):
-            grades = {doc: 1 for doc in check.id_list(relevant, "relevant", MAX_LABELS)}
-        elif isinstance(relevant, dict):
-            if len(relevant) > MAX_LABELS:
-                check.add(f"at most {MAX_LABELS} labelled documents, found {len(relevant)}", "relevant", relevant)
-            for doc, grade in list(relevant.items())[:MAX_LABELS]:
-                if not check.ident(doc, "relevant"):
-                    continue
-                if not isinstance(grade, int) or isinstance(grade, bool):
-                    check.add("a relevance grade is a whole number", f"relevant[{doc!r}]", grade)
-                    continue
-                grades[doc] = grade
-        else:
-            check.add("expected a list of document IDs or a map document ID -> grade", "relevant", relevant)
-        for doc in grades:
-            if doc not in labelled:
-                check.add(what, "relevant", doc)
-        positive = {doc for doc, grade in grades.items() if grade > 0}
 
-        support: dict[str, list[str]] = {}
-        raw_support = obj.get("support", {})
-        if not isinstance(raw_support, dict):
-            check.add("expected a map claim ID -> supporting document IDs", "support", raw_support)
-            raw_support = {}
-        for claim, docs in raw_support.items():
-            if not check.ident(claim, "support"):
+def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: _Checker) -> Question | None:
+    """Every rule of a question line (docs/formats.md), each broken one recorded; the question to
+    register, or None (its ID is malformed or taken). A question with other broken fields is still
+    registered, so records of it are not also flagged as unknown."""
+    suite = rules.suite
+    check.unknown_keys(obj, QUESTION_KEYS)
+    qid = obj.get("id")
+    if not check.ident(qid, "id"):
+        return None
+    if qid in suite.questions:
+        check.add("duplicate question ID", "id", qid)
+        return None
+    text = check.text(obj, "text")
+    qtype = check.text(obj, "type")
+    split = obj.get("split")
+    if split not in SPLITS:
+        check.add("expected 'dev' or 'heldout'", "split", split)
+    critical = obj.get("critical", False)
+    if not isinstance(critical, bool):
+        check.add("expected true or false", "critical", critical)
+    tags = obj.get("tags", [])
+    if not isinstance(tags, list) or any(not isinstance(t, str) or not t.strip() for t in tags):
+        check.add("expected a list of tag strings", "tags", tags)
+        tags = []
+    caller = _groups(check, obj["caller"], "caller") if obj.get("caller") is not None else None
+
+    grades: dict[str, int] = {}
+    relevant = obj.get("relevant")
+    if relevant is None:
+        check.add("required field is missing (use [] for an unanswerable question)", "relevant")
+    elif isinstance(relevant, list):
+        grades = {doc: 1 for doc in check.id_list(relevant, "relevant", MAX_LABELS)}
+    elif isinstance(relevant, dict):
+        if len(relevant) > MAX_LABELS:
+            check.add(f"at most {MAX_LABELS} labelled documents, found {len(relevant)}", "relevant", relevant)
+        for doc, grade in list(relevant.items())[:MAX_LABELS]:
+            if not check.ident(doc, "relevant"):
                 continue
-            listed = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS)
-            if docs == []:
-                check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
-            outside = [d for d in listed if d not in positive]
-            if outside:
-                check.add("supporting documents must be labelled relevant (grade > 0)", f"support[{claim!r}]", outside)
-            support[claim] = listed
-        if support and not positive:
-            check.add("expected claims need relevant documents", "support", sorted(support))
+            if not isinstance(grade, int) or isinstance(grade, bool):
+                check.add("a relevance grade is a whole number", f"relevant[{doc!r}]", grade)
+                continue
+            grades[doc] = grade
+    else:
+        check.add("expected a list of document IDs or a map document ID -> grade", "relevant", relevant)
+    for doc in grades:
+        if doc not in rules.labelled:
+            check.add(rules.not_labelled, "relevant", doc)
+    positive = {doc for doc, grade in grades.items() if grade > 0}
 
-        propositions: dict[str, str] = {}
-        raw_claims = obj.get("claims", {})
-        if not isinstance(raw_claims, dict):
-            check.add("expected a map claim ID -> proposition", "claims", raw_claims)
-            raw_claims = {}
-        for claim, words in raw_claims.items():
-            if claim not in support:
-                check.add("a proposition for a claim that is not an expected claim in 'support'", "claims", claim)
-            elif not isinstance(words, str) or not words.strip():
-                check.add("a proposition is a non-empty string", f"claims[{claim!r}]", words)
-            else:
-                propositions[claim] = words
-        disputed = check.text(obj, "disputed", required=False)
-        # Registered even when a field is broken, so records of the question are not also flagged as unknown.
-        suite.questions[qid] = Question(
-            qid, len(suite.questions), text or "", qtype or "", split if split in SPLITS else "",
-            critical is True, list(tags), caller, grades, support, propositions, disputed,
-        )
+    support: dict[str, list[str]] = {}
+    raw_support = obj.get("support", {})
+    if not isinstance(raw_support, dict):
+        check.add("expected a map claim ID -> supporting document IDs", "support", raw_support)
+        raw_support = {}
+    for claim, docs in raw_support.items():
+        if not check.ident(claim, "support"):
+            continue
+        listed = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS)
+        if docs == []:
+            check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
+        outside = [d for d in listed if d not in positive]
+        if outside:
+            check.add("supporting documents must be labelled relevant (grade > 0)", f"support[{claim!r}]", outside)
+        support[claim] = listed
+    if support and not positive:
+        check.add("expected claims need relevant documents", "support", sorted(support))
+
+    propositions: dict[str, str] = {}
+    raw_claims = obj.get("claims", {})
+    if not isinstance(raw_claims, dict):
+        check.add("expected a map claim ID -> proposition", "claims", raw_claims)
+        raw_claims = {}
+    for claim, words in raw_claims.items():
+        if claim not in support:
+            check.add("a proposition for a claim that is not an expected claim in 'support'", "claims", claim)
+        elif not isinstance(words, str) or not words.strip():
+            check.add("a proposition is a non-empty string", f"claims[{claim!r}]", words)
+        else:
+            propositions[claim] = words
+    disputed = check.text(obj, "disputed", required=False)
+    return Question(
+        qid, len(suite.questions), text or "", qtype or "", split if split in SPLITS else "",
+        critical is True, list(tags), caller, grades, support, propositions, disputed,
+    )
+
+
+def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | None:
+    """The question of a line that breaks no rule of `_checked_question`, built as it builds it;
+    None when the line needs that full check (it may be valid still, e.g. with `x_` fields).
+
+    Labels and supporting documents are checked as sets: an ID the suite labels is well-formed."""
+    qid, text, qtype, split, disputed = map(obj.get, ("id", "text", "type", "split", "disputed"))
+    critical, tags, caller = obj.get("critical", False), obj.get("tags", []), obj.get("caller")
+    if not (QUESTION_KEYS.issuperset(obj) and type(qid) is str and WORKSPACE_ID.fullmatch(qid)
+            and qid not in rules.suite.questions and _nonblank(text) and _nonblank(qtype) and split in SPLITS
+            and (critical is True or critical is False) and _nonblank_strings(tags)
+            and (caller is None or _nonblank_strings(caller)) and (disputed is None or _nonblank(disputed))):
+        return None
+    grades = _clean_grades(obj.get("relevant"), rules.labelled)
+    if grades is None:
+        return None
+    positive = {doc for doc, grade in grades.items() if grade > 0}
+    support, claims = obj.get("support", {}), obj.get("claims", {})
+    if not (type(support) is dict and type(claims) is dict and _claim_ids_ok(support, rules.claim_ids)
+            and all(map(_supporting_docs_ok, support.values(), repeat(positive)))
+            and support.keys() >= claims.keys() and all(map(_nonblank, claims.values()))):
+        return None
+    # The parsed line is not kept: its lists and maps are the question's own.
+    return Question(qid, len(rules.suite.questions), text, qtype, split, critical, tags, caller, grades, support,
+                    claims, disputed)
+
+
+def _clean_grades(relevant: Any, labelled: dict[str, Any]) -> dict[str, int] | None:
+    """Label ID -> grade of a `relevant` field that breaks no rule: a list of distinct labelled IDs
+    (grade 1 each) or a map labelled ID -> whole number, at most MAX_LABELS; else None."""
+    if type(relevant) is dict:
+        if (len(relevant) <= MAX_LABELS and labelled.keys() >= relevant.keys()
+                and _INT_TYPE.issuperset(map(type, relevant.values()))):
+            return relevant
+    elif type(relevant) is list:
+        if len(relevant) <= MAX_LABELS and _STRING_TYPE.issuperset(map(type, relevant)):
+            ids = set(relevant)
+            if len(ids) == len(relevant) and labelled.keys() >= ids:
+                return dict.fromkeys(relevant, 1)
+    return None
+
+
+def _claim_ids_ok(support: dict[str, Any], seen_ok: set[str]) -> bool:
+    """Whether every claim ID of `support` is well-formed; well-formed ones join `seen_ok`."""
+    if seen_ok.issuperset(support):
+        return True
+    if not all(map(WORKSPACE_ID.fullmatch, support)):
+        return False
+    seen_ok.update(support)
+    return True
+
+
+def _supporting_docs_ok(docs: Any, positive: set[str]) -> bool:
+    """Whether an expected claim's documents break no rule: 1 to MAX_CITATIONS distinct IDs, each
+    graded > 0 (so each a well-formed, labelled ID)."""
+    return (type(docs) is list and 0 < len(docs) <= MAX_CITATIONS and _STRING_TYPE.issuperset(map(type, docs))
+            and positive.issuperset(docs) and len(set(docs)) == len(docs))
 
 
 # --- runs -------------------------------------------------------------------------------------
 
 
 def load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
-             broken_suites: frozenset[str] = frozenset()) -> Run | None:
+             broken_suites: frozenset[str] = frozenset(), *, digest: Digest = files_hash) -> Run | None:
     """Read and check one run's manifest against its suite; records are checked in SQL later.
 
     A run of a suite in `broken_suites` (a folder whose suite.json has problems, already reported)
     is not loaded and not reported again."""
     found = Problems()
     try:
-        return _load_run(folder, suites, found, broken_suites)
+        return _load_run(folder, suites, found, broken_suites, digest)
     finally:
         if found:
             problems.extend(ValidationError(found.items))
 
 
 def _load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
-              broken_suites: frozenset[str]) -> Run | None:
+              broken_suites: frozenset[str], digest: Digest) -> Run | None:
     """`load_run` with its own collector: a run with any problem is never returned (even past the
     workspace's problem limit), so no unchecked manifest value reaches staging."""
     path = folder / "manifest.json"
@@ -646,7 +864,15 @@ def _load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
     if len(problems.items) > before:
         return None
     hashed = [path, records[0]] + ([chunks_path] if chunks_path.exists() else [])
-    return Run(folder.name, folder, manifest, records[0], files_hash(hashed), chunks)
+    return Run(folder.name, folder, manifest, records[0], digest(hashed), chunks)
+
+
+def run_files(folder: Path) -> list[Path] | None:
+    """The files whose bytes make a run's content hash; None when the folder holds not exactly one
+    records file (a problem `load_run` reports)."""
+    records = [p for p in (folder / "records.jsonl", folder / "records.parquet") if p.exists()]
+    chunks = folder / "chunks.jsonl"
+    return [folder / "manifest.json", *records] + ([chunks] if chunks.exists() else []) if len(records) == 1 else None
 
 
 def discover(root: Path, problems: Problems) -> tuple[list[Path], list[Path]]:
@@ -678,15 +904,17 @@ def load_workspace(root: Path, problems: Problems, *, stored: dict[str, str] | N
             except (OSError, ValueError, AttributeError, TypeError):
                 pass
     suites: dict[str, Suite] = {}
-    for folder in suite_dirs:
-        suite = load_suite(folder, problems, known_hash=stored.get(folder.name))
-        if suite is not None:
-            suites[suite.name] = suite
-    broken = frozenset(folder.name for folder in suite_dirs) - set(suites)
     runs: dict[str, Run] = {}
-    for folder in run_dirs:
-        run = load_run(folder, suites, problems, broken)
-        if run is not None:
-            runs[run.run_id] = run
+    file_sets = [suite_files(folder) for folder in suite_dirs] + [run_files(folder) for folder in run_dirs]
+    with hashing_ahead([paths for paths in file_sets if paths is not None]) as digest:
+        for folder in suite_dirs:
+            suite = load_suite(folder, problems, known_hash=stored.get(folder.name), digest=digest)
+            if suite is not None:
+                suites[suite.name] = suite
+        broken = frozenset(folder.name for folder in suite_dirs) - set(suites)
+        for folder in run_dirs:
+            run = load_run(folder, suites, problems, broken, digest=digest)
+            if run is not None:
+                runs[run.run_id] = run
     return Workspace(root, suites, runs)
 

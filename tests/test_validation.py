@@ -11,18 +11,21 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import duckdb
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scoring import records as records_module
-from scoring.errors import Problems, ValidationError
+from scoring import workspace as workspace_module
+from scoring.errors import Problem, Problems, ValidationError
 from scoring.refresh import refresh, stage, write_suite
 from scoring.schema import create_schema
-from scoring.workspace import load_workspace
+from scoring.workspace import load_suite, load_workspace
 from workspaces import (
-    D, M, Q, R, S,
+    SUITE_META, D, M, Q, R, S,
     DOCUMENTS, RECORDS, append_line, build, drop_field, drop_key, edit_line, lines, manifest,
     replace_line, run_file, set_field, set_key, suite_file, write_json, write_jsonl,
 )
@@ -479,6 +482,205 @@ def _check_special(name: str, found: list[str]) -> None:
     # With no documents every reference to a document is also reported, in file and line order.
     assert all(re.match(r"^(runs|suites)/[\w./-]+(:\d+)?: ", line) for line in found[:-1]), found
     assert re.match(r"^(runs|suites)/[\w./-]+(:\d+)?: |^\.\.\. and \d+ more problems$", found[-1]), found
+
+
+# --- suites read on the fast path are read exactly as the full checks read them -------------------
+#
+# `scoring.workspace` accepts a clean document or question line after set checks, and a JSON line after
+# a plain parse whose keys it counts; everything else goes through the full field-by-field checks and
+# the strict parser. These cases and the property test below hold both routes to the same problems
+# and the same suite content.
+
+ABSENT = object()
+"""A field left out of the line."""
+
+
+class Pairs(list):
+    """A JSON object written from (key, value) pairs, so a key can appear twice."""
+
+
+def _render(value: Any, colon: str) -> str:
+    if isinstance(value, Pairs):
+        return "{" + ", ".join(f"{json.dumps(k)}{colon}{_render(v, colon)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_render(v, colon) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _pairs(fields: dict[str, Any]) -> Pairs:
+    return Pairs((k, v) for k, v in fields.items() if v is not ABSENT)
+
+
+def _maps(*maps: dict[str, Any]) -> list[Any]:
+    """Each map as an object, and once more with its first key twice."""
+    out: list[Any] = []
+    for m in maps:
+        out.append(Pairs(m.items()))
+        if m:
+            key, value = next(iter(m.items()))
+            out.append(Pairs([*m.items(), (key, value)]))
+    return out
+
+
+DOCUMENT_OPTIONS: dict[str, list[Any]] = {
+    "id": ["rb-9", "rb-1", "a b", "x" * 129, "é-1", "q\u3000", 5, None, "", ABSENT],
+    "text": ["words: with a colon", " ", "\u00a0", "", 3, None, ["x"], ABSENT],
+    "version": ["v2", " ", 2, None, ABSENT], "title": ["T", "", 2, None, ABSENT],
+    "access": [[], ["hr"], ["hr", " "], [1], "hr", None, ABSENT],
+    "x_note": [1, Pairs([("a", 1), ("a", 2)])], "url": ["http://x"],
+}
+QUESTION_OPTIONS: dict[str, list[Any]] = {
+    "id": ["q-1", "q 3", 7, None, ABSENT], "text": DOCUMENT_OPTIONS["text"], "type": [" ", None, ABSENT],
+    "split": ["heldout", "test", None, ABSENT], "critical": [True, None, "yes", 0, ABSENT],
+    "tags": DOCUMENT_OPTIONS["access"], "caller": DOCUMENT_OPTIONS["access"],
+    "relevant": [["rb-1"], ["rb-1", "rb-1"], ["rb-1", "rb-2"], ["nope"], ["a b"], [3], [], "rb-1", None, ABSENT,
+                 *_maps({"rb-1": 2, "rb-2": 0}, {"rb-1": True}, {"rb-1": 1.5}, {"rb-1": -1}, {"nope": 1}, {})],
+    "support": [ABSENT, None, [], *_maps({"c": ["rb-1"]}, {"c": []}, {"c": ["rb-2"]}, {"c": ["rb-1"], "c c": ["rb-1"]},
+                                         {"c": "rb-1"}, {"c": ["rb-1", "rb-1"]}, {"c": [1]}, {})],
+    "claims": [ABSENT, None, [], *_maps({"c": "Words."}, {"c": " "}, {"d": "Words."}, {"c": 1}, {})],
+    "disputed": ["note", " ", True, None, ABSENT], "x_note": ["a: b", Pairs([("a", Pairs([("b", 1), ("b", 2)]))])],
+    "answer": ["none"],
+}
+VALID_DOCUMENT = {"id": "rb-9", "text": "Nine.", "version": "v1", "title": "Nine", "access": ["hr"]}
+VALID_QUESTION = {"id": "q-1", "text": "Which?", "type": "lookup", "split": "dev", "critical": False,
+                  "tags": ["t"], "caller": ["hr"], "relevant": Pairs([("rb-1", 2), ("rb-2", 0)]),
+                  "support": Pairs([("c", ["rb-1"])]), "claims": Pairs([("c", "Words.")]), "disputed": "note"}
+
+
+def _lines_near(valid: dict[str, Any], options: dict[str, list[Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    """A valid line with zero to two fields changed to an option (a broken value, another valid one, or
+    left out), so that lines one rule away from clean are common."""
+    change = st.lists(st.sampled_from(sorted(options)), max_size=2, unique=True).flatmap(
+        lambda keys: st.fixed_dictionaries({key: st.sampled_from(options[key]) for key in keys}))
+    return change.map(lambda changed: {**valid, **changed})
+
+
+DOCUMENT_LINE = _lines_near(VALID_DOCUMENT, DOCUMENT_OPTIONS)
+QUESTION_LINE = _lines_near(VALID_QUESTION, QUESTION_OPTIONS)
+
+
+def _read_suite(folder: Path) -> tuple[list[Problem], Any]:
+    problems = Problems()
+    suite = load_suite(folder, problems)
+    return problems.items, suite and (suite.documents, suite.questions)
+
+
+def _read_suite_by_full_checks(folder: Path) -> tuple[list[Problem], Any]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workspace_module, "_clean_document", lambda *args: None)
+        patch.setattr(workspace_module, "_clean_question", lambda *args: None)
+        patch.setattr(workspace_module, "_loads_object_line", workspace_module._loads)
+        return _read_suite(folder)
+
+
+def _both_routes(folder: Path, documents: list[dict], questions: list[dict], colon: str = ": ") -> None:
+    """Write a suite (rb-1 and rb-2 first, then `documents`; `questions`) and read it both ways."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "suite.json", SUITE_META)
+    known = [{"id": "rb-1", "text": "One."}, {"id": "rb-2", "text": "Two."}]
+    for name, rows in (("documents.jsonl", [*known, *documents]), ("questions.jsonl", questions)):
+        (folder / name).write_text("".join(_render(_pairs(row), colon) + "\n" for row in rows), encoding="utf-8")
+    assert _read_suite(folder) == _read_suite_by_full_checks(folder)
+
+
+SINGLE_CHANGES = [("document", key, value) for key, values in DOCUMENT_OPTIONS.items() for value in values] + [
+    ("question", key, value) for key, values in QUESTION_OPTIONS.items() for value in values]
+
+
+@pytest.mark.parametrize("kind, key, value", SINGLE_CHANGES,
+                         ids=[f"{kind}-{key}-{i}" for i, (kind, key, _) in enumerate(SINGLE_CHANGES)])
+def test_every_single_change_reads_as_the_full_checks_do(tmp_path, kind, key, value):
+    document = {**VALID_DOCUMENT, key: value} if kind == "document" else VALID_DOCUMENT
+    question = {**VALID_QUESTION, key: value} if kind == "question" else VALID_QUESTION
+    # The changed line, then the same line again (a duplicate ID, or a second clean line).
+    _both_routes(tmp_path / "suites" / "demo", [document, {**document, "id": "rb-8"}],
+                 [question, {**question, "id": "q-2"}, question])
+
+
+def _numbered(rows: list[dict[str, Any]], valid: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each line its own ID (the valid one with a number), unless its ID is the field changed."""
+    return [{**row, "id": f"{valid['id']}{i}"} if row["id"] == valid["id"] else row for i, row in enumerate(rows)]
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(documents=st.lists(DOCUMENT_LINE, min_size=1, max_size=4),
+       questions=st.lists(QUESTION_LINE, min_size=1, max_size=4), colon=st.sampled_from([": ", ":", " : ", "\t:"]))
+def test_the_fast_path_reads_suites_as_the_full_checks_do(tmp_path, documents, questions, colon):
+    _both_routes(tmp_path / "suites" / "demo", _numbered(documents, VALID_DOCUMENT),
+                 _numbered(questions, VALID_QUESTION), colon)
+
+
+SPACED_TWICE = '{"id" : "spare", "text" : "a: b", "text"\t: "c"}'
+
+
+@pytest.mark.parametrize("raw, expected", [
+    (SPACED_TWICE, [f"{DOCS}:7: not valid JSON (a key appears twice in one object: 'text')"]),
+    ('{"id": "spare", "text": "a", "x_meta": {"k": {"n": 1, "n": 2}}}',
+     [f"{DOCS}:7: not valid JSON (a key appears twice in one object: 'n')"]),
+    ('{"id": "spare", "text": "\\"quoted\\": with colons: \\":"}', []),
+    ('{"id": "spare", "text": "a", "access": [], "title": "t: u"}', []),
+], ids=["a key twice with spaces before the colons", "a key twice two objects deep",
+        "quotes and colons inside a string", "colons in two strings"])
+def test_keys_twice_are_found_however_the_line_is_spaced(ws, raw, expected):
+    replace_line(D(ws), 7, raw)
+    assert check(ws) == expected
+
+
+def test_a_clean_suite_is_read_on_the_fast_path(ws, monkeypatch):
+    """The valid workspace's suite lines need neither the full checks nor the strict parser (which
+    still reads the whole-file JSON of suite.json and the manifests)."""
+    strict: list[str] = []
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the full checks ran on a clean line")
+
+    def loads(text: str) -> Any:
+        strict.append(text)
+        return json.loads(text)
+
+    monkeypatch.setattr(workspace_module, "_checked_document", refuse)
+    monkeypatch.setattr(workspace_module, "_checked_question", refuse)
+    monkeypatch.setattr(workspace_module, "_loads", loads)
+    assert check(ws) == []
+    assert len(strict) == 3 and all(text.startswith("{\n") for text in strict)   # suite.json, two manifests
+
+
+def test_the_suite_tables_hold_the_checked_suite(ws):
+    """Every row `write_suite` writes for the valid suite, written out by hand from tests/workspaces.py:
+    absent fields take their documented defaults, `answerable` is some grade > 0, `n_relevant` counts
+    grades >= 1, an expected claim without a proposition has a NULL one."""
+    workspace = load_workspace(ws, Problems())
+    con = duckdb.connect()
+    create_schema(con)
+    write_suite(con, workspace.suites["demo"])
+    assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchall() == [(True,)]   # restored
+    rows = {table: con.execute(f"SELECT * EXCLUDE (suite) FROM {table} ORDER BY ALL").fetchall()
+            for table in ("documents", "questions", "labels", "expected_claims")}
+    suite_row = con.execute("SELECT * EXCLUDE (files_hash) FROM suites").fetchall()
+    assert suite_row == [("demo", "3", "corpus-1", "rubric-1", "Small runbooks and policies.", 7, 5, "document")]
+    assert rows["documents"] == [
+        ("FR940202-2-00150", None, None, "A TREC-style document number.", []),
+        ("hr-1", None, "Salary bands", "L5 band is secret.", ["hr"]),
+        ("rb-1", "v2", "Rollback runbook", "Switch traffic back to the previous version.", []),
+        ("rb-2", None, "Smoke test", "After rollback, run the smoke test.", []),
+        ("rb-3", None, "Release window", "The release window starts on Monday.", []),
+        ("rb-4", None, "Old plan", "An archived planning note.", []),
+        ("spare", None, "Unused note", "Nobody retrieves this archived note.", []),
+    ]
+    # question_id, position, text, type, split, critical, tags, caller, answerable, disputed, n_relevant, n_expected
+    assert rows["questions"] == [
+        ("q-1", 0, "When does the release window start?", "lookup", "dev", True, ["release"], None, True, None, 1, 1),
+        ("q-2", 1, "What are the two rollback actions?", "multi-evidence", "heldout", False, [], None, True,
+         "rb-4 may also count.", 2, 2),
+        ("q-3", 2, "Which region hosts the backup?", "unanswerable", "dev", False, [], None, False, None, 0, 0),
+        ("q-4", 3, "What is the L5 salary band?", "permission", "dev", True, [], ["engineering"], True, None, 1, 1),
+        ("q-5", 4, "Which document number?", "lookup", "dev", False, [], None, True, None, 1, 0),
+    ]
+    assert rows["labels"] == [("q-1", "rb-3", 1), ("q-2", "rb-1", 3), ("q-2", "rb-2", 2), ("q-2", "rb-4", 0),
+                              ("q-4", "hr-1", 1), ("q-5", "FR940202-2-00150", 1)]
+    assert rows["expected_claims"] == [("q-1", "monday", "The release window starts on Monday.", ["rb-3"]),
+                                       ("q-2", "smoke", None, ["rb-2"]), ("q-2", "switch", None, ["rb-1"]),
+                                       ("q-4", "band", None, ["hr-1"])]
 
 
 # --- manifests and run folders -----------------------------------------------------------------------------
