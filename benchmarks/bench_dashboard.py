@@ -7,9 +7,10 @@ The pages are those the router `dashboard/app.py` serves. A page's queries are t
 sidebar's (`selection.comparison`: schema check, suites, runs, sides, compatibility) when the page
 uses it. Each is called directly with a realistic selection (the suite's first run as baseline,
 its last as candidate, the first question) against FILE, in the page's order, with Streamlit's
-cache cleared before each page load: a page's figure is a cold load, as after a refresh (the
-sidebar's small tables are read once per load, as in the app). Per-function figures are the same
-calls, timed one by one.
+caches (`st.cache_data` and `st.cache_resource`) cleared before each page load: a page's figure is a
+cold load, as after a refresh (what a page reads is read once per load, as in the app: a call that
+reuses what an earlier call of the same load read is timed as such). Per-function figures are the
+same calls, timed one by one.
 """
 from __future__ import annotations
 
@@ -59,11 +60,17 @@ def selection_context(data) -> dict:
     options = data.sides(suite)
     runs = [s for s in options if s.kind == "run"]
     base, cand = runs[0], runs[-1]
-    question = str(data.questions(suite)["question_id"].iloc[0]) if hasattr(data, "questions") else None
+    if hasattr(data, "question_choices"):
+        question = str(data.question_choices(suite)["question_id"].iloc[0])
+    elif hasattr(data, "questions"):
+        question = str(data.questions(suite)["question_id"].iloc[0])
+    else:
+        question = None
     families = list(getattr(data, "SLICE_COLUMNS", {"all": None}))
     return {"suite": suite, "base": base, "cand": cand, "baseline": base, "candidate": cand,
             "metric": "precision", "question_id": question, "question": question,
-            "run_id": base.run_ids[0], "families": families, "by": families[-1], "family": families[-1]}
+            "run_id": base.run_ids[0], "run_ids": (base.run_ids[0], cand.run_ids[0]), "families": families,
+            "by": families[-1], "family": families[-1]}
 
 
 def call(func, context: dict):
@@ -120,6 +127,7 @@ def main() -> None:
                 break
             total = 0.0
             st.cache_data.clear()
+            st.cache_resource.clear()
             for name in calls:
                 if name in errors or name in derived:
                     continue

@@ -1,31 +1,48 @@
-"""The dashboard's one door to the database: read-only queries, bound parameters, cached results.
+"""The dashboard's one door to the database: read-only reads, bound parameters, cached results.
 
-`ragslice refresh` replaces the database file atomically (write a new file, then rename), so no
-connection is held between queries: each query opens a read-only connection, reads, and closes it.
-Results are cached on (SQL, parameters, file signature); the signature is the file's inode, size and
-modification time, so the first rerun after a refresh reads the new file.
+`ragslice refresh` replaces the database file atomically (write a new file, then rename) and
+`ragslice compare` writes verdicts into it, so the dashboard never holds the file for long: one
+in-memory DuckDB instance per process attaches it read-only for batches of reads, keeps it
+`LINGER` seconds after the last batch (the next read of the same page reuses it: attaching costs
+milliseconds) and lets go at once when a writer waits for it. Results are cached on (what was read,
+file signature); the signature is the file's inode, size and modification time, so the first
+rerun after a refresh reads the new file.
+
+Two caches: small tables in `st.cache_data` (each caller gets a copy), and the per-question scores
+of a comparison's two sides in `st.cache_resource` (one shared copy, never modified), from which the
+headline, the per-question deltas, the slices, the aggregation choices and the statistics are all
+computed: a page reads them once. Summary tables (`scoring.summaries`) are read when the database
+has them; without them the same figures come from the scored tables, more slowly.
 
 Rules: every value is a bound parameter; the only identifiers spliced into SQL are metric columns
-from the registry (`scoring.metrics.REGISTRY`) and slice columns from `SLICE_COLUMNS`. Definitions
-(names, denominators, n/a rules, direction) live in the registry; this module only aggregates.
+from the registry (`scoring.metrics.REGISTRY`), slice columns from `SLICE_COLUMNS` and table names
+from fixed lists. Definitions (names, denominators, n/a rules, direction) live in the registry; this
+module only aggregates.
 """
 from __future__ import annotations
 
+import fcntl
+import itertools
 import json
 import os
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
+import numpy as np
 import pandas as pd
 import streamlit as st
 
+from scoring import compare as scoring_compare
 from scoring.metrics import BY_KEY, REGISTRY
 from scoring.schema import SCHEMA_VERSION
+from scoring.summaries import RUN_TOTAL_COLUMNS, SLICE_FAMILIES, run_totals_sql
 
 DB_ENV = "RAGSLICE_DB"
 POLICY_ENV = "RAGSLICE_POLICY"
@@ -35,22 +52,24 @@ HIGHER_IS_BETTER: list[str] = [m.key for m in REGISTRY if m.higher_is_better]
 UNCHANGED_TOLERANCE = 1e-9
 """Deltas within this distance of 0 count as unchanged (float noise from averaging repeats)."""
 
-SLICE_COLUMNS: dict[str, str] = {
-    "all": "'all'",
-    "answerable": "CASE WHEN q.answerable THEN 'answerable' ELSE 'unanswerable' END",
-    "type": "q.type",
-    "split": "q.split",
-}
-"""Slice families: name -> SQL expression over `questions q` (an allow-list; never user text)."""
+SLICE_COLUMNS: dict[str, str] = SLICE_FAMILIES
+"""Slice families: name -> SQL expression over `questions q` (`scoring.summaries.SLICE_FAMILIES`,
+an allow-list; never user text). `aggregates` computes the same partition from the questions' columns."""
 
 STATUSES: tuple[str, ...] = ("regressed", "improved", "unchanged", "n/a", "missing", "failed")
+WORSE: tuple[str, ...] = ("regressed", "missing", "failed")
+"""Statuses a question can score worse with: a missing or failed record scores as a failure."""
+DELTA_ROWS = 1_000
+"""`question_deltas` returns at most this many questions (in the chosen order) unless told otherwise."""
+QUESTION_CHOICES = 200
+"""`question_choices` lists at most this many questions."""
 
 
 class DatabaseMissing(RuntimeError):
     """The database file does not exist or is not a ragslice database."""
 
 
-# -- the connection ------------------------------------------------------------------------------
+# -- the database file ---------------------------------------------------------------------------
 
 
 def _option(env: str, flag: str) -> str | None:
@@ -92,17 +111,132 @@ def signature(path: Path) -> tuple[int, int, int]:
 LOCK_RETRIES = 40
 LOCK_WAIT = 0.05
 """A writer (`ragslice compare` recording a verdict) locks the file briefly; retry for up to 2 s."""
+READ_ERRORS = (duckdb.CatalogException, duckdb.IOException, duckdb.InvalidInputException,
+               duckdb.BinderException, duckdb.SerializationException)
 
 
-def _connect(path: str) -> duckdb.DuckDBPyConnection:
-    for _ in range(LOCK_RETRIES - 1):
-        try:
-            return duckdb.connect(path, read_only=True)
-        except duckdb.IOException as error:
-            if "lock" not in str(error).lower():
-                raise
-            time.sleep(LOCK_WAIT)
-    return duckdb.connect(path, read_only=True)
+LINGER = 0.25
+"""Seconds an attachment stays after its last batch, so the next batch of the same page reuses it;
+dropped at once when a writer is waiting for the file (`writer_waiting`)."""
+
+
+@dataclass
+class _Attachment:
+    alias: str
+    sig: tuple[int, int, int]
+    users: int
+    idle: int = 0
+    """Counts the times the attachment fell idle: a linger timer detaches only the idle spell it saw."""
+
+
+_MEMORY: duckdb.DuckDBPyConnection | None = None
+_ATTACHED: dict[str, _Attachment] = {}
+_FREE = threading.Condition()
+_ALIASES = itertools.count()
+
+
+def writer_waiting(path: str) -> bool:
+    """Whether a writer (`ragslice refresh`, `ragslice compare` recording a verdict) holds the
+    database's writer lock (`scoring.store.writer_lock`) and so may be waiting for the file."""
+    from scoring.store import _lock_path  # the one definition of the lock file's name
+
+    try:
+        handle = os.open(_lock_path(Path(path)), os.O_RDONLY)
+    except OSError:
+        return False  # no writer ever ran here
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(handle)
+
+
+@contextmanager
+def _reading(path: str, sig: tuple[int, int, int]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor whose default database is the file at `path`, attached read-only. Batches running at
+    the same time share one attachment; it stays `LINGER` seconds after the last one ends (the next
+    read of the page reuses it), and goes at once when a writer waits for the file, so the file is
+    never held long between reads."""
+    cursor = _acquire(path, sig)
+    try:
+        yield cursor
+    finally:
+        cursor.close()
+        _release(path)
+
+
+def _detach(path: str) -> None:
+    """Detach the idle attachment of `path` (call holding `_FREE`)."""
+    attachment = _ATTACHED.pop(path)
+    if _MEMORY is not None:
+        _MEMORY.execute(f"DETACH {attachment.alias}")
+    _FREE.notify_all()
+
+
+def _acquire(path: str, sig: tuple[int, int, int]) -> duckdb.DuckDBPyConnection:
+    global _MEMORY
+    with _FREE:
+        if _MEMORY is None:
+            _MEMORY = duckdb.connect()
+        while path in _ATTACHED:
+            attachment = _ATTACHED[path]
+            waiting = writer_waiting(path)
+            if attachment.users == 0 and (attachment.sig != sig or waiting):
+                _detach(path)  # an older file, or a writer wants this one: let go
+                break
+            if attachment.sig == sig and not waiting:
+                break
+            _FREE.wait(LOCK_WAIT)  # readers of an older file, or a writer waiting: join no batch now
+        if path not in _ATTACHED:
+            for attempt in range(LOCK_RETRIES):
+                if not writer_waiting(path) or attempt == LOCK_RETRIES - 1:
+                    break
+                _FREE.wait(LOCK_WAIT)  # a writer is at work: let it have the file first
+            alias = f"ragslice_{next(_ALIASES)}"  # identifiers from a counter only
+            for attempt in range(LOCK_RETRIES):
+                try:
+                    _MEMORY.execute(f"ATTACH ? AS {alias} (READ_ONLY)", [path])
+                    break
+                except duckdb.IOException as error:
+                    if "lock" not in str(error).lower() or attempt == LOCK_RETRIES - 1:
+                        raise
+                    _FREE.wait(LOCK_WAIT)
+            _ATTACHED[path] = _Attachment(alias, sig, 0)
+        attachment = _ATTACHED[path]
+        attachment.users += 1
+        cursor = _MEMORY.cursor()
+    try:
+        cursor.execute(f"USE {attachment.alias}")
+    except BaseException:
+        cursor.close()
+        _release(path)
+        raise
+    return cursor
+
+
+def _release(path: str) -> None:
+    with _FREE:
+        attachment = _ATTACHED[path]
+        attachment.users -= 1
+        if attachment.users == 0:
+            attachment.idle += 1
+            if writer_waiting(path):
+                _detach(path)
+                return
+            timer = threading.Timer(LINGER, _expire, args=(path, attachment, attachment.idle))
+            timer.daemon = True
+            timer.start()
+
+
+def _expire(path: str, attachment: _Attachment, idle: int) -> None:
+    """Detach `attachment` if it is still the one of `path` and has stayed idle since spell `idle`."""
+    with _FREE:
+        if _ATTACHED.get(path) is attachment and attachment.users == 0 and attachment.idle == idle:
+            _detach(path)
 
 
 Statement = tuple[str, Any]
@@ -111,19 +245,18 @@ Statement = tuple[str, Any]
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def _cached(path: str, sig: tuple[int, int, int], statements: tuple[Statement, ...]) -> list[pd.DataFrame]:
-    del sig  # part of the cache key only
-    with _connect(path) as con:
+    with _reading(path, sig) as con:
         return [con.execute(sql, params).df() for sql, params in statements]
 
 
 def query_many(*statements: Statement) -> list[pd.DataFrame]:
-    """Run read-only queries with bound parameters on one short-lived connection; the results are
-    cached together until the file changes."""
+    """Run read-only queries with bound parameters in one batch; the results are cached together
+    until the file changes."""
     path = db_path()
     sig = signature(path)
     try:
         return _cached(str(path), sig, tuple(statements))
-    except (duckdb.CatalogException, duckdb.IOException, duckdb.InvalidInputException) as error:
+    except READ_ERRORS as error:
         raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
 
 
@@ -132,15 +265,30 @@ def query(sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame
     return query_many((sql, params))[0]
 
 
+def _query_uncached(sql: str, params: Sequence[Any]) -> pd.DataFrame:
+    """`query` without the cache, for reads keyed on long lists (hashing them would cost more than
+    the read) whose callers cache the result."""
+    path = db_path()
+    try:
+        with _reading(str(path), signature(path)) as con:
+            return con.execute(sql, params).df()
+    except READ_ERRORS as error:
+        raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
+
+
 def _catalog() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, frozenset[str]]:
-    """meta, suites, runs and the table names: what every page needs, read on one connection."""
+    """meta, suites, runs and the table names: what every page needs, read in one batch."""
     meta_rows, suite_rows, run_rows, tables = query_many(
         ("SELECT key, value FROM meta", []),
         ("SELECT * FROM suites ORDER BY suite", []),
         ("SELECT * FROM runs ORDER BY created_at, run_id", []),
-        ("SELECT table_name FROM duckdb_tables()", []),
+        ("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()", []),
     )
     return meta_rows, suite_rows, run_rows, frozenset(tables["table_name"])
+
+
+def _has(table: str) -> bool:
+    return table in _catalog()[3]
 
 
 def meta() -> dict[str, str]:
@@ -203,10 +351,6 @@ def sides(suite: str) -> list[Side]:
     return out
 
 
-def _params(suite: str, base: Side, cand: Side, **extra: Any) -> dict[str, Any]:
-    return {"suite": suite, "base": list(base.run_ids), "cand": list(cand.run_ids), **extra}
-
-
 def _metric(key: str) -> str:
     """Allow-list check: a metric identifier may reach SQL only if the registry declares it."""
     if key not in BY_KEY:
@@ -214,112 +358,416 @@ def _metric(key: str) -> str:
     return key
 
 
-# Per (side, question): the mean over the side's runs of every metric and pooling count.
-# A single run is a group of one. Booleans average as 0/1.
-_SIDE_CTE = """
-members AS (
-  SELECT 'baseline' AS side, unnest($base::VARCHAR[]) AS run_id
-  UNION ALL SELECT 'candidate', unnest($cand::VARCHAR[])
-),
-per_side AS (
-  SELECT m.side, s.question_id, count(*) AS n_runs,
-         bool_or(s.missing) AS missing, bool_or(s.failed) AS failed,
-         {metric_means},
-         {count_means}
-  FROM question_scores s JOIN members m ON m.run_id = s.run_id
-  WHERE s.suite = $suite
-  GROUP BY m.side, s.question_id
-)"""
+# -- the two sides' per-question scores ----------------------------------------------------------
 
 _COUNT_COLUMNS = ("k", "n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits")
+_HIGHER = np.array([m.higher_is_better for m in REGISTRY])
 
 
-def _side_cte() -> str:
-    means = ",\n         ".join(f"avg(s.{_metric(k)}::DOUBLE) AS {k}" for k in METRIC_KEYS)
-    counts = ",\n         ".join(f"avg(s.{c}::DOUBLE) AS {c}" for c in _COUNT_COLUMNS)
-    return _SIDE_CTE.format(metric_means=means, count_means=counts)
+@dataclass(frozen=True)
+class _Pair:
+    """Both sides of a comparison over every question of the suite, in suite order.
+
+    `questions`: question_id (index), position, type, split, critical, tags (tuples), answerable,
+    disputed (None when not read: question i is then the one at position i); `metrics`: the metrics
+    held; `values[s]`: side s's (0 baseline, 1 candidate)
+    per-question means over its runs of each of `metrics` (NaN: n/a, or no row); `counts[s]`: the
+    same for every pooling count (None when not read); `scores`: what
+    `scoring.compare.read_scores` read (None when not read); `present[s]`: the side has a row for the
+    question; `missing`, `failed`: either side has no record / a failed record for it (no row at all
+    counts as missing). Derived arrays are computed on first use and kept."""
+
+    questions: pd.DataFrame | None
+    metrics: tuple[str, ...]
+    values: tuple[np.ndarray, np.ndarray]
+    counts: tuple[pd.DataFrame, pd.DataFrame] | None
+    scores: tuple[pd.DataFrame, Any] | None
+    present: tuple[np.ndarray, np.ndarray]
+    missing: np.ndarray
+    failed: np.ndarray
+    _derived: dict[Any, Any]
+
+    def side(self, side: int, metric: str) -> np.ndarray:
+        """Side `side`'s per-question values of `metric`."""
+        return self.values[side][:, self.metrics.index(metric)]
+
+    def codes(self, metric: str) -> np.ndarray:
+        """Per question, the status on `metric` as an index into `STATUSES` (see `_statuses`)."""
+        if ("codes", metric) not in self._derived:
+            self._derived["codes", metric] = _statuses(
+                self.side(0, metric)[:, None], self.side(1, metric)[:, None], self.missing[:, None],
+                self.failed[:, None], np.array([BY_KEY[metric].higher_is_better]))[:, 0]
+        return self._derived["codes", metric]
 
 
-def _paired_cte() -> str:
-    """Adds `paired`: one row per (metric, question) with baseline, candidate, delta and status."""
-    keys = ", ".join(_metric(k) for k in METRIC_KEYS)
-    return f"""{_side_cte()},
-long AS (
-  SELECT side, question_id, missing, failed, metric, value
-  FROM per_side UNPIVOT INCLUDE NULLS (value FOR metric IN ({keys}))
-),
-grid AS (
-  SELECT q.question_id, m.metric
-  FROM questions q CROSS JOIN (SELECT unnest($keys::VARCHAR[]) AS metric) m
-  WHERE q.suite = $suite
-),
-paired AS (
-  SELECT g.metric, g.question_id, b.value AS baseline, c.value AS candidate, c.value - b.value AS delta,
-         CASE WHEN coalesce(b.missing, true) OR coalesce(c.missing, true) THEN 'missing'
-              WHEN b.failed OR c.failed THEN 'failed'
-              WHEN b.value IS NULL OR c.value IS NULL THEN 'n/a'
-              WHEN (c.value - b.value) * (CASE WHEN list_contains($higher, g.metric) THEN 1 ELSE -1 END) > $tol
-                THEN 'improved'
-              WHEN (c.value - b.value) * (CASE WHEN list_contains($higher, g.metric) THEN 1 ELSE -1 END) < -$tol
-                THEN 'regressed'
-              ELSE 'unchanged' END AS status
-  FROM grid g
-  LEFT JOIN long b ON b.side = 'baseline' AND b.question_id = g.question_id AND b.metric = g.metric
-  LEFT JOIN long c ON c.side = 'candidate' AND c.question_id = g.question_id AND c.metric = g.metric
-)"""
+def _statuses(b: np.ndarray, c: np.ndarray, missing: np.ndarray, failed: np.ndarray,
+              higher: np.ndarray = _HIGHER) -> np.ndarray:
+    """Status codes (index into `STATUSES`), questions x metrics, first match wins: missing > failed
+    > n/a (a value is NaN) > improved / regressed (candidate - baseline with / against the metric's
+    direction `higher`, beyond UNCHANGED_TOLERANCE) > unchanged. `missing`, `failed`: questions x 1."""
+    with np.errstate(invalid="ignore"):
+        gain = (c - b) * np.where(higher, 1.0, -1.0)
+    codes = np.full(b.shape, STATUSES.index("unchanged"), dtype=np.int8)
+    codes[gain > UNCHANGED_TOLERANCE] = STATUSES.index("improved")
+    codes[gain < -UNCHANGED_TOLERANCE] = STATUSES.index("regressed")
+    codes[np.isnan(b) | np.isnan(c)] = STATUSES.index("n/a")
+    codes = np.where(failed, np.int8(STATUSES.index("failed")), codes)  # broadcast over the metrics
+    return np.where(missing, np.int8(STATUSES.index("missing")), codes).astype(np.int8)
 
 
-def _paired_params(suite: str, base: Side, cand: Side, **extra: Any) -> dict[str, Any]:
-    return _params(suite, base, cand, keys=list(METRIC_KEYS), higher=HIGHER_IS_BETTER,
-                   tol=UNCHANGED_TOLERANCE, **extra)
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _questions(path: str, sig: tuple[int, int, int], suite: str) -> pd.DataFrame:
+    """The suite's questions without their text (`scoring.compare.read_questions`), shared."""
+    with _reading(path, sig) as con:
+        return scoring_compare.read_questions(con, suite, with_text=False)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _pair(path: str, sig: tuple[int, int, int], suite: str, base: tuple[str, ...], cand: tuple[str, ...]) -> _Pair:
+    """Every metric and pooling count of both sides (`scoring.compare.read_scores`): about 170 bytes
+    per question and run, so few are kept."""
+    known = _questions(path, sig, suite)
+    with _reading(path, sig) as con:
+        questions, rows = scoring_compare.read_scores(con, suite, base, cand, questions=known)
+    ids = questions.index
+    size = len(ids)
+    values, counts, present, missing, failed = [], [], [], [], []
+    for side in (0, 1):
+        frame = scoring_compare.side_values(rows, side, ids)
+        values.append(frame[list(METRIC_KEYS)].to_numpy(dtype=float))
+        counts.append(frame[list(_COUNT_COLUMNS)])
+        own = rows.side == side
+        slot = rows.slot[own]
+        status = rows.status[own]
+        present.append(np.bincount(slot, minlength=size) > 0)
+        missing.append(np.bincount(slot, weights=status == scoring_compare.STATUSES.index("missing"),
+                                   minlength=size) > 0)
+        failed.append(np.bincount(slot, weights=status == scoring_compare.STATUSES.index("failed"),
+                                  minlength=size) > 0)
+    return _Pair(questions, METRIC_KEYS, (values[0], values[1]), (counts[0], counts[1]), (questions, rows),
+                 (present[0], present[1]), missing[0] | missing[1] | ~present[0] | ~present[1], failed[0] | failed[1],
+                 {})
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _metric_pair(path: str, sig: tuple[int, int, int], suite: str, base: tuple[str, ...], cand: tuple[str, ...],
+                 metrics: tuple[str, ...]) -> _Pair | None:
+    """Some metrics of both sides, without the pooling counts or the questions themselves (question i
+    is the one at position i): fewer columns to read than `_pair`. None when the suite's positions
+    are not 0 .. n - 1 (use `_pair`)."""
+    columns = ", ".join(f"s.{_metric(m)}" for m in metrics)
+    with _reading(path, sig) as con:
+        low, high, size = con.execute("SELECT min(position), max(position), count(*) FROM questions WHERE suite = ?",
+                                      [suite]).fetchall()[0]
+        if size and (low, high) != (0, size - 1):
+            return None
+        summary = bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                                   "AND table_name = 'scores_by_position'").fetchall()[0][0])
+        source = "scores_by_position s" if summary else \
+            "question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id"
+        position = "s.position" if summary else "q.position"
+        read = {run_id: con.sql(f"SELECT {position} AS position, s.missing, s.failed, {columns} FROM {source} "
+                                "WHERE s.suite = ? AND s.run_id = ?", params=[suite, run_id]).to_arrow_table()
+                for run_id in dict.fromkeys((*base, *cand))}
+    values, present, missing, failed = [], [], [], []
+    for runs_ in (base, cand):
+        total, scored = np.zeros((size, len(metrics)), order="F"), np.zeros((size, len(metrics)), order="F")
+        rows_, lost, broken = np.zeros(size), np.zeros(size), np.zeros(size)
+        for run_id in runs_:
+            block = read[run_id]
+            slot = block.column("position").to_numpy().astype(np.int64)
+            whole = len(slot) == size and bool((slot == np.arange(size)).all())  # every question, in order
+            keep = None if whole else np.flatnonzero((slot >= 0) & (slot < size))
+            at = slice(None) if whole else slot.take(keep)
+            columns_ = {name: scoring_compare.arrow_floats(block.column(name))
+                        for name in ("missing", "failed", *metrics)}
+            if keep is not None:
+                columns_ = {name: column.take(keep) for name, column in columns_.items()}
+            if len(runs_) == 1:  # one run: one row per question, its values are the side's
+                rows_[at] = 1.0
+                lost[at], broken[at] = columns_["missing"], columns_["failed"]
+                for k, m in enumerate(metrics):
+                    has = ~np.isnan(columns_[m])
+                    total[at, k], scored[at, k] = np.where(has, columns_[m], 0.0), has
+                continue
+            slot = slot if keep is None else slot.take(keep)
+            rows_ += np.bincount(slot, minlength=size)
+            lost += np.bincount(slot, weights=columns_["missing"], minlength=size)
+            broken += np.bincount(slot, weights=columns_["failed"], minlength=size)
+            for k, m in enumerate(metrics):
+                has = ~np.isnan(columns_[m])
+                total[:, k] += np.bincount(slot, weights=np.where(has, columns_[m], 0.0), minlength=size)
+                scored[:, k] += np.bincount(slot, weights=has, minlength=size)
+        values.append(np.where(scored > 0, total / np.maximum(scored, 1), np.nan))  # mean over repeats that scored
+        present.append(rows_ > 0)
+        missing.append(lost > 0)
+        failed.append(broken > 0)
+    return _Pair(None, tuple(metrics), (values[0], values[1]), None, None, (present[0], present[1]),
+                 missing[0] | missing[1] | ~present[0] | ~present[1], failed[0] | failed[1], {})
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _question_tags(path: str, sig: tuple[int, int, int], suite: str) -> tuple[np.ndarray, tuple[tuple[str, ...], ...]]:
+    """Per question (suite order), its tag list as a code into the distinct lists; and those lists."""
+    codes, lists = pd.factorize(_questions(path, sig, suite)["tags"])
+    return np.asarray(codes), tuple(tuple(t) for t in lists)
+
+
+def _pair_of(suite: str, base: Side, cand: Side, metrics: Sequence[str] | None = None) -> _Pair:
+    """Every metric and pooling count of both sides, or only `metrics` (without the questions)."""
+    path = db_path()
+    sig = signature(path)
+    try:
+        if metrics is not None:
+            some = _metric_pair(str(path), sig, suite, tuple(base.run_ids), tuple(cand.run_ids), tuple(metrics))
+            if some is not None:
+                return some
+        return _pair(str(path), sig, suite, tuple(base.run_ids), tuple(cand.run_ids))
+    except READ_ERRORS as error:
+        raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
+
+
+def _questions_of(suite: str) -> pd.DataFrame:
+    """The suite's questions without their text, in suite order (shared; see `_questions`)."""
+    path = db_path()
+    try:
+        return _questions(str(path), signature(path), suite)
+    except READ_ERRORS as error:
+        raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
 
 
 # -- per-question deltas -------------------------------------------------------------------------
 
-
-def question_deltas(suite: str, base: Side, cand: Side, metric: str) -> pd.DataFrame:
-    """One row per question of the suite, in suite order: its labels, the baseline and candidate
-    value of `metric` (for a group: the mean over its repeats), delta = candidate - baseline, and a
-    status, first match wins: missing (a side has no record) > failed (a side's record has an
-    error) > n/a (a value is NULL) > improved / regressed (delta with / against the registry's
-    direction, beyond UNCHANGED_TOLERANCE) > unchanged."""
-    sql = f"""WITH {_paired_cte()}
-SELECT q.question_id, q.position, q.text, q.type, q.split, q.critical, q.tags, q.answerable, q.disputed,
-       p.baseline, p.candidate, p.delta, p.status
-FROM questions q JOIN paired p ON p.question_id = q.question_id AND p.metric = $metric
-WHERE q.suite = $suite
-ORDER BY q.position"""
-    return query(sql, _paired_params(suite, base, cand, metric=_metric(metric)))
+DELTA_COLUMNS = ("question_id", "position", "text", "type", "split", "critical", "tags", "answerable", "disputed",
+                 "baseline", "candidate", "delta", "status")
+ORDERS = ("worst first", "best first", "suite order")
 
 
-def headline(suite: str, base: Side, cand: Side) -> pd.DataFrame:
-    """One row per registry metric (registry order): macro mean over scored questions per side and
-    its delta; scored n and n/a count per side; the number of questions per status (see
-    `question_deltas`)."""
-    counts = ",\n  ".join(f"count(*) FILTER (WHERE status = '{s}') AS \"{s}\"" for s in STATUSES)
-    sql = f"""WITH {_paired_cte()}
-SELECT metric,
-  avg(baseline) AS baseline, avg(candidate) AS candidate, avg(candidate) - avg(baseline) AS delta,
-  count(baseline) AS n_baseline, count(candidate) AS n_candidate,
-  count(*) - count(baseline) AS na_baseline, count(*) - count(candidate) AS na_candidate,
-  {counts}
-FROM paired GROUP BY metric"""
-    frame = query(sql, _paired_params(suite, base, cand))
-    order = {k: i for i, k in enumerate(METRIC_KEYS)}
-    return frame.sort_values("metric", key=lambda s: s.map(order)).reset_index(drop=True)
+@dataclass(frozen=True)
+class Deltas:
+    """`rows`: at most `limit` questions (`DELTA_COLUMNS`) in the chosen order; `matched`: the
+    questions the filters keep; `total`: the suite's questions."""
+
+    rows: pd.DataFrame
+    matched: int
+    total: int
+
+
+def question_facets(suite: str) -> tuple[list[str], list[str], list[str]]:
+    """The suite's question types, splits and tags, each sorted: the choices of the deltas filters."""
+    types, splits, tags = query_many(
+        ("SELECT DISTINCT type FROM questions WHERE suite = ? ORDER BY type", [suite]),
+        ("SELECT DISTINCT split FROM questions WHERE suite = ? ORDER BY split", [suite]),
+        ("SELECT DISTINCT unnest(tags) AS tag FROM questions WHERE suite = ? ORDER BY tag", [suite]),
+    )
+    return list(types["type"]), list(splits["split"]), list(tags["tag"])
+
+
+def _matching(suite: str, search: str) -> np.ndarray:
+    """Positions of the questions whose ID or text contains `search`, case-insensitively."""
+    needle = search.lower()
+    found = query("SELECT position FROM questions WHERE suite = ? AND (contains(lower(question_id), ?) "
+                  "OR contains(lower(text), ?))", [suite, needle, needle])
+    return found["position"].to_numpy(dtype=np.int64)
+
+
+def _texts(suite: str, positions: np.ndarray) -> dict[int, str]:
+    """The text of the questions at these positions (a short list of constants: the scan reads only
+    the row groups that can hold them)."""
+    if not len(positions):
+        return {}
+    wanted = [int(p) for p in positions]
+    if len(wanted) <= 64:
+        marks = ", ".join("?" for _ in wanted)
+        found = _query_uncached(f"SELECT position, text FROM questions WHERE suite = ? AND position IN ({marks})",
+                                [suite, *wanted])
+    else:
+        found = _query_uncached("SELECT q.position, q.text FROM questions q JOIN (SELECT unnest(?::INTEGER[]) AS "
+                                "position) p ON p.position = q.position WHERE q.suite = ?", [wanted, suite])
+    return dict(zip(found["position"].tolist(), found["text"].tolist()))
+
+
+def _delta_rows(suite: str, q: pd.DataFrame, pair: _Pair, metric: str, at: np.ndarray) -> pd.DataFrame:
+    """`DELTA_COLUMNS` for the questions `q` at slots `at` (in that order) on `metric`."""
+    shown = q.take(at)  # the few rows first: converting whole text columns costs more than the rest
+    positions = shown["position"].to_numpy()
+    texts = _texts(suite, positions)
+    b, c = pair.side(0, metric).take(at), pair.side(1, metric).take(at)
+    frame = pd.DataFrame({
+        "question_id": shown.index.to_numpy(dtype=object),
+        "position": positions,
+        "text": [texts.get(int(p)) for p in positions],
+        "type": shown["type"].to_numpy(dtype=object),
+        "split": shown["split"].to_numpy(dtype=object),
+        "critical": shown["critical"].to_numpy(dtype=bool),
+        "tags": [list(t) for t in shown["tags"]],
+        "answerable": shown["answerable"].to_numpy(dtype=bool),
+        "disputed": shown["disputed"].to_numpy(dtype=object),
+        "baseline": b,
+        "candidate": c,
+        "delta": c - b,
+        "status": np.array(STATUSES, dtype=object).take(pair.codes(metric).take(at)),
+    })
+    return frame[list(DELTA_COLUMNS)]
+
+
+def _kept(suite: str, q: pd.DataFrame, pair: _Pair, metric: str, *, types: Sequence[str], answerable: bool | None,
+          splits: Sequence[str],
+          critical: bool | None, tags: Sequence[str], statuses: Sequence[str], search: str,
+          picked: Sequence[str]) -> np.ndarray:
+    keep = np.ones(len(q), dtype=bool)
+    if types:
+        keep &= q["type"].isin(list(types)).to_numpy()
+    if answerable is not None:
+        keep &= q["answerable"].to_numpy() == answerable
+    if splits:
+        keep &= q["split"].isin(list(splits)).to_numpy()
+    if critical is not None:
+        keep &= q["critical"].to_numpy() == critical
+    if tags:
+        wanted = set(tags)
+        path = db_path()
+        codes, lists = _question_tags(str(path), signature(path), suite)
+        hit = np.array([bool(wanted & set(t)) for t in lists] + [False])
+        keep &= hit.take(codes)  # code -1 (no list) takes the final False
+    if statuses:
+        keep &= np.isin(pair.codes(metric), [STATUSES.index(s) for s in statuses if s in STATUSES])
+    if search:
+        slot_of = np.full(int(q["position"].max()) + 1 if len(q) else 0, -1, dtype=np.int64)
+        slot_of[q["position"].to_numpy()] = np.arange(len(q))
+        found = slot_of.take(_matching(suite, search))
+        hit = np.zeros(len(q), dtype=bool)
+        hit[found[found >= 0]] = True
+        keep &= hit
+    if picked:
+        keep &= q.index.isin(list(picked))
+    return np.flatnonzero(keep)
+
+
+def question_deltas(
+    suite: str, base: Side, cand: Side, metric: str, *, types: Sequence[str] = (), answerable: bool | None = None,
+    splits: Sequence[str] = (), critical: bool | None = None, tags: Sequence[str] = (),
+    statuses: Sequence[str] = (), search: str = "", picked: Sequence[str] = (), order: str = "worst first",
+    limit: int | None = DELTA_ROWS,
+) -> Deltas:
+    """The suite's questions with the baseline and candidate value of `metric` (for a group: the
+    mean over its repeats), delta = candidate - baseline and a status (see `_statuses`), filtered:
+    question type in `types`, `answerable`, split in `splits`, `critical`, any tag in `tags`, status
+    in `statuses`, ID or text containing `search` (case-insensitive), ID in `picked` (empty or None:
+    no filter). `order`: worst first / best first (delta against / with the registry's direction,
+    n/a last, then suite order) or suite order. At most `limit` rows (None: all)."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}")
+    pair = _pair_of(suite, base, cand, (_metric(metric),))
+    q = _questions_of(suite)
+    at = _kept(suite, q, pair, metric, types=types, answerable=answerable, splits=splits, critical=critical, tags=tags,
+               statuses=statuses, search=search, picked=picked)
+    if order != "suite order":
+        with np.errstate(invalid="ignore"):
+            gain = (pair.side(1, metric) - pair.side(0, metric)).take(at) * (1.0 if BY_KEY[metric].higher_is_better
+                                                                            else -1.0)
+        key = gain if order == "worst first" else -gain
+        at = at.take(np.lexsort((at, np.where(np.isnan(key), np.inf, key))))
+    shown = at if limit is None else at[:limit]
+    return Deltas(_delta_rows(suite, q, pair, metric, shown), len(at), len(q))
+
+
+def deltas_csv(suite: str, base: Side, cand: Side, metric: str, **filters: Any) -> Callable[[], bytes]:
+    """A function that returns every question `question_deltas(..., **filters)` keeps (no limit) as
+    CSV: question_id, type, baseline, candidate, delta, status, critical, split, tags (joined with
+    ';'), text. Nothing is read until it is called (a deferred download)."""
+    filters = {k: v for k, v in filters.items() if k != "limit"}
+
+    def build() -> bytes:
+        rows = question_deltas(suite, base, cand, metric, limit=None, **filters).rows
+        view = rows[["question_id", "type", "baseline", "candidate", "delta", "status", "critical", "split", "tags",
+                     "text"]]
+        view = view.assign(tags=view["tags"].map(lambda ts: ";".join(ts if ts is not None else [])))
+        return view.to_csv(index=False).encode("utf-8")
+
+    return build
+
+
+def worst_regressions(suite: str, base: Side, cand: Side, metric: str, limit: int = 10) -> Deltas:
+    """The questions that scored worse on `metric` (status regressed, or missing / failed with a
+    lower value), critical ones first, then by size of the drop, then suite order; at most `limit`
+    (`matched`: all of them)."""
+    pair = _pair_of(suite, base, cand)  # the whole pair: the release review reads it for the statistics too
+    with np.errstate(invalid="ignore"):
+        gain = (pair.side(1, _metric(metric)) - pair.side(0, metric)) * (1.0 if BY_KEY[metric].higher_is_better
+                                                                         else -1.0)
+    worse = np.isin(pair.codes(metric), [STATUSES.index(s) for s in WORSE]) & (gain < -UNCHANGED_TOLERANCE)
+    at = np.flatnonzero(worse)
+    critical = pair.questions["critical"].to_numpy(dtype=bool).take(at)
+    at = at.take(np.lexsort((at, gain.take(at), ~critical)))
+    return Deltas(_delta_rows(suite, pair.questions, pair, metric, at[:limit]), len(at), len(pair.questions))
+
+
+def headline(suite: str, base: Side, cand: Side, metrics: Sequence[str] = METRIC_KEYS) -> pd.DataFrame:
+    """One row per metric of `metrics` (registry order; default every metric): macro mean over scored
+    questions per side and its delta; scored n and n/a count per side; the number of questions per
+    status (see `question_deltas`)."""
+    wanted = [k for k in METRIC_KEYS if k in {_metric(m) for m in metrics}]
+    pair = _pair_of(suite, base, cand)
+    size = len(pair.questions)
+    at = [METRIC_KEYS.index(k) for k in wanted]
+    codes = _statuses(pair.values[0][:, at], pair.values[1][:, at], pair.missing[:, None], pair.failed[:, None],
+                      _HIGHER[at])
+    rows = []
+    for i, key in enumerate(wanted):
+        pair._derived.setdefault(("codes", key), codes[:, i])
+        b, c = pair.side(0, key), pair.side(1, key)
+        nb, nc = int(np.count_nonzero(~np.isnan(b))), int(np.count_nonzero(~np.isnan(c)))
+        mb = float(np.nansum(b)) / nb if nb else np.nan
+        mc = float(np.nansum(c)) / nc if nc else np.nan
+        counts = np.bincount(codes[:, i], minlength=len(STATUSES))
+        rows.append({"metric": key, "baseline": mb, "candidate": mc, "delta": mc - mb,
+                     "n_baseline": nb, "n_candidate": nc, "na_baseline": size - nb, "na_candidate": size - nc,
+                     **{s: int(counts[i_]) for i_, s in enumerate(STATUSES)}})
+    return pd.DataFrame(rows, columns=["metric", "baseline", "candidate", "delta", "n_baseline", "n_candidate",
+                                       "na_baseline", "na_candidate", *STATUSES])
 
 
 def question_pair(suite: str, base: Side, cand: Side, question_id: str) -> pd.DataFrame:
     """One row per registry metric for one question: baseline, candidate (means over repeats for a
     group), delta and status, as in `question_deltas`."""
-    sql = f"""WITH {_paired_cte()}
-SELECT metric, baseline, candidate, delta, status FROM paired WHERE question_id = $question"""
-    frame = query(sql, _paired_params(suite, base, cand, question=question_id))
-    order = {k: i for i, k in enumerate(METRIC_KEYS)}
-    return frame.sort_values("metric", key=lambda s: s.map(order)).reset_index(drop=True)
+    found = question(suite, question_id)
+    metrics = ", ".join(f"CAST(s.{_metric(k)} AS DOUBLE) AS {k}" for k in METRIC_KEYS)
+    if found is not None and _has("scores_by_position"):
+        where, key = "s.position = $key", int(found["position"])
+        source = "scores_by_position s"
+    else:
+        where, key, source = "s.question_id = $key", question_id, "question_scores s"
+    rows = query(f"SELECT s.run_id, s.missing, s.failed, {metrics} FROM {source} "
+                 f"WHERE s.suite = $suite AND {where} AND list_contains($runs, s.run_id)",
+                 {"suite": suite, "key": key, "runs": [*base.run_ids, *cand.run_ids]})
+    values, missing, failed = [], False, False
+    for side in (base, cand):
+        own = rows[rows["run_id"].isin(list(side.run_ids))]
+        values.append(own[list(METRIC_KEYS)].astype(float).mean(axis=0, skipna=True).to_numpy()[None, :]
+                      if len(own) else np.full((1, len(METRIC_KEYS)), np.nan))
+        missing |= bool(own["missing"].any()) or own.empty
+        failed |= bool(own["failed"].any())
+    if found is None:  # not a question of the suite
+        return pd.DataFrame(columns=["metric", "baseline", "candidate", "delta", "status"])
+    codes = _statuses(values[0], values[1], np.array([[missing]]), np.array([[failed]]))[0]
+    b, c = values[0][0], values[1][0]
+    return pd.DataFrame({"metric": list(METRIC_KEYS), "baseline": b, "candidate": c, "delta": c - b,
+                         "status": [STATUSES[i] for i in codes]})
 
 
 # -- aggregates by slice ---------------------------------------------------------------------------
+
+
+def _slice_codes(questions: pd.DataFrame, by: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each question's slice of family `by` (see SLICE_COLUMNS) as a code into the sorted slice names."""
+    if by == "all":
+        return np.zeros(len(questions), dtype=np.int64), np.array(["all"], dtype=object)
+    if by == "answerable":
+        answerable = questions["answerable"].to_numpy(dtype=bool)
+        return np.where(answerable, 0, 1).astype(np.int64), np.array(["answerable", "unanswerable"], dtype=object)
+    codes, names = pd.factorize(questions[by].astype(str), sort=True)
+    return np.asarray(codes, dtype=np.int64), np.asarray(names, dtype=object)
 
 
 def aggregate(suite: str, base: Side, cand: Side, by: str) -> pd.DataFrame:
@@ -338,66 +786,127 @@ def aggregate(suite: str, base: Side, cand: Side, by: str) -> pd.DataFrame:
 
 
 def aggregates(suite: str, base: Side, cand: Side, families: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """`aggregate` for several slice families, in one query (the per-question means are computed once)."""
+    """`aggregate` for several slice families, from one read of the two sides' scores."""
     families = tuple(dict.fromkeys(families))
     for by in families:
         if by not in SLICE_COLUMNS:
             raise ValueError(f"unknown slice family {by!r}")
-    wide = query(_aggregate_sql(families), _params(suite, base, cand))
-    return {by: _side_by_side(wide[wide["family"] == by]) for by in families}
+    if len(base.run_ids) == 1 and len(cand.run_ids) == 1 and _has("slice_sums"):
+        return _stored_aggregates(base.run_ids[0], cand.run_ids[0], families)
+    pair = _pair_of(suite, base, cand)
+    # one pass over the questions: sums per cell (a combination of every family's slice), then per slice
+    codes = {by: _slice_codes(pair.questions, by) for by in families}
+    joint = np.zeros(len(pair.questions), dtype=np.int64)
+    for by in families:
+        joint = joint * max(1, len(codes[by][1])) + codes[by][0]
+    cell_ids = np.flatnonzero(np.bincount(joint)) if len(joint) else np.zeros(0, dtype=np.int64)
+    lookup = np.full(int(cell_ids[-1]) + 1 if len(cell_ids) else 0, -1, dtype=np.int64)
+    lookup[cell_ids] = np.arange(len(cell_ids))
+    cell = lookup.take(joint)
+    n_cells = len(cell_ids)
+    cell_of = {by: np.zeros(n_cells, dtype=np.int64) for by in families}
+    for by in families:
+        cell_of[by][cell] = codes[by][0]
+    sums: dict[tuple[int, str], np.ndarray] = {}
+    for side in (0, 1):
+        present = pair.present[side]
+        sums[side, "questions"] = np.bincount(cell, weights=present, minlength=n_cells)
+        values, counts = pair.values[side], pair.counts[side]
+        for j, m in enumerate(REGISTRY):
+            scored = ~np.isnan(values[:, j])
+            sums[side, f"{m.key}__n"] = np.bincount(cell, weights=scored, minlength=n_cells)
+            sums[side, f"{m.key}__sum"] = np.bincount(cell, weights=np.where(scored, values[:, j], 0.0),
+                                                      minlength=n_cells)
+            if m.pooled:
+                for part, column in zip(("num", "den"), m.pooled):
+                    raw = counts[column].to_numpy(dtype=float)
+                    sums[side, f"{m.key}__{part}"] = np.bincount(
+                        cell, weights=np.where(scored, np.nan_to_num(raw), 0.0), minlength=n_cells)
+                    sums[side, f"{m.key}__{part}_n"] = np.bincount(
+                        cell, weights=scored & ~np.isnan(raw), minlength=n_cells)
+    return {by: _side_by_side(by, codes[by][1], cell_of[by], sums) for by in families}
 
 
-def _aggregate_sql(families: Sequence[str]) -> str:
-    cols = []
-    for m in REGISTRY:
-        k = _metric(m.key)
-        cols += [f"sum(p.{k}) AS {k}__sum", f"count(p.{k}) AS {k}__n"]
-        if m.pooled:
-            num, den = m.pooled
-            cols += [f"sum(p.{num}) FILTER (WHERE p.{k} IS NOT NULL) AS {k}__num",
-                     f"sum(p.{den}) FILTER (WHERE p.{k} IS NOT NULL) AS {k}__den"]
-    selects = [
-        f"""SELECT '{by}' AS family, p.side, CAST({SLICE_COLUMNS[by]} AS VARCHAR) AS slice, count(*) AS questions,
-  {", ".join(cols)}
-FROM per_side p JOIN questions q ON q.suite = $suite AND q.question_id = p.question_id
-GROUP BY ALL"""
-        for by in families
-    ]
-    return f"WITH {_side_cte()}\n" + "\nUNION ALL\n".join(selects)
+def _stored_aggregates(base: str, cand: str, families: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """`aggregates` of two single runs, from the per-run sums of `slice_sums` (no per-question read)."""
+    stored = query("SELECT * FROM slice_sums WHERE run_id IN (?, ?) AND list_contains(?, family)",
+                   [base, cand, list(families)])
+    out = {}
+    for by in families:
+        rows = stored[stored["family"] == by]
+        names = np.array(sorted(set(rows["slice"].astype(str))), dtype=object)
+        sums: dict[tuple[int, str], np.ndarray] = {}
+        numbers = [c for c in stored.columns if c not in ("run_id", "family", "slice")]
+        at = {c: i for i, c in enumerate(numbers)}
+        for side, run_id in ((0, base), (1, cand)):
+            own = rows[rows["run_id"] == run_id].set_index("slice").reindex(names)
+            table = own[numbers].to_numpy(dtype=float, na_value=np.nan)  # slices x columns, NaN: NULL or absent
+            sums[side, "questions"] = np.nan_to_num(table[:, at["questions"]])
+            for m in REGISTRY:
+                sums[side, f"{m.key}__n"] = np.nan_to_num(table[:, at[f"{m.key}__n"]])
+                sums[side, f"{m.key}__sum"] = np.nan_to_num(table[:, at[f"{m.key}__sum"]])
+                if m.pooled:
+                    for part in ("num", "den"):
+                        values = table[:, at[f"{m.key}__{part}"]]
+                        sums[side, f"{m.key}__{part}"] = np.nan_to_num(values)
+                        sums[side, f"{m.key}__{part}_n"] = (~np.isnan(values)).astype(float)
+        out[by] = _side_by_side(by, names, np.arange(len(names)), sums)
+    return out
 
 
-def _side_by_side(wide: pd.DataFrame) -> pd.DataFrame:
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    keys = list(METRIC_KEYS)
-    for rec in wide.to_dict("records"):
-        prefix = "b_" if rec["side"] == "baseline" else "c_"
-        for key in keys:
-            row = rows.setdefault((str(rec["slice"]), key), {"slice": str(rec["slice"]), "metric": key})
-            n = int(rec[f"{key}__n"])
-            total = rec[f"{key}__sum"]
-            num, den = rec.get(f"{key}__num"), rec.get(f"{key}__den")
-            row[f"{prefix}questions"] = int(rec["questions"])
-            row[f"{prefix}n"] = n
-            row[f"{prefix}na"] = int(rec["questions"]) - n
-            row[f"{prefix}sum"] = None if n == 0 else float(total)
-            row[f"{prefix}macro"] = None if n == 0 else float(total) / n
-            row[f"{prefix}num"] = None if num is None or pd.isna(num) else float(num)
-            row[f"{prefix}den"] = None if den is None or pd.isna(den) else float(den)
-            row[f"{prefix}pooled"] = (
-                float(num) / float(den) if row[f"{prefix}num"] is not None and row[f"{prefix}den"] else None
-            )
-    out = pd.DataFrame(list(rows.values()), columns=["slice", "metric"] if not rows else None)
-    for col in ("questions", "n", "na", "sum", "macro", "num", "den", "pooled"):
-        for prefix in ("b_", "c_"):
-            if f"{prefix}{col}" not in out:
-                out[f"{prefix}{col}"] = None
+def _side_by_side(by: str, names: np.ndarray, cell_of: np.ndarray, sums: dict[tuple[int, str], np.ndarray]
+                  ) -> pd.DataFrame:
+    """The `aggregate` table from sums per cell (`cell_of`: each cell's slice, an index into `names`)."""
+    per_slice = {key: np.bincount(cell_of, weights=cells, minlength=len(names)) for key, cells in sums.items()}
+    kept = np.flatnonzero((per_slice[0, "questions"] > 0) | (per_slice[1, "questions"] > 0))  # a row on a side
+    size, width = len(kept), len(METRIC_KEYS)
+    columns: dict[str, Any] = {"slice": np.repeat(names.take(kept).astype(str), width),
+                               "metric": np.tile(np.array(METRIC_KEYS, dtype=object), size)}
+    for side, prefix in ((0, "b_"), (1, "c_")):
+        questions = np.repeat(per_slice[side, "questions"].take(kept), width)
+        absent = questions == 0  # the side has no row in the slice: every figure None
+        n = np.column_stack([per_slice[side, f"{k}__n"].take(kept) for k in METRIC_KEYS]).ravel() if size else \
+            np.zeros(0)
+        total = np.column_stack([per_slice[side, f"{k}__sum"].take(kept) for k in METRIC_KEYS]).ravel() if size \
+            else np.zeros(0)
+        num, den = np.full(size * width, np.nan), np.full(size * width, np.nan)
+        for j, m in enumerate(REGISTRY):
+            if m.pooled:
+                for part, target in (("num", num), ("den", den)):
+                    scored = per_slice[side, f"{m.key}__{part}_n"].take(kept) > 0
+                    target[j::width] = np.where(scored, per_slice[side, f"{m.key}__{part}"].take(kept), np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            macro = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+            pooled = np.where(~np.isnan(num) & ~np.isnan(den) & (den != 0), num / np.where(den != 0, den, 1), np.nan)
+        columns[f"{prefix}questions"] = _ints(questions, absent)
+        columns[f"{prefix}n"] = _ints(n, absent)
+        columns[f"{prefix}na"] = _ints(questions - n, absent)
+        columns[f"{prefix}sum"] = _floats_or_none(np.where(n > 0, total, np.nan), absent)
+        columns[f"{prefix}macro"] = _floats_or_none(macro, absent)
+        columns[f"{prefix}num"] = _floats_or_none(num, absent)
+        columns[f"{prefix}den"] = _floats_or_none(den, absent)
+        columns[f"{prefix}pooled"] = _floats_or_none(pooled, absent)
+    out = pd.DataFrame(columns)
     out["questions"] = out[["b_questions", "c_questions"]].max(axis=1)
     out["delta_macro"] = pd.to_numeric(out["c_macro"]) - pd.to_numeric(out["b_macro"])
     out["delta_pooled"] = pd.to_numeric(out["c_pooled"]) - pd.to_numeric(out["b_pooled"])
-    order = {k: i for i, k in enumerate(keys)}
+    order = {k: i for i, k in enumerate(METRIC_KEYS)}
     return out.sort_values(["slice", "metric"], key=lambda s: s.map(order) if s.name == "metric" else s).reset_index(
         drop=True
     )
+
+
+def _ints(values: np.ndarray, absent: np.ndarray) -> Any:
+    """Whole numbers; None where `absent`."""
+    counts = np.rint(values).astype(np.int64)
+    if not absent.any():
+        return counts
+    return [None if a else int(v) for v, a in zip(counts.tolist(), absent.tolist())]
+
+
+def _floats_or_none(values: np.ndarray, absent: np.ndarray) -> list[float | None]:
+    """Floats, None for NaN and where `absent` (NULL in the table, as `aggregate` documents)."""
+    return [None if a or v != v else float(v) for v, a in zip(values.tolist(), absent.tolist())]
 
 
 def aggregation_choices(suite: str, base: Side, cand: Side) -> pd.DataFrame:
@@ -411,6 +920,12 @@ def aggregation_choices(suite: str, base: Side, cand: Side) -> pd.DataFrame:
     return _aggregation_choices(str(path), signature(path), suite, base, cand)
 
 
+def _improves(row: dict[str, Any], higher_is_better: bool) -> bool:
+    """Whether the macro mean over all questions moves in the metric's direction (beyond the tolerance)."""
+    b, c = _number(row["b_macro"]), _number(row["c_macro"])
+    return b is not None and c is not None and (c - b) * (1 if higher_is_better else -1) > UNCHANGED_TOLERANCE
+
+
 def _number(value: Any) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
@@ -419,9 +934,13 @@ def _number(value: Any) -> float | None:
 def _aggregation_choices(path: str, sig: tuple[int, int, int], suite: str, base: Side, cand: Side) -> pd.DataFrame:
     del path, sig  # cache key only: the inputs below are read from this file
     frames = aggregates(suite, base, cand, ("all", "answerable", "type"))
-    head = headline(suite, base, cand)
-    regressed = dict(zip(head["metric"], head["regressed"]))
     records = {by: frame.to_dict("records") for by, frame in frames.items()}
+    overall = {r["metric"]: r for r in records["all"]}
+    improving = [m.key for m in REGISTRY if _improves(overall[m.key], m.higher_is_better)]
+    regressed: dict[str, int] = {}
+    if improving:  # questions that regressed, needed only where the macro mean improves
+        pair = _pair_of(suite, base, cand, improving)
+        regressed = {k: int(np.count_nonzero(pair.codes(k) == STATUSES.index("regressed"))) for k in improving}
     rows: list[dict[str, Any]] = []
     for m in REGISTRY:
         sign = 1 if m.higher_is_better else -1
@@ -461,8 +980,24 @@ def _aggregation_choices(path: str, sig: tuple[int, int, int], suite: str, base:
 # -- one question ----------------------------------------------------------------------------------
 
 
-def questions(suite: str) -> pd.DataFrame:
-    return query("SELECT * FROM questions WHERE suite = ? ORDER BY position", [suite])
+def question_choices(suite: str, search: str = "", limit: int = QUESTION_CHOICES) -> pd.DataFrame:
+    """`question_id` and `text` of the first `limit` questions of the suite (suite order) whose ID or
+    text contains `search`, case-insensitively (empty: every question)."""
+    needle = search.lower()
+    if not needle:  # the first positions (0 .. n - 1 in suite order): the scan skips the other row groups
+        first = query("SELECT question_id, text FROM questions WHERE suite = ? AND position < ? ORDER BY position",
+                      [suite, int(limit)])
+        if len(first) == min(int(limit), int(suites().set_index("suite").loc[suite, "n_questions"])):
+            return first
+    return query("SELECT question_id, text FROM questions WHERE suite = ? AND (? = '' "
+                 "OR contains(lower(question_id), ?) OR contains(lower(text), ?)) ORDER BY position LIMIT ?",
+                 [suite, needle, needle, needle, int(limit)])
+
+
+def question(suite: str, question_id: str) -> dict[str, Any] | None:
+    """The question's row of `questions` as a dict; None when the suite has no such question."""
+    rows = query("SELECT * FROM questions WHERE suite = ? AND question_id = ?", [suite, question_id])
+    return rows.iloc[0].to_dict() if len(rows) else None
 
 
 def question_labels(suite: str, question_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -481,35 +1016,55 @@ RETRIEVED_COLUMNS = ("rank", "doc_id", "chunk_id", "relevant", "visible", "restr
                      "doc_version", "chunk_text")
 CLAIM_COLUMNS = ("claim_id", "supported", "reasons", "citations", "cited_docs", "text")
 OPTIONAL_COLUMNS = ("chunk_id", "doc_version", "chunk_text")
-"""Display order of the columns `question_run` returns: those the database has, without chunk
+"""Display order of the columns `question_runs` returns: those the database has, without chunk
 columns that are empty for the run (document-level retrieval)."""
 
 
-def question_run(run_id: str, question_id: str) -> dict[str, Any]:
-    """What one run did on one question: `record` (dict or None), `scores` (dict or None),
+def question_runs(suite: str, run_ids: Sequence[str], question_id: str) -> dict[str, dict[str, Any]]:
+    """What each run did on one question, by run: `record` (dict or None), `scores` (dict or None),
     `retrieved` (rank order, with title and the relevant / visible / restricted marks) and `claims`
-    (answer order, with verdict and reasons)."""
-    pair = [run_id, question_id]
+    (answer order, with verdict and reasons). One read of each per-record table for all the runs."""
+    ids = list(dict.fromkeys(run_ids))
+    marks = ", ".join("?" for _ in ids)
+    found = question(suite, question_id)
+    if found is not None and _has("scores_by_position"):
+        scores_sql = (f"SELECT * FROM scores_by_position WHERE suite = ? AND position = ? AND run_id IN ({marks})",
+                      [suite, int(found["position"]), *ids])
+    else:
+        scores_sql = (f"SELECT * FROM question_scores WHERE suite = ? AND question_id = ? AND run_id IN ({marks})",
+                      [suite, question_id, *ids])
     record, scores, retrieved, claims = query_many(
-        ("SELECT answer, context, latency_ms, cost_usd, error, line FROM records WHERE run_id = ? AND question_id = ?",
-         pair),
-        ("SELECT * FROM question_scores WHERE run_id = ? AND question_id = ?", pair),
-        ("""SELECT r.* EXCLUDE (run_id, question_id), d.title
-            FROM retrieved r JOIN runs u ON u.run_id = r.run_id
-            LEFT JOIN documents d ON d.suite = u.suite AND d.doc_id = r.doc_id
-            WHERE r.run_id = ? AND r.question_id = ? ORDER BY r.rank""", pair),
-        ("SELECT * EXCLUDE (run_id, question_id) FROM claims WHERE run_id = ? AND question_id = ? ORDER BY position",
-         pair),
+        (f"SELECT run_id, answer, context, latency_ms, cost_usd, error, line FROM records "
+         f"WHERE question_id = ? AND run_id IN ({marks})", [question_id, *ids]),
+        scores_sql,
+        (f"SELECT * EXCLUDE (question_id) FROM retrieved WHERE question_id = ? AND run_id IN ({marks}) "
+         "ORDER BY run_id, rank", [question_id, *ids]),
+        (f"SELECT * EXCLUDE (question_id) FROM claims WHERE question_id = ? AND run_id IN ({marks}) "
+         "ORDER BY run_id, position", [question_id, *ids]),
     )
-    retrieved = retrieved[[c for c in RETRIEVED_COLUMNS if c in retrieved.columns
-                           and not (c in OPTIONAL_COLUMNS and retrieved[c].isna().all())]]
-    claims = claims[[c for c in CLAIM_COLUMNS if c in claims.columns]]
-    return {
-        "record": record.iloc[0].to_dict() if len(record) else None,
-        "scores": scores.iloc[0].to_dict() if len(scores) else None,
-        "retrieved": retrieved,
-        "claims": claims,
-    }
+    titles: dict[str, Any] = {}
+    shown_docs = sorted(set(retrieved["doc_id"].astype(str)))
+    if shown_docs:  # the titles of these few documents only (a join would hash every document)
+        marks_docs = ", ".join("?" for _ in shown_docs)
+        found_titles = query(f"SELECT doc_id, title FROM documents WHERE suite = ? AND doc_id IN ({marks_docs})",
+                             [suite, *shown_docs])
+        titles = dict(zip(found_titles["doc_id"], found_titles["title"]))
+    retrieved = retrieved.assign(title=retrieved["doc_id"].map(lambda d: titles.get(d)) if len(retrieved) else None)
+    out = {}
+    for run_id in ids:
+        own_record = record[record["run_id"] == run_id].drop(columns="run_id")
+        own_scores = scores[scores["run_id"] == run_id]
+        own_retrieved = retrieved[retrieved["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)
+        own_claims = claims[claims["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)
+        own_retrieved = own_retrieved[[c for c in RETRIEVED_COLUMNS if c in own_retrieved.columns
+                                       and not (c in OPTIONAL_COLUMNS and own_retrieved[c].isna().all())]]
+        out[run_id] = {
+            "record": own_record.iloc[0].to_dict() if len(own_record) else None,
+            "scores": own_scores.iloc[0].to_dict() if len(own_scores) else None,
+            "retrieved": own_retrieved,
+            "claims": own_claims[[c for c in CLAIM_COLUMNS if c in own_claims.columns]],
+        }
+    return out
 
 
 # -- runs ------------------------------------------------------------------------------------------
@@ -518,21 +1073,11 @@ def question_run(run_id: str, question_id: str) -> dict[str, Any]:
 def run_stats(suite: str) -> pd.DataFrame:
     """Per run of the suite: questions, records, missing, failed, latency p50 / p95 (ms, over
     records with a latency), total and mean cost (USD, over records with a cost), and the macro mean
-    of every metric."""
-    means = ", ".join(f"avg(s.{_metric(k)}::DOUBLE) AS {k}" for k in METRIC_KEYS)
-    sql = f"""WITH lat AS (
-  SELECT run_id, quantile_cont(latency_ms, 0.5) AS latency_p50, quantile_cont(latency_ms, 0.95) AS latency_p95,
-         sum(cost_usd) AS cost_total, avg(cost_usd) AS cost_mean
-  FROM records GROUP BY run_id
-), sc AS (
-  SELECT s.run_id, count(*) AS questions, count(*) FILTER (WHERE s.missing) AS missing,
-         count(*) FILTER (WHERE s.failed) AS failed, {means}
-  FROM question_scores s WHERE s.suite = $suite GROUP BY s.run_id
-)
-SELECT r.run_id, r.run_group, r.repeat, r.created_at, r.k, r.model, r.n_records AS records,
-       sc.questions, sc.missing, sc.failed, lat.latency_p50, lat.latency_p95, lat.cost_total, lat.cost_mean,
-       {", ".join(f"sc.{k}" for k in METRIC_KEYS)}
-FROM runs r LEFT JOIN sc USING (run_id) LEFT JOIN lat USING (run_id)
+    of every metric (`scoring.summaries.run_totals_sql`: read from `run_totals` when present)."""
+    source = "run_totals" if _has("run_totals") else f"({run_totals_sql()})"
+    columns = ", ".join(f"t.{c}" for c in RUN_TOTAL_COLUMNS)
+    sql = f"""SELECT r.run_id, r.run_group, r.repeat, r.created_at, r.k, r.model, r.n_records AS records, {columns}
+FROM runs r LEFT JOIN {source} t USING (run_id)
 WHERE r.suite = $suite ORDER BY r.created_at, r.run_id"""
     return query(sql, {"suite": suite})
 
@@ -790,53 +1335,25 @@ def _file_signature(path: Path | None) -> tuple[int, int, int] | None:
 
 def statistics(base: Side, cand: Side) -> Statistics:
     """Paired statistics for the two sides and, when a policy file is known (`policy_path`), its
-    verdict evaluated live. Computed by `scoring.compare.compare` on a read-only connection, cached
-    on the database's and the policy file's signatures and the two sides. Raises
-    StatisticsUnavailable when scoring refuses the comparison."""
+    verdict evaluated live. Computed by `scoring.compare.compare` from the sides' scores (read once
+    and shared with the other figures of the page) and a few small tables; nothing holds the file
+    while it computes. Cached on the database's and the policy file's signatures and the two sides.
+    Raises StatisticsUnavailable when scoring refuses the comparison."""
     path = db_path()
     policy = policy_path()
-    return _statistics(str(path), signature(path), side_spec(base), side_spec(cand),
-                       None if policy is None else str(policy), _file_signature(policy))
-
-
-SNAPSHOT_TABLES = ("suites", "questions", "runs", "meta", "metrics")
-SNAPSHOT_LOGS = ("verdicts", "heldout_log")
-
-
-def _snapshot(path: str, sides: tuple[str, ...]) -> duckdb.DuckDBPyConnection:
-    """An in-memory copy of what a comparison reads (the two sides' scores and the suite tables),
-    so the file is closed again before the statistics run and a verdict write is never blocked."""
-    mem = duckdb.connect()
-    for attempt in range(LOCK_RETRIES):
-        try:
-            mem.execute("ATTACH ? AS src (READ_ONLY)", [path])
-            break
-        except duckdb.IOException as error:
-            if "lock" not in str(error).lower() or attempt == LOCK_RETRIES - 1:
-                raise
-            time.sleep(LOCK_WAIT)
-    try:
-        present = {name for (name,) in mem.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'src'").fetchall()}
-        for table in SNAPSHOT_TABLES + SNAPSHOT_LOGS:
-            if table in present:
-                mem.execute(f"CREATE TABLE memory.{table} AS SELECT * FROM src.{table}")
-        mem.execute(
-            """CREATE TABLE memory.question_scores AS
-               SELECT s.* FROM src.question_scores s JOIN src.runs r USING (run_id)
-               WHERE list_contains($sides, r.run_id) OR list_contains($sides, r.run_group)""",
-            {"sides": [side.split(":", 1)[-1] for side in sides]},
-        )
-    finally:
-        mem.execute("DETACH src")
-    return mem
+    sig = signature(path)
+    table = runs().set_index("run_id")
+    suite = str(table.loc[base.run_ids[0], "suite"]) if base.run_ids and base.run_ids[0] in table.index else None
+    return _statistics(str(path), sig, side_spec(base), side_spec(cand), suite, tuple(base.run_ids),
+                       tuple(cand.run_ids), None if policy is None else str(policy), _file_signature(policy))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, policy: str | None,
+def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, suite: str | None,
+                base_runs: tuple[str, ...], cand_runs: tuple[str, ...], policy: str | None,
                 policy_sig: tuple[int, int, int] | None) -> Statistics:
-    del sig, policy_sig  # cache key only
-    from scoring.compare import compare
+    del policy_sig  # cache key only
+    from scoring.compare import compare  # looked up when called
     from scoring.errors import ValidationError
     from scoring.policy import load_policy
 
@@ -848,11 +1365,15 @@ def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, poli
             problem = str(error)
     started = time.perf_counter()
     try:
-        with _snapshot(path, (base, cand)) as con:
-            result = compare(con, base, cand, policy=loaded)
+        scores = None
+        if suite is not None and not set(base_runs) & set(cand_runs):
+            scores = _pair(path, sig, suite, base_runs, cand_runs).scores
+        with _reading(path, sig) as con:
+            inputs = scoring_compare.read_inputs(con, base, cand, with_text=False, scores=scores)
+        result = compare(inputs, base, cand, policy=loaded)
     except ValidationError as error:
         raise StatisticsUnavailable(str(error)) from None
-    except (duckdb.CatalogException, duckdb.IOException, duckdb.InvalidInputException) as error:
+    except READ_ERRORS as error:
         raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
     seconds = time.perf_counter() - started
     return Statistics(

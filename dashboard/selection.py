@@ -110,6 +110,11 @@ def text(label: str, *, param: str, help: str | None = None, where: Any = None, 
     return value
 
 
+def current(param: str) -> Any:
+    """The value a widget bound to `param` will start from: the URL's, else the kept one (or None)."""
+    return _wanted(param)
+
+
 def param_list(name: str) -> list[str]:
     """A repeated query parameter that has no widget; falls back to the kept value."""
     return list(_wanted(name, many=True) or [])

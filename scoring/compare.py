@@ -16,8 +16,10 @@ across the whole family, the counts improved / regressed / unchanged, and the me
 or normal above `stats.LARGE_SAMPLE` non-zero differences; see `scoring.stats`). Every metric x
 slice is computed in one batch (`stats.paired_many`) that shares resampling work between rows.
 
-`compare` only reads (use a read-only connection). `record` stores the verdict and the held-out
-log in one short write; `compare_command` is ``ragslice compare``.
+`compare` only reads (use a read-only connection), or reads nothing when given the `Inputs` that
+`read_inputs` read before (a reader can then close the file before the statistics run). Scores
+come from the `scores_by_position` summary (`scoring.summaries`) when the database has it. `record`
+stores the verdict and the held-out log in one short write; `compare_command` is ``ragslice compare``.
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ from typing import Any, Literal
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import policy as policies
 from . import stats, store
@@ -161,7 +165,6 @@ class Comparison:
     table: pd.DataFrame
     spread: pd.DataFrame
     flaky: pd.DataFrame
-    operations: pd.DataFrame
     settings: Settings
     warnings: tuple[str, ...]
     heldout: HeldoutUse | None
@@ -172,6 +175,15 @@ class Comparison:
     _masks: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False)
     _delta_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _record_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
+    _operation_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
+
+    @property
+    def operations(self) -> pd.DataFrame:
+        """Per side: records, failure rate, latency p50 / p95, mean and total cost. Built on first use."""
+        if self._operation_rows is None:
+            self._operation_rows = _operations(self.rows) if self.rows is not None else pd.DataFrame(
+                columns=["side", "records", "failure_rate", "latency_p50", "latency_p95", "cost_mean", "cost_total"])
+        return self._operation_rows
 
     @property
     def records(self) -> pd.DataFrame:
@@ -428,11 +440,13 @@ def _operational(status: np.ndarray, latency: np.ndarray, cost: np.ndarray, runs
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    return {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    """The tables of the connection's current database (other attached databases are not looked at)."""
+    return {name for (name,) in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()}
 
 
-def _runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    if not {"runs", "question_scores", "questions"} <= _tables(con):
+def _runs(con: duckdb.DuckDBPyConnection, tables: set[str] | None = None) -> pd.DataFrame:
+    if not {"runs", "question_scores", "questions"} <= (_tables(con) if tables is None else tables):
         raise invalid("not a ragslice database (no runs, questions or question_scores table); "
                       "create it with `ragslice refresh WORKSPACE --db FILE`")
     return con.execute(
@@ -498,24 +512,29 @@ def check_comparable(baseline: Side, candidate: Side) -> None:
                       "different sides", "candidate", candidate.name)
 
 
-def _questions(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFrame:
-    q = con.execute(
-        "SELECT question_id, position, text, type, split, critical, CAST(to_json(tags) AS VARCHAR) AS tags, "
-        "answerable, disputed FROM questions WHERE suite = ?", [suite]
-    ).df()
+def _questions(con: duckdb.DuckDBPyConnection, suite: str, with_text: bool = True) -> pd.DataFrame:
+    """The suite's questions in suite order (index question_id); `text` None for every question
+    when read without text."""
+    text = "text" if with_text else "CAST(NULL AS VARCHAR) AS text"
+    q = con.sql(
+        f"SELECT question_id, position, {text}, type, split, critical, CAST(to_json(tags) AS VARCHAR) AS tags, "
+        "answerable, disputed FROM questions WHERE suite = $suite", params={"suite": suite}
+    ).to_arrow_table().to_pandas()
     order = np.argsort(q["position"].to_numpy(), kind="stable")
-    if (order != np.arange(len(q))).any():  # usually stored in suite order already
+    if (order != np.arange(len(q))).any():  # sorted here: cheaper than ORDER BY on the text
         q = q.take(order).reset_index(drop=True)
     # few distinct tag lists: decode each once
     codes, lists = pd.factorize(q["tags"])
     decoded = np.empty(len(lists) + 1, dtype=object)
-    for i, text in enumerate(lists):
-        decoded[i] = tuple(json.loads(text) or ())
+    for i, text_ in enumerate(lists):
+        decoded[i] = tuple(json.loads(text_) or ())
     decoded[-1] = ()
     q["tags"] = decoded[codes]
     q["critical"] = q["critical"].astype(bool)
     q["answerable"] = q["answerable"].astype(bool)
     q["disputed"] = q["disputed"].astype(object).where(q["disputed"].notna(), None)
+    if not with_text:
+        q["text"] = None
     return q.set_index("question_id")
 
 
@@ -543,46 +562,73 @@ class ScoreRows:
 
 
 def _score_rows(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[str], candidate: Sequence[str],
-                include_heldout: bool) -> ScoreRows:
-    """Both sides' rows for the compared questions (the suite's, held-out ones only when included)."""
+                positions: np.ndarray) -> ScoreRows:
+    """Both sides' rows for the compared questions, given by their `position`s in suite order.
+
+    Read from `scores_by_position` (`scoring.summaries`) when the database has it, else from
+    `question_scores` joined with `questions`: the same rows either way."""
     run_ids = (*baseline, *candidate)
-    cols = ", ".join(f"CAST(s.{c} AS DOUBLE) AS {c}" for c in (*METRIC_KEYS, *COUNT_COLUMNS))
-    found = con.execute(
-        "WITH q AS (SELECT question_id, CAST(row_number() OVER (ORDER BY position) - 1 AS INTEGER) AS slot "
-        "           FROM questions WHERE suite = ? AND (? OR split IS DISTINCT FROM ?)) "
-        "SELECT CAST(list_position(?::VARCHAR[], s.run_id) - 1 AS INTEGER) AS run, q.slot, "
-        "CAST(coalesce(list_position(?::VARCHAR[], s.status), 0) - 1 AS TINYINT) AS status, "
-        f"{cols}, CAST(s.latency_ms AS DOUBLE) AS latency_ms, CAST(s.cost_usd AS DOUBLE) AS cost_usd "
-        "FROM question_scores s JOIN q ON q.question_id = s.question_id "
-        "WHERE s.suite = ? AND list_contains(?::VARCHAR[], s.run_id)",
-        [suite, include_heldout, HELDOUT, list(run_ids), list(STATUSES), suite, list(run_ids)],
-    ).fetchnumpy()
-    status = _plain(found["status"], -1).astype(np.int8)
+    columns = (*METRIC_KEYS, *COUNT_COLUMNS)
+    cols = ", ".join(f"s.{c}" for c in columns)  # stored types: fewer bytes to hand over than DOUBLE
+    if "scores_by_position" in _tables(con):
+        source, position = "scores_by_position s", "s.position"
+    else:
+        source = "question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id"
+        position = "q.position"
+    read: dict[str, Any] = {}
+    for run_id in dict.fromkeys(run_ids):  # one scan per run: with the summary, of that run's rows only
+        read[run_id] = con.sql(
+            f"SELECT {position} AS position, "
+            "CAST(coalesce(list_position(?::VARCHAR[], s.status), 0) - 1 AS TINYINT) AS status, "
+            f"{cols}, s.latency_ms, s.cost_usd "
+            f"FROM {source} WHERE s.suite = ? AND s.run_id = ?",
+            params=[list(STATUSES), suite, run_id],
+        ).to_arrow_table()  # the status is coded in the database: no text is handed over
+    blocks = [read[run_id] for run_id in run_ids]  # a run on both sides is read once, used twice
+    starts = np.cumsum([0] + [b.num_rows for b in blocks])
+
+    def column(name: str, dtype: Any = float) -> np.ndarray:
+        out = np.empty(int(starts[-1]), dtype=dtype)
+        for block, start, end in zip(blocks, starts[:-1], starts[1:]):
+            out[start:end] = arrow_floats(block.column(name)) if dtype is float else block.column(name).to_numpy()
+        return out
+
+    position_of = column("position", np.int64)
+    lookup = np.full(max(int(positions.max()) if len(positions) else -1,
+                         int(position_of.max()) if len(position_of) else -1) + 1, -1, dtype=np.int64)
+    lookup[positions] = np.arange(len(positions))
+    slot = lookup[position_of]
+    keep = None if (slot >= 0).all() else np.flatnonzero(slot >= 0)  # rows of left-out (held-out) questions go
+    run = np.repeat(np.arange(len(blocks), dtype=np.int64), np.diff(starts))
+    status = column("status", np.int8)
     if (status < 0).any():
         raise invalid(f"question_scores holds a status other than {', '.join(STATUSES)}; refresh the database "
                       "with this version of ragslice")
-    run = _plain(found["run"], -1).astype(np.int64)
-    columns = (*METRIC_KEYS, *COUNT_COLUMNS)
-    values = np.empty((len(run), len(columns)), order="F")  # column-major: columns are read one at a time
+    values = np.empty((int(starts[-1]), len(columns)), order="F")  # column-major: columns are read one at a time
     for k, name in enumerate(columns):
-        values[:, k] = _plain(found[name], np.nan)
+        for block, start, end in zip(blocks, starts[:-1], starts[1:]):
+            values[start:end, k] = arrow_floats(block.column(name))
+    latency, cost = column("latency_ms"), column("cost_usd")
+    if keep is not None:
+        slot, run, status, values = slot.take(keep), run.take(keep), status.take(keep), values.take(keep, axis=0)
+        latency, cost = latency.take(keep), cost.take(keep)
     return ScoreRows(
         run_ids=tuple(run_ids),
         side=(run >= len(baseline)).astype(np.int8),
         run=run,
-        slot=_plain(found["slot"], -1).astype(np.int64),
+        slot=slot,
         status=status,
-        values=values,
-        latency=_plain(found["latency_ms"], np.nan),
-        cost=_plain(found["cost_usd"], np.nan),
+        values=np.asfortranarray(values),
+        latency=latency,
+        cost=cost,
     )
 
 
-def _plain(column: np.ndarray, fill: float) -> np.ndarray:
-    """A fetched column as a plain array, NULL as `fill`."""
-    if isinstance(column, np.ma.MaskedArray):
-        return column.astype(float if fill != fill else column.dtype).filled(fill)
-    return np.asarray(column)
+def arrow_floats(column: Any) -> np.ndarray:
+    """An Arrow column (double, integer or boolean) as float64, NULL as NaN."""
+    if not pa.types.is_floating(column.type):
+        column = pc.cast(column, pa.float64())
+    return column.to_numpy()
 
 
 def _record_frame(rows: ScoreRows, ids: pd.Index) -> pd.DataFrame:
@@ -596,28 +642,43 @@ def _record_frame(rows: ScoreRows, ids: pd.Index) -> pd.DataFrame:
     })
 
 
-def _heldout_previous(con: duckdb.DuckDBPyConnection, suite: str, version: str) -> int:
-    if "heldout_log" not in _tables(con):
+def _heldout_previous(con: duckdb.DuckDBPyConnection, suite: str, version: str, tables: set[str] | None = None
+                      ) -> int:
+    if "heldout_log" not in (_tables(con) if tables is None else tables):
         return 0
     return int(con.execute("SELECT count(*) FROM heldout_log WHERE suite = ? AND suite_version = ?",
-                           [suite, version]).fetchone()[0])
+                           [suite, version]).fetchall()[0][0])
 
 
-def _policy_edits(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, policy: Policy) -> list[str]:
-    """Warnings when a policy of this name judged this pair before with different text."""
-    if "verdicts" not in _tables(con):
-        return []
+def _earlier_verdicts(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, tables: set[str] | None = None
+                      ) -> tuple[tuple[str, str, str, datetime], ...]:
+    """(policy_name, policy_hash, verdict, created_at) of every verdict recorded for these side names, newest first."""
+    if "verdicts" not in (_tables(con) if tables is None else tables):
+        return ()
     rows = con.execute(
-        "SELECT policy_hash, verdict, created_at FROM verdicts WHERE baseline = ? AND candidate = ? "
-        "AND policy_name = ? AND policy_hash <> ? ORDER BY created_at DESC LIMIT 1",
-        [baseline, candidate, policy.name, policy.sha256],
-    ).fetchall()
-    return [f"policy {policy.name!r} judged {baseline} vs {candidate} before with different text "
-            f"(sha256 {h[:12]}, verdict {v}, {t:%Y-%m-%d %H:%M} UTC): a policy edited after its results were "
-            "seen is no longer declared in advance" for h, v, t in rows]
+        "SELECT policy_name, policy_hash, verdict, created_at FROM verdicts WHERE baseline = ? AND candidate = ? "
+        "ORDER BY created_at DESC", [baseline, candidate]).fetchall()
+    return tuple(tuple(r) for r in rows)  # type: ignore[misc]
+
+
+def _policy_edits(earlier: Sequence[tuple[str, str, str, datetime]], baseline: str, candidate: str,
+                  policy: Policy) -> list[str]:
+    """Warnings when a policy of this name judged this pair before with different text."""
+    for name, h, v, t in earlier:
+        if name == policy.name and h != policy.sha256:
+            return [f"policy {policy.name!r} judged {baseline} vs {candidate} before with different text "
+                    f"(sha256 {h[:12]}, verdict {v}, {t:%Y-%m-%d %H:%M} UTC): a policy edited after its results were "
+                    "seen is no longer declared in advance"]
+    return []
 
 
 # --- the comparison ------------------------------------------------------------------------------
+
+
+def side_values(rows: ScoreRows, side: int, ids: pd.Index) -> pd.DataFrame:
+    """Per-question means over the side's (0 baseline, 1 candidate) repeats of every metric and
+    pooling count (NaN where no repeat scored the question), in suite order (`ids`)."""
+    return _collapse(rows, side, ids)
 
 
 def _collapse(rows: ScoreRows, side: int, ids: pd.Index) -> pd.DataFrame:
@@ -625,6 +686,10 @@ def _collapse(rows: ScoreRows, side: int, ids: pd.Index) -> pd.DataFrame:
     own = np.flatnonzero(rows.side == side)
     slot = rows.slot[own]
     width = rows.values.shape[1]
+    if len(own) == len(ids) and len(own) and own[-1] - own[0] == len(own) - 1 and \
+            (slot == np.arange(len(ids))).all():  # one row per question, consecutive, in suite order
+        block = rows.values[own[0]:own[-1] + 1]
+        return pd.DataFrame(block, index=ids, columns=[*METRIC_KEYS, *COUNT_COLUMNS], copy=False)
     out = np.full((len(ids), width), np.nan, order="F")  # column-major, as pandas stores it
     single = len(slot) == 0 or np.bincount(slot).max() == 1  # one row per question: nothing to average
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -702,45 +767,41 @@ def _table(questions: pd.DataFrame, values: dict[str, pd.DataFrame], settings: S
     """One row per metric x slice with at least one paired question, computed in one batch.
 
     Slices holding the same paired questions for a metric (e.g. all and answerable for retrieval
-    metrics) are one sample of the batch, so they get the same, identically seeded result.
+    metrics) get the same, identically seeded result.
     """
     slices = default_slices(questions)
-    masks = [slice_mask(questions, s).to_numpy(dtype=bool) for s in slices]
+    masks = _slice_masks(questions, slices)
     base = [values["baseline"][m.key].to_numpy(dtype=float) for m in REGISTRY]
     cand = [values["candidate"][m.key].to_numpy(dtype=float) for m in REGISTRY]
-    counts = {side: {c: values[side][c].to_numpy(dtype=float) for c in COUNT_COLUMNS} for side in SIDES}
+    cells = stats.Cells(masks, len(questions))
     samples: list[tuple[int, np.ndarray]] = []
-    seen: dict[tuple[int, bytes], int] = {}
-    layout: list[tuple[int, Slice, np.ndarray, int]] = []
+    layout: list[tuple[int, Slice, int, int]] = []
+    pooled_sums: dict[int, np.ndarray] = {}
     for j, m in enumerate(REGISTRY):
         both = ~(np.isnan(base[j]) | np.isnan(cand[j]))
-        for s, mask in zip(slices, masks):
-            pair = mask & both
-            if not pair.any():
+        n_pairs = cells.over(np.bincount(cells.cell, weights=both, minlength=cells.size))  # per slice
+        for k, (s, mask) in enumerate(zip(slices, masks)):
+            if n_pairs[k] < 1:
                 continue
-            key = (j, np.packbits(pair).tobytes())
-            if key not in seen:
-                seen[key] = len(samples)
-                samples.append((j, pair))
-            layout.append((j, s, pair, seen[key]))
+            layout.append((j, s, len(samples), k))
+            samples.append((j, mask))
+        if m.pooled:
+            pooled_sums[j] = np.column_stack([
+                cells.over(cells.totals(np.where(both, values[side][c].to_numpy(dtype=float), 0.0)))
+                for side in SIDES for c in m.pooled])  # slices x (side, numerator / denominator)
     results = stats.paired_many(
         base, cand, samples, higher_is_better=[m.higher_is_better for m in REGISTRY], seed=settings.seed,
         bootstrap_resamples=settings.bootstrap_resamples, randomization_resamples=settings.randomization_resamples,
-        exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample)
-    pooled_by_sample: dict[int, dict[str, float | None]] = {}
-    for j, _, pair, at in layout:
-        if at in pooled_by_sample:
-            continue
-        pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
-        if REGISTRY[j].pooled:
-            where = np.flatnonzero(pair)
-            for side in SIDES:
-                num, den = (counts[side][c].take(where).sum() for c in REGISTRY[j].pooled)
-                pooled[f"{side}_pooled"] = float(num / den) if den else None
-        pooled_by_sample[at] = pooled
+        exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
+        cells=cells)
     rows = []
-    for j, s, pair, at in layout:
-        m, r, pooled = REGISTRY[j], results[at], pooled_by_sample[at]
+    for j, s, at, k in layout:
+        m, r = REGISTRY[j], results[at]
+        pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
+        if m.pooled:
+            for i, side in enumerate(SIDES):
+                num, den = pooled_sums[j][k, 2 * i], pooled_sums[j][k, 2 * i + 1]
+                pooled[f"{side}_pooled"] = float(num / den) if den else None
         rows.append({
             "metric": m.key, "metric_name": m.name, "slice": str(s), "n": r.n,
             "baseline": r.baseline, "candidate": r.candidate, "delta": r.delta,
@@ -755,6 +816,22 @@ def _table(questions: pd.DataFrame, values: dict[str, pd.DataFrame], settings: S
         adjusted = stats.holm([None if pd.isna(p) else float(p) for p in table[settings.holm_of]])
         table["p_holm"] = pd.Series(adjusted, dtype=object).to_numpy()
     return table
+
+
+def _slice_masks(questions: pd.DataFrame, slices: Sequence[Slice]) -> list[np.ndarray]:
+    """`slice_mask` of each slice as a boolean array; a column's values are compared once (as codes)."""
+    coded: dict[str, tuple[np.ndarray, list[Any]]] = {}
+    out = []
+    for s in slices:
+        if s.kind in ("type", "split"):
+            if s.kind not in coded:
+                codes, uniques = pd.factorize(questions[s.kind])
+                coded[s.kind] = (np.asarray(codes), list(uniques))
+            codes, uniques = coded[s.kind]
+            out.append(codes == uniques.index(s.value) if s.value in uniques else np.zeros(len(codes), dtype=bool))
+        else:
+            out.append(slice_mask(questions, s).to_numpy(dtype=bool))
+    return out
 
 
 def _operations(rows: ScoreRows) -> pd.DataFrame:
@@ -797,8 +874,80 @@ def _comparison_warnings(baseline: Side, candidate: Side, n_questions: int, incl
     return out
 
 
+@dataclass(frozen=True)
+class Inputs:
+    """Everything `compare` reads from the database, read at once by `read_inputs`.
+
+    `compare` given Inputs reads nothing, so a reader can close the file before the statistics run.
+    `questions`: the compared questions in suite order (`text` None when read without text);
+    `n_heldout`: the suite's held-out questions; `heldout_previous`: earlier comparisons logged on the
+    held-out set of this suite version (0 when no held-out question is compared); `verdicts`:
+    (policy_name, policy_hash, verdict, created_at) of the verdicts recorded for these side names,
+    newest first.
+    """
+
+    baseline_name: str
+    candidate_name: str
+    include_heldout: bool
+    baseline: Side
+    candidate: Side
+    questions: pd.DataFrame
+    n_heldout: int
+    rows: ScoreRows
+    heldout_previous: int
+    verdicts: tuple[tuple[str, str, str, datetime], ...]
+
+
+def read_questions(con: duckdb.DuckDBPyConnection, suite: str, *, with_text: bool = True) -> pd.DataFrame:
+    """Every question of `suite` in suite order (see `Inputs.questions`)."""
+    return _questions(con, suite, with_text)
+
+
+def read_scores(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[str], candidate: Sequence[str], *,
+                include_heldout: bool = True, with_text: bool = True, questions: pd.DataFrame | None = None
+                ) -> tuple[pd.DataFrame, ScoreRows]:
+    """The compared questions of `suite` in suite order (see `Inputs.questions`) and both sides'
+    score rows, for the runs given (no check that they may be compared: see `read_inputs`).
+    `questions`: what `read_questions` returned for the suite, when already read."""
+    if questions is None:
+        questions = _questions(con, suite, with_text)
+    if not include_heldout:
+        questions = questions[questions["split"] != HELDOUT]
+    return questions, _score_rows(con, suite, baseline, candidate, questions["position"].to_numpy())
+
+
+def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *, include_heldout: bool = True,
+                with_text: bool = True, scores: tuple[pd.DataFrame, ScoreRows] | None = None) -> Inputs:
+    """Read what `compare` needs for these two sides (names as `compare` takes them).
+
+    Raises ValidationError for unknown names, sides on different suites / versions, or a database
+    that is not a ragslice database. `with_text` False leaves the questions' text out (None).
+    `scores`: what `read_scores` returned for the same runs (in side order) and held-out choice,
+    read before; used instead of reading them again when the runs agree.
+    """
+    tables = _tables(con)
+    runs = _runs(con, tables)
+    b_side = resolve_side(runs, baseline, "baseline")
+    c_side = resolve_side(runs, candidate, "candidate")
+    check_comparable(b_side, c_side)
+    if scores is not None and scores[1].run_ids == (*b_side.run_ids, *c_side.run_ids):
+        questions, rows = scores
+        n_heldout = int((questions["split"] == HELDOUT).sum()) if include_heldout else int(con.execute(
+            "SELECT count(*) FROM questions WHERE suite = ? AND split = ?", [b_side.suite, HELDOUT]).fetchall()[0][0])
+    else:
+        questions = _questions(con, b_side.suite, with_text)
+        n_heldout = int((questions["split"] == HELDOUT).sum())
+        if not include_heldout:
+            questions = questions[questions["split"] != HELDOUT]
+        rows = _score_rows(con, b_side.suite, b_side.run_ids, c_side.run_ids, questions["position"].to_numpy())
+    previous = _heldout_previous(con, b_side.suite, b_side.suite_version, tables) \
+        if include_heldout and n_heldout else 0
+    return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, rows, previous,
+                  _earlier_verdicts(con, b_side.name, c_side.name, tables))
+
+
 def compare(
-    con: duckdb.DuckDBPyConnection,
+    con: duckdb.DuckDBPyConnection | Inputs,
     baseline: str,
     candidate: str,
     *,
@@ -808,7 +957,8 @@ def compare(
     randomization_resamples: int = stats.RANDOMIZATION_RESAMPLES,
     include_heldout: bool = True,
 ) -> Comparison:
-    """Compare two runs or groups on a (read-only) connection; evaluate `policy` when given.
+    """Compare two runs or groups on a (read-only) connection, or on `Inputs` that `read_inputs`
+    read for the same names and `include_heldout`; evaluate `policy` when given.
 
     Raises ValidationError for unknown names, sides on different suites / versions, or a database
     that is not a ragslice database. With `include_heldout` False the held-out questions are left
@@ -817,16 +967,17 @@ def compare(
     pol = policies.load_policy(policy) if isinstance(policy, (str, Path)) else policy
     settings = Settings(seed=seed, bootstrap_resamples=bootstrap_resamples,
                         randomization_resamples=randomization_resamples, large_sample=stats.LARGE_SAMPLE)
-    runs = _runs(con)
-    b_side = resolve_side(runs, baseline, "baseline")
-    c_side = resolve_side(runs, candidate, "candidate")
-    check_comparable(b_side, c_side)
-    questions = _questions(con, b_side.suite)
-    n_heldout = int((questions["split"] == HELDOUT).sum())
-    if not include_heldout:
-        questions = questions[questions["split"] != HELDOUT]
+    if isinstance(con, Inputs):
+        inputs = con
+        asked = (baseline, candidate, include_heldout)
+        if (inputs.baseline_name, inputs.candidate_name, inputs.include_heldout) != asked:
+            raise ValueError(f"the inputs were read for {inputs.baseline_name} vs {inputs.candidate_name} "
+                             f"(held-out included: {inputs.include_heldout}), not {asked}")
+    else:
+        inputs = read_inputs(con, baseline, candidate, include_heldout=include_heldout)
+    b_side, c_side, questions, rows = inputs.baseline, inputs.candidate, inputs.questions, inputs.rows
+    n_heldout = inputs.n_heldout
     ids = questions.index
-    rows = _score_rows(con, b_side.suite, b_side.run_ids, c_side.run_ids, include_heldout)
     values: dict[str, pd.DataFrame] = {}
     spreads, flakies = [], []
     for at, (name, side) in enumerate((("baseline", b_side), ("candidate", c_side))):
@@ -840,18 +991,17 @@ def compare(
         pd.DataFrame(columns=["side", "question_id", "metric", "values"])
     heldout = None
     if include_heldout and n_heldout:
-        heldout = HeldoutUse(n_heldout, _heldout_previous(con, b_side.suite, b_side.suite_version),
-                             pol.heldout_budget if pol else None)
+        heldout = HeldoutUse(n_heldout, inputs.heldout_previous, pol.heldout_budget if pol else None)
     warnings = _comparison_warnings(b_side, c_side, len(questions), include_heldout, n_heldout)
     comparison = Comparison(
         baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
         corpus_version=b_side.corpus_version, questions=questions, table=_table(questions, values, settings),
-        spread=spread, flaky=flaky, operations=_operations(rows),
+        spread=spread, flaky=flaky,
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
         policy=pol, values=values, rows=rows,
     )
     if pol is not None:
-        notes = _policy_edits(con, b_side.name, c_side.name, pol)
+        notes = _policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)
         if heldout is not None:
             note = policies.heldout_warning(pol, heldout.uses, b_side.suite, b_side.suite_version)
             notes += [note] if note else []
@@ -975,7 +1125,8 @@ def compare_command(baseline: str, candidate: str, *, db: Path, policy: str | No
 
 
 __all__ = [
-    "Comparison", "HeldoutUse", "Settings", "Side", "VERDICT_TABLES", "check_comparable", "compare",
-    "compare_command", "create_verdict_tables", "default_slices", "operational_aggregate", "read_verdicts",
-    "record", "resolve_side", "run_comparison", "side_aggregate", "slice_mask",
+    "Comparison", "HeldoutUse", "Inputs", "Settings", "Side", "VERDICT_TABLES", "check_comparable", "compare",
+    "compare_command", "create_verdict_tables", "default_slices", "operational_aggregate", "read_inputs",
+    "read_questions", "read_scores", "read_verdicts", "arrow_floats",
+    "record", "resolve_side", "run_comparison", "side_aggregate", "side_values", "slice_mask",
 ]

@@ -22,6 +22,7 @@ from .bulk import stage_bulk
 from .records import read_lines, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
+from .summaries import build_summaries
 from .workspace import Run, Suite, Workspace, load_workspace
 
 RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks")
@@ -141,8 +142,8 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
 
     `retrieved` is written first: the engine reads the rankings back from it (`eval_retrieved`)."""
     define_eval_views(con)
-    # Rows are read by key, never by position: inserts may run in parallel and out of order.
-    con.execute("SET preserve_insertion_order = false")
+    # Insertion order is kept: rows land run by run in file order, so one record's rows share row
+    # groups and a reader's lookup of one question skips the rest.
     con.execute("INSERT INTO records BY NAME SELECT * FROM stage_records")
     con.execute(RETRIEVED_INSERT, {"level": level})
     # Claim verdicts and restricted exposures, computed once for both question_scores and claims.
@@ -290,6 +291,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 score_staged(con, level=level)
                 bar and bar.advance(task)
                 write_runs(con, to_score)
+                build_summaries(con)
                 records = con.execute("SELECT count(*) FROM stage_records").fetchone()[0]
                 store.write_registry(con)
                 seconds = time.perf_counter() - started

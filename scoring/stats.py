@@ -559,13 +559,18 @@ def paired_many(
     exact_max: int = EXACT_MAX,
     confidence: float = CONFIDENCE,
     large_sample: int = LARGE_SAMPLE,
+    cells: Cells | None = None,
 ) -> list[Paired]:
     """`paired` for many samples at once; each result equals `paired` on that sample alone (up to rounding).
 
     `baseline[j]` and `candidate[j]` hold variable j's per-question values (NaN: n/a), equal lengths.
     A sample ``(j, mask)`` is variable j over the questions the boolean `mask` selects (None: all),
     paired where both sides have a value. Work is shared: one bootstrap index matrix per sample size,
-    one matrix of random sign patterns, one ranking per variable for the Wilcoxon test.
+    one matrix of random sign patterns, one ranking per variable for the Wilcoxon test. A sample with
+    more than `large_sample` non-zero differences (method ``normal``) needs only sums, counts and
+    the Wilcoxon rank-group counts: those come from the `Cells` of the samples' masks (questions
+    held by the same masks), so such a sample costs no pass over its questions. `cells`: `Cells`
+    built from (at least) the very mask arrays of `samples`, when the caller has them.
     """
     _check_sizes(bootstrap_resamples, confidence)
     _check_sizes(randomization_resamples)
@@ -584,63 +589,88 @@ def paired_many(
     sparse: list[int] = []
     sampled_flips: list[int] = []
     ranked: dict[int, list[tuple[int, np.ndarray]]] = {}
-    for i, (j, mask) in enumerate(samples):
-        keep = both[j] if mask is None else both[j] & np.asarray(mask, dtype=bool)
-        at = np.flatnonzero(keep)  # positions, then take(): much faster than boolean indexing
-        d = diffs[j].take(at)
-        n = len(d)
-        rises, falls = d > TIE, d < -TIE
-        up, down = int(np.count_nonzero(rises)), int(np.count_nonzero(falls))
-        nonzero = up + down
-        improved, regressed = (up, down) if directions[j] else (down, up)
-        notes = small_sample_warnings(n, nonzero, alpha=alpha)
-        if n == 0:
-            results[i] = Paired(0, None, None, None, None, None, None, None, None, 0, 0, 0, notes)
-            continue
-        mean = float(d.mean())
-        common = dict(n=n, baseline=float(base[j].take(at).mean()), candidate=float(cand[j].take(at).mean()),
-                      delta=mean, improved=improved, regressed=regressed, unchanged=n - nonzero)
-        if n < 2:
-            results[i] = Paired(**common, ci_low=None, ci_high=None, p_ttest=None, p_wilcoxon=None,
-                                p_randomization=None, warnings=notes)
-            continue
-        flat = bool(np.ptp(d) <= TIE)
-        if nonzero and flat:
-            notes += ("every paired difference is the same: the t-test is undefined (no spread)",)
-        method: Method = "normal" if nonzero > large_sample else "resampling"
-        fields = dict(common, warnings=notes, method=method, p_ttest=None)
-        differs = rises | falls
-        nz = d[differs]
-        pending[i] = _Pending(d, nz, fields)
-        variance = None if flat else _variance(d, mean)
-        # the interval
-        if flat:
-            fields["ci_low"] = fields["ci_high"] = mean
-        elif method == "normal":
-            half = float(_special.ndtri(0.5 + confidence / 2)) * math.sqrt(variance / n)  # type: ignore[operator]
-            fields["ci_low"], fields["ci_high"] = mean - half, mean + half
-        elif n > large_sample:
-            sparse.append(i)
-        else:
-            by_size.setdefault(n, []).append(i)
-        # the t-test
-        if variance is not None:
-            fields["p_ttest"] = _t_p(mean, variance, n, "two-sided")
-        # Wilcoxon
-        if not nonzero:
-            fields["p_wilcoxon"] = 1.0
-        else:
-            wilcoxon = _wilcoxon_method(d, differs)
-            if wilcoxon == "normal":
-                ranked.setdefault(j, []).append((i, at))
+    by_variable: dict[int, list[int]] = {}
+    for i, (j, _) in enumerate(samples):
+        by_variable.setdefault(j, []).append(i)
+    masks: dict[int, np.ndarray] = {}
+    for _, mask in samples:
+        if mask is not None:
+            masks.setdefault(id(mask), mask)
+    size = len(base[0]) if base else 0
+    if cells is not None and (len(cells.cell) != size or any(key not in cells.column for key in masks)):
+        raise ValueError("cells must be the Cells of (at least) every mask of the samples, over the same questions")
+    if cells is None and len(masks) <= MAX_MASKS and size:
+        cells = Cells(list(masks.values()), size)
+
+    for j, members in by_variable.items():
+        # only a variable with more than `large_sample` pairs can hold a sample computed from cell sums
+        variable = _Variable(cells, base[j], cand[j], both[j], diffs[j]) \
+            if cells is not None and np.count_nonzero(both[j]) > large_sample else None
+        for i in members:
+            if variable is not None:
+                mask = samples[i][1]
+                at_cells = variable.cells.member[:, variable.cells.column[id(mask)]] if mask is not None else \
+                    np.ones(variable.cells.size, dtype=bool)
+                if variable.nonzero(at_cells) > large_sample:
+                    results[i] = variable.normal(at_cells, directions[j], alpha, confidence)
+                    continue
+            mask = samples[i][1]
+            keep = both[j] if mask is None else both[j] & np.asarray(mask, dtype=bool)
+            at = np.flatnonzero(keep)  # positions, then take(): much faster than boolean indexing
+            d = diffs[j].take(at)
+            n = len(d)
+            rises, falls = d > TIE, d < -TIE
+            up, down = int(np.count_nonzero(rises)), int(np.count_nonzero(falls))
+            nonzero = up + down
+            improved, regressed = (up, down) if directions[j] else (down, up)
+            notes = small_sample_warnings(n, nonzero, alpha=alpha)
+            if n == 0:
+                results[i] = Paired(0, None, None, None, None, None, None, None, None, 0, 0, 0, notes)
+                continue
+            mean = float(d.mean())
+            common = dict(n=n, baseline=float(base[j].take(at).mean()), candidate=float(cand[j].take(at).mean()),
+                          delta=mean, improved=improved, regressed=regressed, unchanged=n - nonzero)
+            if n < 2:
+                results[i] = Paired(**common, ci_low=None, ci_high=None, p_ttest=None, p_wilcoxon=None,
+                                    p_randomization=None, warnings=notes)
+                continue
+            flat = bool(np.ptp(d) <= TIE)
+            if nonzero and flat:
+                notes += ("every paired difference is the same: the t-test is undefined (no spread)",)
+            method: Method = "normal" if nonzero > large_sample else "resampling"
+            fields = dict(common, warnings=notes, method=method, p_ttest=None)
+            differs = rises | falls
+            nz = d[differs]
+            pending[i] = _Pending(d, nz, fields)
+            variance = None if flat else _variance(d, mean)
+            # the interval
+            if flat:
+                fields["ci_low"] = fields["ci_high"] = mean
+            elif method == "normal":
+                half = float(_special.ndtri(0.5 + confidence / 2)) * math.sqrt(variance / n)  # type: ignore[operator]
+                fields["ci_low"], fields["ci_high"] = mean - half, mean + half
+            elif n > large_sample:
+                sparse.append(i)
             else:
-                fields["p_wilcoxon"] = wilcoxon_p(d)
-        # the sign-flip test
-        if exact_max < nonzero <= large_sample:
-            sampled_flips.append(i)
-        else:
-            fields["p_randomization"] = _sign_flip(nz, "two-sided", randomization_resamples, seed, exact_max,
-                                                   large_sample, None)
+                by_size.setdefault(n, []).append(i)
+            # the t-test
+            if variance is not None:
+                fields["p_ttest"] = _t_p(mean, variance, n, "two-sided")
+            # Wilcoxon
+            if not nonzero:
+                fields["p_wilcoxon"] = 1.0
+            else:
+                wilcoxon = _wilcoxon_method(d, differs)
+                if wilcoxon == "normal":
+                    ranked.setdefault(j, []).append((i, at))
+                else:
+                    fields["p_wilcoxon"] = wilcoxon_p(d)
+            # the sign-flip test
+            if exact_max < nonzero <= large_sample:
+                sampled_flips.append(i)
+            else:
+                fields["p_randomization"] = _sign_flip(nz, "two-sided", randomization_resamples, seed, exact_max,
+                                                       large_sample, None)
 
     for n, members in by_size.items():
         means = _bootstrap_means(np.column_stack([pending[i].d for i in members]), bootstrap_resamples, seed)
@@ -659,13 +689,8 @@ def paired_many(
             p.fields["p_randomization"] = _sign_flip(p.nonzero, "two-sided", randomization_resamples, seed,
                                                      exact_max, large_sample, row)
     for j, members in ranked.items():
-        # one ranking of variable j's non-zero |d|; group 0 holds the zero and unpaired differences
-        d_all = np.where(both[j], diffs[j], 0.0)
-        differs_all = np.abs(d_all) > TIE
-        groups = np.zeros(len(d_all), dtype=np.int64)
-        groups[differs_all] = _rank_groups(np.abs(d_all[differs_all])) + 1
-        n_groups = int(groups.max()) + 1
-        positive_groups = np.where(d_all > TIE, groups, 0)
+        groups, n_groups = _variable_groups(diffs[j], both[j])
+        positive_groups = np.where(both[j] & (diffs[j] > TIE), groups, 0)
         for i, at in members:
             sizes = np.bincount(groups.take(at), minlength=n_groups)[1:]
             positives = np.bincount(positive_groups.take(at), minlength=n_groups)[1:]
@@ -673,6 +698,176 @@ def paired_many(
     for i, p in pending.items():
         results[i] = Paired(**p.fields)
     return results  # type: ignore[return-value]
+
+
+def _rank_groups_fast(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """`_rank_groups` by hashing (no sort of the values, only of the distinct ones): the same ids,
+    and their number."""
+    import pandas as pd  # imported here: the rest of the module needs only numpy and scipy
+
+    codes, uniques = pd.factorize(values, sort=False)
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[np.argsort(np.asarray(uniques), kind="stable")] = np.arange(len(uniques))
+    return rank.take(codes), len(uniques)
+
+
+def _variable_groups(d: np.ndarray, both: np.ndarray) -> tuple[np.ndarray, int]:
+    """Per question, the Wilcoxon rank group of |d| among the variable's non-zero paired differences
+    (1 + its `_rank_groups` id; 0 for zero and unpaired differences), and the number of ids (with 0)."""
+    d_all = np.where(both, d, 0.0)
+    differs_all = np.abs(d_all) > TIE
+    groups = np.zeros(len(d_all), dtype=np.int64)
+    ids, count = _rank_groups_fast(np.abs(d_all[differs_all]))
+    groups[differs_all] = ids + 1
+    return groups, count + 1
+
+
+MAX_MASKS = 20
+"""Above this many distinct masks in one batch, no cells: every sample is taken one by one."""
+MAX_CELL_GROUPS = 4_000_000
+"""Above this many cells x Wilcoxon rank groups, a sample's rank-group counts are taken from its questions."""
+
+
+class Cells:
+    """Questions split by the masks that hold them: cell c holds the questions held by exactly the
+    masks `member[c]` (a row of booleans, one per mask). A sum over a mask's questions is the sum of
+    its cells' sums, so many masks cost one pass over the questions (`totals`, then `over`)."""
+
+    def __init__(self, masks: Sequence[np.ndarray], size: int):
+        if len(masks) > MAX_MASKS:
+            raise ValueError(f"at most {MAX_MASKS} masks")
+        self.masks = tuple(masks)
+        self.column = {id(mask): k for k, mask in enumerate(masks)}
+        """A mask's column in `member`, by the identity of the array given."""
+        key = np.zeros(size, dtype=np.int64)
+        for k, mask in enumerate(masks):
+            key |= np.asarray(mask, dtype=bool).astype(np.int64) << k
+        present = np.flatnonzero(np.bincount(key, minlength=1 << len(masks)))
+        lookup = np.full(1 << len(masks), -1, dtype=np.int64)
+        lookup[present] = np.arange(len(present))
+        self.cell = lookup.take(key)
+        self.member = ((present[:, None] >> np.arange(len(masks))) & 1) == 1  # cells x masks
+        self.size = len(present)
+        self.order = np.argsort(self.cell, kind="stable")
+        """The questions cell by cell (question order within a cell): each cell is one run of it."""
+        self.sorted_cell = self.cell.take(self.order)
+        self.starts = np.searchsorted(self.sorted_cell, np.arange(self.size))
+        self.lengths = np.diff(np.append(self.starts, size))
+
+    def totals(self, weights: np.ndarray) -> np.ndarray:
+        """Per cell: the sum of `weights` (one per question)."""
+        return np.bincount(self.cell, weights=weights, minlength=self.size)
+
+    def over(self, per_cell: np.ndarray) -> np.ndarray:
+        """Per mask: the sum of a per-cell quantity over the mask's cells (exact for whole numbers)."""
+        return np.where(self.member, per_cell[:, None], 0).sum(axis=0)
+
+
+class _Variable:
+    """One variable's paired differences summed per cell of the batch's masks; a sample (one mask)
+    with more than `LARGE_SAMPLE` non-zero differences is computed from these sums alone (`normal`).
+
+    Per cell: paired questions, sums of both sides and of the differences, increases, decreases, the
+    sum and sum of squares of the non-zero differences; on demand the within-cell sum of squared
+    deviations (a sample's variance combines its cells: Chan's pairwise formula), the extreme
+    differences, and the Wilcoxon rank-group counts of the non-zero |d|. The values are taken cell
+    by cell (`Cells.order`) once, so every per-cell sum is a sum over one run of them.
+    """
+
+    def __init__(self, cells: Cells, b: np.ndarray, c: np.ndarray, both: np.ndarray, d: np.ndarray):
+        order = cells.order
+        self.cells = cells
+        self.both = both.take(order)
+        self.dz = np.where(self.both, d.take(order), 0.0)
+        rises, falls = self.dz > TIE, self.dz < -TIE
+        self.differs = rises | falls
+        nz = np.where(self.differs, self.dz, 0.0)
+        self.count = self._runs(self.both.astype(np.int64))
+        self.up = self._runs(rises.astype(np.int64))
+        self.down = self._runs(falls.astype(np.int64))
+        self.sums = {"b": self._runs(np.where(self.both, b.take(order), 0.0)),
+                     "c": self._runs(np.where(self.both, c.take(order), 0.0)),
+                     "d": self._runs(self.dz), "nz": self._runs(nz), "nz2": self._runs(nz * nz)}
+        self._squares: np.ndarray | None = None
+        self._extremes: tuple[np.ndarray, np.ndarray] | None = None
+        self._ranks: tuple[np.ndarray, np.ndarray] | None | bool = False
+
+    def _runs(self, values: np.ndarray, ufunc: np.ufunc = np.add) -> np.ndarray:
+        """Per cell: `ufunc` reduced over the cell's run of `values` (in cell order)."""
+        return ufunc.reduceat(values, self.cells.starts) if len(values) else np.zeros(self.cells.size,
+                                                                                       values.dtype)
+
+    def nonzero(self, at: np.ndarray) -> int:
+        return int(self.up[at].sum() + self.down[at].sum())
+
+    def squares(self) -> np.ndarray:
+        if self._squares is None:
+            cell_mean = self.sums["d"] / np.maximum(self.count, 1)
+            deviation = np.where(self.both, self.dz - np.repeat(cell_mean, self.cells.lengths), 0.0)
+            self._squares = self._runs(deviation * deviation)
+        return self._squares
+
+    def extremes(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._extremes is None:
+            self._extremes = (self._runs(np.where(self.both, self.dz, np.inf), np.minimum),
+                              self._runs(np.where(self.both, self.dz, -np.inf), np.maximum))
+        return self._extremes
+
+    def ranks(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per cell x rank group (ascending |d|): non-zero differences, and the positive ones; None
+        when that table would be too large."""
+        if self._ranks is False:
+            ids, n_ids = _rank_groups_fast(np.abs(self.dz[self.differs]))
+            if self.cells.size * n_ids > MAX_CELL_GROUPS:
+                self._ranks = None
+            else:
+                cell = self.cells.sorted_cell[self.differs]
+                flat = cell * n_ids + ids
+                size = self.cells.size * n_ids
+                sizes = np.bincount(flat, minlength=size).reshape(self.cells.size, n_ids)
+                positives = np.bincount(flat[self.dz[self.differs] > 0], minlength=size).reshape(self.cells.size,
+                                                                                                n_ids)
+                self._ranks = (sizes, positives)
+        return self._ranks  # type: ignore[return-value]
+
+    def normal(self, at: np.ndarray, higher_is_better: bool, alpha: float, confidence: float) -> Paired:
+        """The sample made of the cells `at`, known to hold more than `LARGE_SAMPLE` non-zero differences."""
+        count = self.count[at]
+        n = int(count.sum())
+        up, down = int(self.up[at].sum()), int(self.down[at].sum())
+        nonzero = up + down
+        improved, regressed = (up, down) if higher_is_better else (down, up)
+        notes = small_sample_warnings(n, nonzero, alpha=alpha)
+        mean = float(self.sums["d"][at].sum()) / n
+        fields = dict(n=n, baseline=float(self.sums["b"][at].sum()) / n, candidate=float(self.sums["c"][at].sum()) / n,
+                      delta=mean, improved=improved, regressed=regressed, unchanged=n - nonzero, method="normal",
+                      p_ttest=None)
+        flat = False
+        if nonzero == n:  # with a zero difference beside non-zero ones the spread exceeds TIE
+            low, high = self.extremes()
+            flat = bool(float(high[at].max()) - float(low[at].min()) <= TIE)
+        if flat:
+            notes += ("every paired difference is the same: the t-test is undefined (no spread)",)
+            fields["ci_low"] = fields["ci_high"] = mean
+        else:
+            cell_mean = self.sums["d"][at] / np.maximum(count, 1)
+            spread = float(self.squares()[at].sum()) + float((count * np.square(cell_mean - mean)).sum())
+            variance = spread / (n - 1)
+            half = float(_special.ndtri(0.5 + confidence / 2)) * math.sqrt(variance / n)
+            fields["ci_low"], fields["ci_high"] = mean - half, mean + half
+            fields["p_ttest"] = _t_p(mean, variance, n, "two-sided")
+        ranks = self.ranks()
+        if ranks is None:  # too many distinct |d| for a table per cell: rank the sample's own
+            inside = np.repeat(at, self.cells.lengths) & self.differs
+            ids, n_ids = _rank_groups_fast(np.abs(self.dz[inside]))
+            sizes = np.bincount(ids, minlength=n_ids)
+            positives = np.bincount(ids[self.dz[inside] > 0], minlength=n_ids)
+        else:
+            sizes, positives = ranks[0][at].sum(axis=0), ranks[1][at].sum(axis=0)
+        fields["p_wilcoxon"] = _signed_rank_normal_p(sizes, positives, "two-sided")
+        z = float(self.sums["nz"][at].sum()) / math.sqrt(float(self.sums["nz2"][at].sum()))
+        fields["p_randomization"] = _normal_p(z, "two-sided")
+        return Paired(**fields, warnings=notes)
 
 
 def drop_p(

@@ -3,8 +3,9 @@
 A refresh never writes the live file. It copies it (or starts empty), writes the copy, checkpoints,
 fsyncs and renames the copy over the live file in one `os.replace`. A reader therefore sees the
 old state or the new one, never a mix; a killed refresh leaves only a stray temporary file, which
-the next refresh removes. Readers open read-only connections per query and never hold one
-between queries, so a refresh (or a verdict log write) is never blocked for long.
+the next refresh removes. Readers attach the file read-only and let go of it within 0.25 s of
+their last query, at once when a writer waits for the lock, so a refresh (or a verdict log write)
+is never blocked for long.
 """
 from __future__ import annotations
 

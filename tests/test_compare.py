@@ -10,6 +10,7 @@ from typing import Any
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sp
 
@@ -580,3 +581,47 @@ def test_large_samples_use_the_normal_forms(mixed_db, monkeypatch):
     doc = c.to_dict()
     assert doc["settings"]["large_sample"] == 5
     assert {c_["method"] for c_ in doc["comparisons"]} <= {"normal", "resampling", None}
+
+
+# --- reading once, computing later; the summary tables -----------------------------------------------
+
+
+def _same(a: C.Comparison, b: C.Comparison) -> None:
+    pd.testing.assert_frame_equal(a.table, b.table)
+    pd.testing.assert_frame_equal(a.flaky, b.flaky)
+    pd.testing.assert_frame_equal(a.operations, b.operations)
+    for side in C.SIDES:
+        pd.testing.assert_frame_equal(a.values[side], b.values[side])
+
+
+def test_compare_on_inputs_read_before_equals_compare_on_the_connection(repeats_db):
+    with duckdb.connect(str(repeats_db), read_only=True) as con:
+        direct = C.compare(con, "base", "cand", seed=3)
+        inputs = C.read_inputs(con, "base", "cand")
+        questions, rows = C.read_scores(con, "s", ("base",), ("cand-1", "cand-2", "cand-3"))
+        reused = C.read_inputs(con, "base", "cand", scores=(questions, rows))
+    _same(direct, C.compare(inputs, "base", "cand", seed=3))  # the file is closed by now
+    _same(direct, C.compare(reused, "base", "cand", seed=3))
+    with pytest.raises(ValueError, match="inputs were read for base vs cand"):
+        C.compare(inputs, "base", "cand-2")
+
+
+def test_the_summary_table_gives_the_same_comparison(repeats_db, tmp_path):
+    from scoring.summaries import build_summaries
+
+    db = tmp_path / "summarized.duckdb"
+    shutil.copyfile(repeats_db, db)
+    with duckdb.connect(str(db)) as con:
+        build_summaries(con)
+        build_summaries(con)  # idempotent
+        # the held-out questions left out, and a run on both sides: the same rows either way
+        assert con.execute("SELECT count(*) FROM scores_by_position").fetchall() == [(5 * 5,)]
+    for kw in ({}, {"include_heldout": False}):
+        with duckdb.connect(str(repeats_db), read_only=True) as con:
+            plain = C.compare(con, "base", "cand", seed=1, **kw)
+        with duckdb.connect(str(db), read_only=True) as con:
+            summarized = C.compare(con, "base", "cand", seed=1, **kw)
+        _same(plain, summarized)
+    with duckdb.connect(str(db), read_only=True) as con:
+        _, rows = C.read_scores(con, "s", ("base",), ("base",))
+    assert (rows.side == 0).sum() == (rows.side == 1).sum() == 5  # one run on both sides is read for each

@@ -786,3 +786,137 @@ def test_dashboard_command_refuses_a_missing_database(tmp_path, capsys):
 
     assert main(["dashboard", "--db", str(tmp_path / "absent.duckdb"), "--port", "8599"]) == 2
     assert "ragslice refresh" in capsys.readouterr().err
+
+
+# -- summary tables and scale --------------------------------------------------------------------
+
+COMPARISONS = [("seed-lab", "A", "B"), ("seed-lab", "A", "c"), ("seed-lab", "c", "B"), ("hostile", "H1", HOSTILE_GROUP),
+               ("flip", "F1", "F2")]
+
+
+@pytest.fixture(scope="session")
+def summarized_db(dashboard_db, tmp_path_factory) -> Path:
+    """A copy of the fixture database with the summary tables of `scoring.summaries` built."""
+    from scoring.summaries import build_summaries
+
+    db = tmp_path_factory.mktemp("summarized") / "dashboard.duckdb"
+    shutil.copyfile(dashboard_db, db)
+    with duckdb.connect(str(db)) as con:
+        con.execute("BEGIN TRANSACTION")
+        build_summaries(con)
+        con.execute("COMMIT")
+    return db
+
+
+@pytest.fixture
+def summarized_app(summarized_db, monkeypatch):
+    monkeypatch.setenv("RAGSLICE_DB", str(summarized_db))
+    return AppTest.from_file(str(APP), default_timeout=60)
+
+
+def _figures(db: Path, monkeypatch, suite: str, base_name: str, cand_name: str) -> dict:
+    """Every figure the data module computes for one comparison, read from `db`."""
+    from dashboard import data
+
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    sides = {s.name: s for s in data.sides(suite)}
+    b, c = sides[base_name], sides[cand_name]
+    ids = data.question_choices(suite)["question_id"].tolist()
+    out = {"headline": data.headline(suite, b, c), "run_stats": data.run_stats(suite),
+           "choices": data.aggregation_choices(suite, b, c),
+           "worst": data.worst_regressions(suite, b, c, "support").rows}
+    for by, frame_ in data.aggregates(suite, b, c, tuple(data.SLICE_COLUMNS)).items():
+        out[f"aggregate {by}"] = frame_
+    for key in data.METRIC_KEYS:
+        out[f"deltas {key}"] = data.question_deltas(suite, b, c, key, order="suite order").rows
+    for qid in ids:
+        out[f"pair {qid}"] = data.question_pair(suite, b, c, qid)
+        runs_ = data.question_runs(suite, [*b.run_ids, *c.run_ids], qid)
+        out[f"scores {qid}"] = pd.DataFrame([{k: v for k, v in (r["scores"] or {}).items()
+                                               if k not in ("position", "question_id")} for r in runs_.values()])
+    return out
+
+
+@pytest.mark.parametrize(("suite", "base", "cand"), COMPARISONS)
+def test_summary_tables_change_no_figure(dashboard_db, summarized_db, monkeypatch, suite, base, cand):
+    """The summaries are another route to the same figures: every data function agrees with and without them."""
+    plain = _figures(dashboard_db, monkeypatch, suite, base, cand)
+    summarized = _figures(summarized_db, monkeypatch, suite, base, cand)
+    assert plain.keys() == summarized.keys()
+    for name in plain:
+        left = plain[name].reset_index(drop=True)
+        right = summarized[name].reset_index(drop=True)[list(left.columns)]
+        pd.testing.assert_frame_equal(left, right, check_dtype=False, rtol=1e-12, obj=name)
+
+
+def test_summaries_are_read_when_present(summarized_db, monkeypatch):
+    """The stored sums, not a scan: a summary row altered in a copy shows up in the figures."""
+    from dashboard import data
+
+    db = summarized_db.with_name("altered.duckdb")
+    shutil.copyfile(summarized_db, db)
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE slice_sums SET support__sum = 99 WHERE run_id = 'A' AND family = 'all'")
+        con.execute("UPDATE run_totals SET latency_p50 = 12345 WHERE run_id = 'A'")
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    sides = {s.name: s for s in data.sides("seed-lab")}
+    support = data.aggregate("seed-lab", sides["A"], sides["B"], "all").set_index("metric").loc["support"]
+    assert support["b_sum"] == 99 and support["b_macro"] == pytest.approx(99 / 4)
+    assert data.run_stats("seed-lab").set_index("run_id").loc["A", "latency_p50"] == 12345
+
+
+def test_slices_and_aggregation_hand_figures_from_the_summaries(summarized_app):
+    at = open_page(summarized_app, "slices", suite="seed-lab", baseline="A", candidate="B", metric="support")
+    answerable = frame(at, "w_slice_answerable").set_index("metric")
+    # Support on the three answerable questions: A (1 + 1 + 0) / 3, B (0.5 + 1 + 1) / 3.
+    assert answerable.loc["Support", ["b_macro", "c_macro"]].tolist() == pytest.approx([2 / 3, 2.5 / 3])
+    assert answerable.loc["Support", ["n", "n/a"]].tolist() == ["3 / 3", "0 / 0"]
+    at = open_page(summarized_app, "aggregation", suite="seed-lab", baseline="A", candidate="B", metric="support")
+    detail = frame(at, "w_agg_detail").set_index(["aggregation", "scope"])
+    pooled = detail.loc[("pooled", "all questions")]
+    # Pooled support: A 2 of 4 claims supported, B 4 of 5.
+    assert [pooled[c] for c in ("b_numerator", "b_denominator", "c_numerator", "c_denominator")] == [2, 4, 4, 5]
+    summary = frame(at, "w_agg_summary").set_index("metric")
+    assert "mean improves while 1 question(s) regressed" in summary.loc["Support", "flags"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_from_the_summaries(summarized_app, page):
+    at = open_page(summarized_app, page, suite="seed-lab", baseline="A", candidate="c")
+    assert [t.value for t in at.title] == [TITLES[page]]
+
+
+def test_question_deltas_lists_at_most_the_limit_and_counts_the_rest(dashboard_db, monkeypatch):
+    from dashboard import data
+
+    monkeypatch.setenv("RAGSLICE_DB", str(dashboard_db))
+    sides = {s.name: s for s in data.sides("seed-lab")}
+    deltas = data.question_deltas("seed-lab", sides["A"], sides["B"], "support", limit=2)
+    # Worst first: launch -0.5, rollback 0 (owner +1 and region n/a follow, not listed).
+    assert list(deltas.rows["question_id"]) == ["launch", "rollback"]
+    assert (deltas.matched, deltas.total) == (4, 4)
+    found = data.question_deltas("seed-lab", sides["A"], sides["B"], "support", search="ROLL", statuses=["unchanged"])
+    assert list(found.rows["question_id"]) == ["rollback"] and found.matched == 1
+    csv = data.deltas_csv("seed-lab", sides["A"], sides["B"], "support", statuses=["regressed"])().decode()
+    assert csv.splitlines() == ["question_id,type,baseline,candidate,delta,status,critical,split,tags,text",
+                                "launch,lookup,1.0,0.5,-0.5,regressed,False,dev,,When does the release window start?"]
+
+
+def test_worst_regressions_put_critical_questions_first(dashboard_db, monkeypatch):
+    from dashboard import data
+
+    monkeypatch.setenv("RAGSLICE_DB", str(dashboard_db))
+    sides = {s.name: s for s in data.sides("hostile")}
+    worst = data.worst_regressions("hostile", sides["H1"], sides[HOSTILE_GROUP], "support", limit=1)
+    # Support on the critical hostile question 1 -> 0 (no citation); h3 1 -> 0 (no record: missing); h2 has no
+    # delta (the baseline abstains: n/a). The critical one comes first.
+    assert list(worst.rows["question_id"]) == [HOSTILE_ID] and worst.matched == 2
+
+
+def test_question_detail_finds_a_question_by_search(app):
+    at = open_page(app, "question_detail", suite="seed-lab", baseline="A", candidate="B", q="launch")
+    assert at.selectbox(key="w_q").options[0].startswith("launch")
+    at.text_input(key="w_qsearch").input("alert").run()
+    assert [o.split(":")[0] for o in at.selectbox(key="w_q").options] == ["launch", "owner"]
+    at.selectbox(key="w_q").select("owner").run()
+    assert "Who owns the alert?" in [t.value for t in at.text]

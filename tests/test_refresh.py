@@ -208,3 +208,35 @@ def test_an_unchanged_suite_is_not_parsed_again_when_a_run_is_added(tmp_path, mo
         (ws / "suites" / "seed-lab" / "suite.json").read_text().replace("fixture", "fixture."))
     with pytest.raises(AssertionError, match="parsed again"):
         refresh(ws, db)  # a changed suite is parsed (and re-scores its runs)
+
+
+def test_every_refresh_rebuilds_the_summary_tables_from_the_scored_tables(tmp_path: Path) -> None:
+    """Summaries are never stale: after a run is added or removed they match the scored tables."""
+    from scoring.summaries import run_totals_sql, slice_sums_sql
+    from workspaces import build
+
+    ws = build(tmp_path / "ws")
+    db = tmp_path / "scores.duckdb"
+
+    def check(expected_runs: set[str]) -> None:
+        with duckdb.connect(str(db), read_only=True) as con:
+            stored = con.execute("SELECT * FROM run_totals ORDER BY ALL").fetchall()
+            assert stored == con.execute(f"SELECT * FROM ({run_totals_sql()}) ORDER BY ALL").fetchall()
+            assert {row[0] for row in stored} == expected_runs
+            sums = con.execute("SELECT * FROM slice_sums ORDER BY ALL").fetchall()
+            assert sums == con.execute(f"SELECT * FROM ({slice_sums_sql()}) ORDER BY ALL").fetchall()
+            by_position = con.execute("SELECT count(*), count(DISTINCT run_id) FROM scores_by_position").fetchone()
+            assert by_position == con.execute(
+                "SELECT count(*), count(DISTINCT run_id) FROM question_scores").fetchone()
+
+    refresh(ws, db)
+    runs = {p.name for p in (ws / "runs").iterdir()}
+    check(runs)
+    shutil.copytree(ws / "runs" / "cand", ws / "runs" / "late")
+    manifest = json.loads((ws / "runs" / "late" / "manifest.json").read_text())
+    (ws / "runs" / "late" / "manifest.json").write_text(json.dumps({**manifest, "run_id": "late"}))
+    refresh(ws, db)
+    check(runs | {"late"})
+    shutil.rmtree(ws / "runs" / "base")
+    refresh(ws, db)
+    check((runs | {"late"}) - {"base"})

@@ -404,3 +404,47 @@ def test_wilcoxon_is_scipys_default_method_with_ties_and_zeros():
             assert stats.wilcoxon_p(d, alternative=alternative) == pytest.approx(ref, rel=1e-10), (n, alternative)
         distinct = rng.permutation(np.arange(1, n + 1)) * rng.choice([-1, 1], n) / 7  # no ties, no zeros
         assert stats.wilcoxon_p(distinct) == pytest.approx(sp.wilcoxon(distinct).pvalue, rel=1e-10), n
+
+
+def test_cells_sum_each_mask_from_its_cells_by_hand():
+    a = np.array([True, True, False, False])
+    b = np.array([False, True, True, False])
+    cells = stats.Cells([a, b], 4)
+    # questions held by: {a}, {a, b}, {b}, {} -> four cells
+    assert cells.size == 4
+    sums = cells.over(cells.totals(np.array([1.0, 2.0, 3.0, 4.0])))
+    assert sums.tolist() == [1 + 2, 2 + 3]
+
+
+def test_paired_many_from_cells_equals_each_sample_alone_on_overlapping_masks():
+    """Samples above the large-sample threshold are computed from per-cell sums: with overlapping masks
+    (a partition, a subset, everything) shared by several variables, each still equals the single-purpose
+    functions on its own pairs."""
+    rng = np.random.default_rng(31)
+    q = 3000
+    kind = rng.integers(0, 3, q)
+    masks = [kind == 0, kind == 1, kind == 2, rng.random(q) < 0.3, None]
+    base = [rng.choice([0.0, 0.5, 1.0], q), rng.uniform(0, 1, q).round(3), np.zeros(q)]
+    cand = [np.where(rng.random(q) < 0.6, base[0], rng.choice([0.0, 0.5, 1.0], q)), rng.uniform(0, 1, q).round(3),
+            np.ones(q)]  # variable 2: every difference is +1, no spread
+    base[0][rng.random(q) < 0.1] = np.nan
+    cand[1][rng.random(q) < 0.1] = np.nan
+    directions = [True, False, True]
+    samples = [(j, mask) for j in range(3) for mask in masks]
+    many = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=2, large_sample=50)
+    for (j, mask), got in zip(samples, many):
+        keep = np.ones(q, dtype=bool) if mask is None else mask
+        b, c = stats.pairs(base[j][keep], cand[j][keep])
+        d = c - b
+        up, down = int((d > stats.TIE).sum()), int((d < -stats.TIE).sum())
+        assert got.method == "normal"
+        assert (got.n, got.improved, got.regressed, got.unchanged) == (
+            len(d), *((up, down) if directions[j] else (down, up)), len(d) - up - down)
+        assert (got.baseline, got.candidate, got.delta) == pytest.approx((b.mean(), c.mean(), d.mean()), rel=1e-12)
+        assert (got.ci_low, got.ci_high) == pytest.approx(stats.bootstrap_ci(d, large_sample=50), rel=1e-12)
+        assert got.p_randomization == pytest.approx(stats.sign_flip_p(d, large_sample=50), rel=1e-9)
+        assert got.p_wilcoxon == pytest.approx(sp.wilcoxon(d).pvalue, rel=1e-9)
+        if j == 2:
+            assert got.p_ttest is None and any("no spread" in w for w in got.warnings)
+        else:
+            assert got.p_ttest == pytest.approx(sp.ttest_1samp(d, 0).pvalue, rel=1e-9)

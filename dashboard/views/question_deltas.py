@@ -10,45 +10,25 @@ cmp = selection.comparison()
 selection.sides_caption(cmp)
 selection.show_compatibility(cmp)
 metric = BY_KEY[cmp.metric]
-frame = data.question_deltas(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric)
+types_, splits_, tags_ = data.question_facets(cmp.suite)
 
 with st.container(border=True, key="filters"):
     a, b, c, d = st.columns(4)
-    types = selection.multiselect("Question type", sorted(frame["type"].unique()), param="type", where=a)
+    types = selection.multiselect("Question type", types_, param="type", where=a)
     slice_ = selection.select("Slice", ["all", "answerable", "unanswerable"], param="slice", where=b)
-    splits = selection.multiselect("Split", sorted(frame["split"].unique()), param="split", where=c)
+    splits = selection.multiselect("Split", splits_, param="split", where=c)
     critical = selection.select("Critical", ["all", "critical only", "not critical"], param="critical", where=d)
     e, f, g, h = st.columns(4)
-    all_tags = sorted({t for tags in frame["tags"] for t in (tags if tags is not None else [])})
-    tags = selection.multiselect("Tags (any of)", all_tags, param="tags", where=e)
+    tags = selection.multiselect("Tags (any of)", tags_, param="tags", where=e)
     statuses = selection.multiselect("Status", list(data.STATUSES), param="status", where=f)
     search = selection.text("Search question text or ID", param="search", where=g)
-    order = selection.select("Sort", ["worst first", "best first", "suite order"], param="sort", where=h)
+    order = selection.select("Sort", list(data.ORDERS), param="sort", where=h)
 
-shown = frame
-if types:
-    shown = shown[shown["type"].isin(types)]
-if slice_ != "all":
-    shown = shown[shown["answerable"] == (slice_ == "answerable")]
-if splits:
-    shown = shown[shown["split"].isin(splits)]
-if critical != "all":
-    shown = shown[shown["critical"] == (critical == "critical only")]
-if tags:
-    wanted = set(tags)
-    shown = shown[shown["tags"].map(lambda ts: bool(wanted & set(ts if ts is not None else [])))]
-if statuses:
-    shown = shown[shown["status"].isin(statuses)]
-if search:
-    needle = search.casefold()
-    shown = shown[shown["text"].str.casefold().str.contains(needle, regex=False)
-                  | shown["question_id"].str.casefold().str.contains(needle, regex=False)]
-
-sign = 1 if metric.higher_is_better else -1
-if order != "suite order":
-    gain = shown["delta"] * sign
-    shown = shown.assign(_gain=gain).sort_values(["_gain", "position"], ascending=[order == "worst first", True],
-                                                  na_position="last").drop(columns="_gain")
+filters = dict(types=types, answerable=None if slice_ == "all" else slice_ == "answerable", splits=splits,
+               critical=None if critical == "all" else critical == "critical only", tags=tags, statuses=statuses,
+               search=search, order=order)
+deltas = data.question_deltas(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric, **filters)
+shown = deltas.rows
 
 
 # The chart's own selection cannot be cleared from Python; "Clear" gives the chart a new key
@@ -79,7 +59,10 @@ if picked:
 else:
     st.caption("Click a bar to narrow the table to that question; shift-click adds more.")
 
-st.caption(escape(f"{len(shown)} of {len(frame)} questions shown.") + " " + metric_help(cmp.metric).split("\n\n")[0])
+listed = (f" The first {len(deltas.rows):,} in this order are listed and charted; the download holds all "
+          f"{deltas.matched:,}." if deltas.matched > len(deltas.rows) else "")
+st.caption(escape(f"{deltas.matched:,} of {deltas.total:,} questions match the filters.{listed}") + " "
+           + metric_help(cmp.metric).split("\n\n")[0])
 view = shown[["question_id", "type", "baseline", "candidate", "delta", "status", "critical", "split", "tags", "text"]]
 event = table(
     view,
@@ -104,8 +87,7 @@ if rows:
                  query_params=cmp.link_params(q=qid))
 st.download_button(
     "Download the filtered table (CSV)",
-    data=view.assign(tags=view["tags"].map(lambda ts: ";".join(ts if ts is not None else [])))
-    .to_csv(index=False).encode("utf-8"),
+    data=data.deltas_csv(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric, picked=picked, **filters),
     file_name=f"question-deltas-{cmp.suite}-{cmp.metric}.csv",
     mime="text/csv",
     key="w_download",

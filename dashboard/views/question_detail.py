@@ -9,13 +9,24 @@ cmp = selection.comparison()
 selection.sides_caption(cmp)
 selection.show_compatibility(cmp, stop_on_refusal=False)
 
-questions = data.questions(cmp.suite).set_index("question_id", drop=False)
-ids = list(questions.index)
+search = selection.text("Find a question (ID or text)", param="qsearch", where=st,
+                        placeholder="part of an ID or of the question's text")
+choices = data.question_choices(cmp.suite, search)
+texts = dict(zip(choices["question_id"], choices["text"]))
+requested = selection.current("q")
+if requested and str(requested) not in texts and data.question(cmp.suite, str(requested)) is not None:
+    texts = {str(requested): data.question(cmp.suite, str(requested))["text"], **texts}
+if not texts:
+    say("info", f"No question of suite {cmp.suite} contains {search!r}.")
+    st.stop()
+if len(choices) >= data.QUESTION_CHOICES:
+    st.caption(f"The first {data.QUESTION_CHOICES} questions in suite order are listed; type part of an ID or "
+               "text to find another.")
 qid = selection.select(
-    "Question", ids, param="q", where=st,
-    format_func=lambda q: f"{q}: {questions.loc[q, 'text'][:90]}",
+    "Question", list(texts), param="q", where=st,
+    format_func=lambda q: f"{q}: {str(texts.get(q, ''))[:90]}",
 )
-q = questions.loc[qid]
+q = data.question(cmp.suite, qid)
 
 with st.container(border=True, key="question"):
     st.text(q["text"])
@@ -69,16 +80,23 @@ CLAIMS = {
     "reasons": st.column_config.ListColumn("reasons (why not supported)"),
 }
 
+shown_runs = {}
+for role, side in (("baseline", cmp.baseline), ("candidate", cmp.candidate)):
+    shown_runs[role] = side.run_ids[0]
 columns = st.columns(2)
 for column, role, side in zip(columns, ("baseline", "candidate"), (cmp.baseline, cmp.candidate)):
     with column:
         st.subheader(role.capitalize())
-        run_id = side.run_ids[0]
         if side.kind == "group":
-            run_id = selection.select("Repeat to show", list(side.run_ids), param=f"{role}_run", where=st,
-                                      help="A group's runs are shown one at a time; the scores above are their mean.")
+            shown_runs[role] = selection.select(
+                "Repeat to show", list(side.run_ids), param=f"{role}_run", where=st,
+                help="A group's runs are shown one at a time; the scores above are their mean.")
+evidence = data.question_runs(cmp.suite, list(shown_runs.values()), qid)
+for column, role in zip(columns, ("baseline", "candidate")):
+    with column:
+        run_id = shown_runs[role]
         st.text(f"run: {run_id}")
-        shown = data.question_run(run_id, qid)
+        shown = evidence[run_id]
         record, scores = shown["record"], shown["scores"]
         if scores is not None:
             st.text(f"status: {scores['status']}   k: {scores['k']}")

@@ -118,7 +118,7 @@ with st.container(border=True, key="verdict"):
                       "this_comparison": st.column_config.CheckboxColumn("these runs"),
                   })
 
-head = data.headline(cmp.suite, cmp.baseline, cmp.candidate).set_index("metric")
+head = data.headline(cmp.suite, cmp.baseline, cmp.candidate, (*KEY_METRICS, cmp.metric)).set_index("metric")
 significance = None if stats is None else stats.table[stats.table["slice"] == "all"].set_index("metric")
 
 st.subheader("Headline metrics")
@@ -173,18 +173,13 @@ st.caption("Status per question: missing (a side has no record) > failed (a reco
            "is n/a) > improved / regressed (in the metric's direction) > unchanged.")
 
 st.subheader(f"Worst regressions on {metric_name(cmp.metric)}")
-frame = data.question_deltas(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric)
-sign = 1 if BY_KEY[cmp.metric].higher_is_better else -1
-frame = frame.assign(gain=frame["delta"] * sign)
-# A missing or failed candidate record scores as a failure, so it can be a regression too.
-worse = frame[frame["status"].isin(["regressed", "missing", "failed"]) & (frame["gain"] < -data.UNCHANGED_TOLERANCE)]
-worst = worse.sort_values(["critical", "gain", "position"], ascending=[False, True, True]).head(WORST)
-if worst.empty:
+worst = data.worst_regressions(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric, limit=WORST)
+if worst.rows.empty:
     st.info("No question regressed on this metric.")
 else:
-    st.caption(f"Critical questions first, then by size of the drop; at most {WORST} of {len(worse)} questions that "
+    st.caption(f"Critical questions first, then by size of the drop; at most {WORST} of {worst.matched} questions that "
                "scored worse (regressed, or scored lower because a record is missing or failed).")
-    for i, r in enumerate(worst.itertuples(index=False)):
+    for i, r in enumerate(worst.rows.itertuples(index=False)):
         with st.container(border=True, key=f"worst_{i}"):
             left, middle, right = st.columns([7, 2, 2], vertical_alignment="center")
             left.text(("CRITICAL  " if r.critical else "") + f"{r.question_id}  ·  {r.type}  ·  {r.status}")

@@ -1,0 +1,90 @@
+"""Tables derived from the scored tables, laid out for fast reading (docs/schema.md).
+
+`build_summaries(con)` (re)creates them from `question_scores`, `questions`, `records` and `runs`
+inside the caller's open transaction; a refresh calls it after writing the scored tables. They
+hold nothing that those tables do not: a reader that finds a summary absent computes the same
+rows from the scored tables (`run_totals_sql` is that query for `run_totals`), only slower.
+
+- `scores_by_position`: every `question_scores` row with the question's `position` in its suite in
+  place of its `question_id`, ordered by `run_id`, then `position`. One run's scores are then
+  consecutive rows: reading them skips the other runs' row groups and needs no join on IDs.
+- `run_totals`: one row per run: questions scored, missing and failed records, latency p50 / p95
+  and total / mean cost over its records, and the macro mean of every registry metric.
+- `slice_sums`: one row per run and slice of each family of `SLICE_FAMILIES` (all; answerable /
+  unanswerable; each question type; each split): the run's questions in the slice, and per
+  registry metric the sum of its values and the number of questions it scores (`<metric>__sum`,
+  `<metric>__n`; the macro mean is their ratio) and, for a metric that pools, the sums of its
+  pooled numerator and denominator columns over those scored questions (`<metric>__num`,
+  `<metric>__den`; NULL when none is scored).
+"""
+from __future__ import annotations
+
+import duckdb
+
+from .metrics import REGISTRY
+
+SUMMARY_TABLES: tuple[str, ...] = ("scores_by_position", "run_totals", "slice_sums")
+SLICE_FAMILIES: dict[str, str] = {
+    "all": "'all'",
+    "answerable": "CASE WHEN q.answerable THEN 'answerable' ELSE 'unanswerable' END",
+    "type": "q.type",
+    "split": "q.split",
+}
+"""Slice families: name -> SQL expression over `questions q` giving each question's slice."""
+RUN_TOTAL_COLUMNS: tuple[str, ...] = (
+    "questions", "missing", "failed", "latency_p50", "latency_p95", "cost_total", "cost_mean",
+    *(m.key for m in REGISTRY),
+)
+
+
+def run_totals_sql() -> str:
+    """The rows of `run_totals`, computed from the scored tables: per run, `questions` (its
+    question_scores rows: every question of its suite), `missing`, `failed` (questions with no
+    record / a failed record), `latency_p50`, `latency_p95` (continuous quantiles over records with
+    a latency, ms), `cost_total`, `cost_mean` (over records with a cost, USD; NULL without any) and
+    each metric's macro mean over the questions it scores (NULL when none is scored)."""
+    means = ", ".join(f"avg(s.{m.key}::DOUBLE) AS {m.key}" for m in REGISTRY)
+    return f"""WITH lat AS (
+  SELECT run_id, quantile_cont(latency_ms, 0.5) AS latency_p50, quantile_cont(latency_ms, 0.95) AS latency_p95,
+         sum(cost_usd) AS cost_total, avg(cost_usd) AS cost_mean
+  FROM records GROUP BY run_id
+), sc AS (
+  SELECT s.run_id, count(*) AS questions, count(*) FILTER (WHERE s.missing) AS missing,
+         count(*) FILTER (WHERE s.failed) AS failed, {means}
+  FROM question_scores s GROUP BY s.run_id
+)
+SELECT r.run_id, {", ".join(f"{'lat' if c.startswith(('latency', 'cost')) else 'sc'}.{c}" for c in RUN_TOTAL_COLUMNS)}
+FROM runs r LEFT JOIN sc USING (run_id) LEFT JOIN lat USING (run_id)"""
+
+
+def slice_sums_sql(*, by_position: bool = False) -> str:
+    """The rows of `slice_sums`, computed from `question_scores` and `questions` (from
+    `scores_by_position` when `by_position`: the same rows, joined on the integer position)."""
+    cols = []
+    for m in REGISTRY:
+        cols += [f"sum(s.{m.key}::DOUBLE) AS {m.key}__sum", f"count(s.{m.key}) AS {m.key}__n"]
+        if m.pooled:
+            num, den = m.pooled
+            cols += [f"sum(s.{num}::DOUBLE) FILTER (WHERE s.{m.key} IS NOT NULL) AS {m.key}__num",
+                     f"sum(s.{den}::DOUBLE) FILTER (WHERE s.{m.key} IS NOT NULL) AS {m.key}__den"]
+    source = ("scores_by_position s JOIN questions q ON q.suite = s.suite AND q.position = s.position" if by_position
+              else "question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id")
+    return "\nUNION ALL\n".join(
+        f"""SELECT s.run_id, '{family}' AS family, CAST({expression} AS VARCHAR) AS slice, count(*) AS questions,
+  {", ".join(cols)}
+FROM {source}
+GROUP BY s.run_id, slice"""
+        for family, expression in SLICE_FAMILIES.items())
+
+
+def build_summaries(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop and rebuild every summary table from the scored tables (idempotent; no transaction of its own)."""
+    con.execute(
+        """CREATE OR REPLACE TABLE scores_by_position AS
+           SELECT s.* EXCLUDE (question_id), q.position
+           FROM question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id
+           ORDER BY s.run_id, q.position"""
+    )
+    con.execute(f"CREATE OR REPLACE TABLE run_totals AS {run_totals_sql()}")
+    con.execute(f"CREATE OR REPLACE TABLE slice_sums AS {slice_sums_sql(by_position=True)} "
+                "ORDER BY run_id, family, slice")
