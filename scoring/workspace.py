@@ -37,6 +37,8 @@ MAX_RETRIEVED = 1000
 MAX_CLAIMS = 100
 MAX_CITATIONS = 100
 MAX_LABELS = 10_000
+MAX_GRADE = 1000
+"""Relevance grades lie in -MAX_GRADE..MAX_GRADE (TREC uses -2..4; the bound keeps them in an INTEGER)."""
 MAX_K = 100
 MAX_LINE_BYTES = 8 * 1024 * 1024
 SPLITS = ("dev", "heldout")
@@ -680,6 +682,9 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: _Checke
             if not isinstance(grade, int) or isinstance(grade, bool):
                 check.add("a relevance grade is a whole number", f"relevant[{doc!r}]", grade)
                 continue
+            if abs(grade) > MAX_GRADE:
+                check.add(f"a relevance grade lies between -{MAX_GRADE} and {MAX_GRADE}", f"relevant[{doc!r}]", grade)
+                continue
             grades[doc] = grade
     else:
         check.add("expected a list of document IDs or a map document ID -> grade", "relevant", relevant)
@@ -756,7 +761,8 @@ def _clean_grades(relevant: Any, labelled: dict[str, Any]) -> dict[str, int] | N
     (grade 1 each) or a map labelled ID -> whole number, at most MAX_LABELS; else None."""
     if type(relevant) is dict:
         if (len(relevant) <= MAX_LABELS and labelled.keys() >= relevant.keys()
-                and _INT_TYPE.issuperset(map(type, relevant.values()))):
+                and _INT_TYPE.issuperset(map(type, relevant.values()))
+                and all(-MAX_GRADE <= grade <= MAX_GRADE for grade in relevant.values())):
             return relevant
     elif type(relevant) is list:
         if len(relevant) <= MAX_LABELS and _STRING_TYPE.issuperset(map(type, relevant)):

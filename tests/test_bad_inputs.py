@@ -87,6 +87,8 @@ CASES: list[Bad] = [
         "field 'latency_ms': '300ms': expected a finite number >= 0 or null"),
     Bad("question text is a number", lambda ws: set_field(Q(ws), 3, "text", 42), QUESTIONS_FILE, 3,
         "field 'text': 42: expected a non-empty string"),
+    Bad("grade beyond any scale", lambda ws: set_field(Q(ws), 1, "relevant", {"rb-3": 2**40}), QUESTIONS_FILE, 1,
+        "field \"relevant['rb-3']\": 1099511627776: a relevance grade lies between -1000 and 1000"),
     Bad("k is a string", lambda ws: set_key(M(ws), "k", "5"), MANIFEST, 12,
         "field 'k': '5': the context cutoff k is a whole number from 1 to 100"),
     Bad("manifest is an array", lambda ws: M(ws).write_text('[{"run_id": "base"}]'), MANIFEST, 1,
