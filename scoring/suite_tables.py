@@ -8,8 +8,6 @@ questions' counts.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from operator import attrgetter
 
 import duckdb
@@ -83,24 +81,13 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
     for name, table in staged.items():
         con.register(name, table)
     try:
-        with _any_row_order(con):
-            for table, select in _INSERTS.items():
-                con.execute(f"INSERT INTO {table} BY NAME {select}", [suite.name])
+        # In file order: the refresh's joins against these tables run markedly faster on rows stored
+        # in the order rankings refer to them (measured: 13 s vs 24 s writing 20M ranked rows).
+        for table, select in _INSERTS.items():
+            con.execute(f"INSERT INTO {table} BY NAME {select}", [suite.name])
     finally:
         for name in staged:
             con.unregister(name)
-
-
-@contextmanager
-def _any_row_order(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Let DuckDB insert rows in parallel, in any order (tables are read by key: docs/schema.md);
-    the connection's setting is restored after."""
-    before = con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()[0][0]
-    con.execute("SET preserve_insertion_order = false")
-    try:
-        yield
-    finally:
-        con.execute(f"SET preserve_insertion_order = {'true' if before else 'false'}")
 
 
 def document_columns(suite: Suite) -> pa.Table:
