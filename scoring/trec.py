@@ -1,6 +1,6 @@
 """TREC files in, trec_eval-style numbers out: `ragslice trec QRELS RUN [-q] [-l LEVEL] [-m ...]`.
 
-Both files are read by DuckDB's CSV reader (no per-line Python on the happy path) and scored by
+Both files are read by DuckDB's CSV reader (per-line Python only on the error path) and scored by
 the SQL engine (`scoring.engine.retrieval_sql`); this module only builds the engine's `eval_*`
 input relations (suite ``trec``, run ID from the run file).
 
@@ -27,6 +27,24 @@ topics that are not n/a (``n/a`` when every topic is). trec_eval instead scores 
 and counts it in its mean, and its ``ndcg_cut`` ignores ``-l``: the two agree whenever every
 scored topic has a relevant document at the level.
 
+Reading takes one of two routes, with the same result (tested to agree). The fast route reads a
+file straight into typed columns when its fields are separated by single spaces (or by single
+tabs, in a file without spaces) and it holds no other whitespace or control byte (no CR, VT, FF,
+NUL or 0x01, so LF endings); it certifies every rule above in sets: field count, no empty field,
+no comment line, grade or score, no repeated docno (hashes of (qid, docno): the top 32 bits
+sorted, the few that meet compared in full). A file it cannot certify takes the line route: every line numbered and split on whitespace, each rule
+checked line by line, which names the file, line and rule of each problem, or accepts what the
+fast route merely could not certify (CRLF endings, tabs and spaces in one file, a line of
+whitespace only, two pairs whose hashes collide).
+
+Scoring: at a relevance level >= 1 only positive grades matter (the others neither count as
+relevant nor gain), so the engine's ``eval_labels`` holds the positively graded judgements and
+``eval_retrieved`` those documents at their rank in the topic's full ranking (ranks are slots,
+so the gaps stand for the other documents): every retrieval metric of the registry looks at the
+ranking only through them (hits, gains, first relevant rank; ``P@k`` divides by k), which the
+tests check metric by metric against the whole ranking. Only the run's rows scored at or above
+the topic's lowest-scored such document are sorted to find those ranks.
+
 Output: ``MEASURE<TAB>QID<TAB>VALUE`` lines, values with 4 decimals, measures by canonical name
 (``P@10``) in the order asked (duplicates dropped). With ``-q``, trec_eval's order: topic by
 topic (qid in byte order), every measure per topic; then one ``all`` line per measure.
@@ -37,6 +55,7 @@ file's first 20 bad lines are listed at once.
 from __future__ import annotations
 
 import math
+import mmap
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,6 +78,13 @@ _LAYOUT: dict[FileKind, tuple[int, str]] = {
     "run": (6, "qid Q0 docno rank score runid"),
 }
 
+# The typed values, one definition for both routes ({} is the field's text): a grade is a whole
+# number that fits an INTEGER, a score any text DuckDB casts to a DOUBLE (finiteness is a rule).
+_GRADE = "CASE WHEN regexp_full_match({0}, '[+-]?[0-9]+') THEN TRY_CAST({0} AS INTEGER) END"
+_SCORE = "TRY_CAST({0} AS DOUBLE)"
+
+# --- the line route: every line numbered, split, checked -------------------------------------------
+
 # A line's fields, split on trec_eval's isspace(); lines with single spaces take the fast split
 # (substring tests cost less than one regular expression per line).
 _FIELDS = r"""CASE
@@ -78,9 +104,8 @@ FROM (SELECT {_FIELDS} AS f
                                            escape = '', header = false, auto_detect = false)))"""
 
 _COLUMNS: dict[FileKind, str] = {
-    "qrels": "f[1] AS qid, f[3] AS docno, "
-    "CASE WHEN regexp_full_match(f[4], '[+-]?[0-9]+') THEN TRY_CAST(f[4] AS INTEGER) END AS grade",
-    "run": "f[1] AS qid, f[3] AS docno, TRY_CAST(f[5] AS DOUBLE) AS score, f[6] AS runid",
+    "qrels": f"f[1] AS qid, f[3] AS docno, {_GRADE.format('f[4]')} AS grade",
+    "run": f"f[1] AS qid, f[3] AS docno, {_SCORE.format('f[5]')} AS score, f[6] AS runid",
 }
 
 _BAD_ROWS: dict[FileKind, str] = {
@@ -90,6 +115,30 @@ _BAD_ROWS: dict[FileKind, str] = {
 
 # The field a bad row is reported for (0-based): the grade of a qrels line, the score of a run line.
 _CHECKED_FIELD: dict[FileKind, int] = {"qrels": 3, "run": 4}
+
+# The columns every route leaves in trec_qrels / trec_run, one row per data line; `pair` is a
+# 64-bit hash of (qid, docno): equal pairs have equal hashes, so it narrows joins and duplicate
+# checks on the pair, which then compare the text where hashes meet.
+_KEPT: dict[FileKind, str] = {"qrels": "qid, docno, grade, hash(qid, docno) AS pair",
+                              "run": "qid, docno, score, hash(qid, docno) AS pair"}
+
+# --- the fast route: typed columns, every rule certified in sets ----------------------------------
+
+# Every field is text except the run's score: the CSV reader parses a DOUBLE exactly as TRY_CAST
+# does (same accepted texts, same values), and a score it refuses sends the file to the line route.
+_FAST_FIELDS: dict[FileKind, dict[str, str]] = {
+    "qrels": {"qid": "VARCHAR", "iter": "VARCHAR", "docno": "VARCHAR", "grade": "VARCHAR"},
+    "run": {"qid": "VARCHAR", "iter": "VARCHAR", "docno": "VARCHAR", "rank": "VARCHAR", "score": "DOUBLE",
+            "runid": "VARCHAR"},
+}
+_FAST_VALUE: dict[FileKind, str] = {"qrels": f"{_GRADE.format('grade')} AS grade", "run": "score"}
+_IGNORED: dict[FileKind, tuple[str, ...]] = {"qrels": ("iter",), "run": ("iter", "rank", "runid")}
+# Checked on the table: an empty field reads as NULL, a bad grade as NULL.
+_FAST_VALID: dict[FileKind, str] = {"qrels": "qid IS NOT NULL AND docno IS NOT NULL AND grade IS NOT NULL",
+                                    "run": "qid IS NOT NULL AND docno IS NOT NULL AND isfinite(score)"}
+# Bytes that make a file take the line route: whitespace other than the delimiter and LF (the line
+# route splits on it), CR (line endings are the line route's to judge), NUL and 0x01.
+_UNCERTIFIED = (b"\v", b"\f", b"\r", b"\x00", b"\x01")
 
 
 @dataclass(frozen=True)
@@ -122,32 +171,132 @@ def parse_measures(texts: Sequence[str]) -> tuple[Measure, ...]:
 
 
 def load_qrels(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
-    """Read and validate a qrels file into the temp table ``trec_qrels(skip, n_fields, qid, docno,
-    grade)``; rows with `skip` are blank or comment lines, rowid + 1 is the line number."""
+    """Read and validate a qrels file into the temp tables ``trec_qrels(qid, docno, grade, pair)``,
+    one row per judgement (blank and comment lines left out; `pair` = hash(qid, docno)), and
+    ``trec_qrels_topics(qid)``."""
     _load(con, Path(path), "qrels")
 
 
 def load_run(con: duckdb.DuckDBPyConnection, path: str | Path) -> str:
-    """Read and validate a run file into the temp table ``trec_run(skip, n_fields, qid, docno,
-    score, runid)`` (as `load_qrels`). Returns the run ID: the last line's, as trec_eval takes it."""
-    _load(con, Path(path), "run")
-    return con.execute("SELECT runid FROM trec_run WHERE NOT skip ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+    """Read and validate a run file into the temp tables ``trec_run(qid, docno, score, pair)`` and
+    ``trec_run_topics(qid)`` (as `load_qrels`). Returns the run ID: the last line's, as trec_eval
+    takes it."""
+    return _load(con, Path(path), "run")
 
 
-def _load(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> None:
-    """Create ``trec_{kind}``; raise `ValidationError` (file:line, rule) listing the first problems."""
+def _load(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> str:
+    """Create ``trec_{kind}`` and return the run ID ("" for qrels); raise `ValidationError`
+    (file:line, rule) listing the first problems."""
     if not path.is_file():
         raise invalid("no such file", path=str(path))
+    run_id = _read_fast(con, path, kind)
+    return run_id if run_id is not None else _read_lines(con, path, kind)
+
+
+def _read_fast(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> str | None:
+    """The fast route (module docstring): create ``trec_{kind}`` and return the run ID ("" for
+    qrels), or return None, leaving no table, when the file is not certified clean."""
+    shape = _certified_shape(path)
+    if shape is None:
+        return None
+    delim, last_field = shape
     table = f"trec_{kind}"  # kind is one of two literals
+    columns = ", ".join(f"'{name}': '{sql_type}'" for name, sql_type in _FAST_FIELDS[kind].items())
+    ignored = " AND ".join(f"{name} IS NOT NULL" for name in _IGNORED[kind])
+    con.execute("SET preserve_insertion_order = false")
+    try:
+        # A field left empty among those not kept raises, so the read stops at the first one.
+        con.execute(
+            f"""CREATE OR REPLACE TEMP TABLE {table} AS
+            SELECT {_KEPT[kind]} FROM (
+              SELECT CASE WHEN {ignored} THEN qid ELSE error('an empty field') END AS qid, docno, {_FAST_VALUE[kind]}
+              FROM read_csv($path, columns = {{{columns}}}, delim = $delim, quote = '', escape = '', header = false,
+                            auto_detect = false))""",
+            {"path": str(path), "delim": delim},
+        )
+    except duckdb.Error:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+        return None
+    finally:
+        con.execute("SET preserve_insertion_order = true")
+    _create_topics(con, kind)
+    certified = con.execute(
+        f"""SELECT count(*) > 0 AND bool_and(coalesce({_FAST_VALID[kind]}, false))
+                   AND NOT (SELECT bool_or(starts_with(qid, '#')) FROM {table}_topics)
+            FROM {table}"""
+    ).fetchone()[0]
+    if not certified or _may_repeat_a_docno(con, table):
+        con.execute(f"DROP TABLE {table}")
+        con.execute(f"DROP TABLE {table}_topics")
+        return None
+    return "" if kind == "qrels" else last_field
+
+
+def _create_topics(con: duckdb.DuckDBPyConnection, kind: FileKind) -> None:
+    """``trec_{kind}_topics(qid)``: the file's distinct topics."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE trec_{kind}_topics AS SELECT DISTINCT qid FROM trec_{kind}")
+
+
+def _may_repeat_a_docno(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """True when two rows share (qid, docno), or share a 64-bit hash of it (a collision, which the
+    line route tells apart). Sorting the top 32 bits of the hashes costs less than sorting all 64
+    or grouping the text pairs; the few rows whose top bits meet are then grouped by hash."""
+    return con.execute(
+        f"""WITH top AS (SELECT (pair >> 32)::UINTEGER AS bits FROM {table}),
+                 shared AS (SELECT bits FROM (SELECT bits, lag(bits) OVER (ORDER BY bits) AS previous FROM top)
+                            WHERE bits = previous)
+            SELECT count(*) FROM (SELECT pair FROM {table} WHERE (pair >> 32)::UINTEGER IN (SELECT bits FROM shared)
+                                  GROUP BY pair HAVING count(*) > 1)"""
+    ).fetchone()[0] > 0
+
+
+def _certified_shape(path: Path) -> tuple[str, str] | None:
+    """The delimiter (space, or tab when the file has no space) and the last field of the last
+    non-blank line (a run's ID), when no byte of the file sends it to the line route; else None."""
+    with path.open("rb") as handle:
+        try:
+            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file
+            return None
+        with data:
+            if data.find(b"\t") < 0:
+                delim = b" "
+            elif data.find(b" ") < 0:
+                delim = b"\t"
+            else:
+                return None
+            if any(data.find(byte) >= 0 for byte in _UNCERTIFIED):
+                return None
+            end = len(data)
+            while end > 0:
+                start = data.rfind(b"\n", 0, end) + 1
+                fields = data[start:end].split()
+                if fields:
+                    return delim.decode(), fields[-1].decode("utf-8", errors="replace")
+                end = start - 1
+    return None
+
+
+def _read_lines(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> str:
+    """The line route: create ``trec_{kind}`` and return the run ID ("" for qrels), or raise
+    `ValidationError` listing the first problems."""
+    lines = f"trec_{kind}_lines"  # kind is one of two literals
     con.execute("SET preserve_insertion_order = true")  # rowid + 1 is the line number
     try:
-        con.execute(_READ_SQL.format(table=table, columns=_COLUMNS[kind]), {"path": str(path), "delim": "\x01"})
+        con.execute(_READ_SQL.format(table=lines, columns=_COLUMNS[kind]), {"path": str(path), "delim": "\x01"})
     except duckdb.Error as error:
         raise _unreadable(path, error) from None
-    problems = _line_problems(con, path, kind, table)
-    if problems:
-        con.execute(f"DROP TABLE {table}")
-        raise ValidationError(problems)
+    try:
+        problems = _line_problems(con, path, kind, lines)
+        if problems:
+            raise ValidationError(problems)
+        run_id = "" if kind == "qrels" else con.execute(
+            f"SELECT runid FROM {lines} WHERE NOT skip ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+        con.execute(f"CREATE OR REPLACE TEMP TABLE trec_{kind} AS SELECT {_KEPT[kind]} FROM {lines} WHERE NOT skip")
+        _create_topics(con, kind)
+    finally:
+        con.execute(f"DROP TABLE {lines}")
+    return run_id
 
 
 def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, table: str) -> list[Problem]:
@@ -230,32 +379,42 @@ def _unreadable(path: Path, error: duckdb.Error) -> ValidationError:
 
 
 def build_inputs(con: duckdb.DuckDBPyConnection, run_id: str, cutoffs: Sequence[int]) -> None:
-    """Create the engine's eval_pairs (table), eval_labels and eval_retrieved (views) over
-    ``trec_qrels`` and ``trec_run``: one suite, one run, one eval_pairs row per topic found in both
-    files and per cutoff. The engine reaches labels and rankings through eval_pairs only, so the
-    other topics are never scored. The ranking view assigns ranks 1..n per topic."""
+    """Create the engine's eval_pairs, eval_labels and eval_retrieved over ``trec_qrels`` and
+    ``trec_run``: one suite, one run, one eval_pairs row per topic found in both files and per
+    cutoff. The engine reaches labels and rankings through eval_pairs only, so the other topics are
+    never scored. Only positive grades matter at a relevance level >= 1 (the others neither count as
+    relevant nor gain), so eval_labels holds the positively graded judgements and eval_retrieved
+    those documents at their rank (1 + the documents ordered before them: score descending, docno
+    descending); the rank is found by sorting only the rows scored at or above the topic's lowest
+    such document."""
     con.execute(
         "CREATE OR REPLACE TEMP TABLE trec_ids AS SELECT $run_id::VARCHAR AS run_id, $suite::VARCHAR AS suite",
         {"run_id": run_id, "suite": SUITE},
     )
     con.execute(
         """CREATE OR REPLACE TEMP TABLE eval_pairs AS
-        WITH topics AS (SELECT qid FROM trec_run WHERE NOT skip INTERSECT SELECT qid FROM trec_qrels WHERE NOT skip)
+        WITH topics AS (SELECT qid FROM trec_run_topics INTERSECT SELECT qid FROM trec_qrels_topics)
         SELECT i.run_id, i.suite, t.qid AS question_id, c.k::INTEGER AS k, 'ok' AS status
         FROM topics t CROSS JOIN trec_ids i CROSS JOIN (SELECT unnest($cutoffs::INTEGER[]) AS k) c""",
         {"cutoffs": sorted(set(cutoffs))},
     )
     con.execute(
-        """CREATE OR REPLACE TEMP VIEW eval_labels AS
+        """CREATE OR REPLACE TEMP TABLE eval_labels AS
         SELECT i.suite, q.qid AS question_id, q.docno AS doc_id, q.grade FROM trec_qrels q CROSS JOIN trec_ids i
-        WHERE NOT q.skip"""
+        WHERE q.grade > 0"""
     )
     con.execute(
-        """CREATE OR REPLACE TEMP VIEW eval_retrieved AS
-        SELECT i.run_id, r.qid AS question_id,
-               row_number() OVER (PARTITION BY r.qid ORDER BY r.score DESC, r.docno DESC)::INTEGER AS rank,
-               r.docno AS doc_id
-        FROM trec_run r CROSS JOIN trec_ids i WHERE NOT r.skip"""
+        """CREATE OR REPLACE TEMP TABLE eval_retrieved AS
+        WITH gaining AS (SELECT qid, docno, pair FROM trec_qrels WHERE grade > 0),
+             -- every gaining row, and the rare row whose hash merely collides (the floor may only fall)
+             found AS (SELECT r.qid, r.score FROM trec_run r SEMI JOIN gaining g ON g.pair = r.pair),
+             floor AS (SELECT qid, min(score) AS score FROM found GROUP BY qid),
+             ranked AS (
+               SELECT r.qid, r.docno,
+                      row_number() OVER (PARTITION BY r.qid ORDER BY r.score DESC, r.docno DESC)::INTEGER AS rank
+               FROM trec_run r JOIN floor f ON f.qid = r.qid AND r.score >= f.score)
+        SELECT i.run_id, k.qid AS question_id, k.rank, k.docno AS doc_id
+        FROM ranked k JOIN gaining g ON g.qid = k.qid AND g.docno = k.docno CROSS JOIN trec_ids i"""
     )
 
 
@@ -277,13 +436,17 @@ def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], 
                 Problem(rule=f"no topic of the run appears in the qrels {qrels}; check that the two files "
                         "belong together", path=str(run))
             )
-        con.execute(f"CREATE TEMP TABLE trec_scores AS {engine.retrieval_sql()}", {"level": level})
+        keys = sorted({m.metric.key for m in wanted})  # identifiers from the registry, never user text
+        scored_rows = con.execute(f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql()})",
+                                  {"level": level}).fetchall()
+        by_cutoff: dict[int, list[tuple]] = {}
+        for row in scored_rows:
+            by_cutoff.setdefault(row[1], []).append(row)
         values: dict[str, dict[str, float | None]] = {}
         means: dict[str, float | None] = {}
         for measure, k in zip(wanted, cutoffs):
-            key = measure.metric.key  # an identifier from the registry, never user text
-            rows = con.execute(f"SELECT question_id, {key} FROM trec_scores WHERE k = $k", {"k": k}).fetchall()
-            per_topic = dict(rows)
+            column = 2 + keys.index(measure.metric.key)
+            per_topic = {row[0]: row[column] for row in by_cutoff.get(k, [])}
             values[str(measure)] = per_topic
             scored = [v for v in per_topic.values() if v is not None]
             means[str(measure)] = math.fsum(scored) / len(scored) if scored else None

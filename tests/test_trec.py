@@ -1,6 +1,6 @@
 """`ragslice trec`: agreement with trec_eval's own output and with pytrec_eval, TREC conventions
-(ranking by score, ties by docno descending), the short-list denominator, n/a topics, and
-errors that name file and line (exit code 2)."""
+(ranking by score, ties by docno descending), the short-list denominator, n/a topics, errors
+that name file and line (exit code 2), and the fast read agreeing with the line-by-line read."""
 from __future__ import annotations
 
 import math
@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from scoring import engine, trec
 from scoring.cli import main
+from scoring.metrics import RETRIEVAL_KEYS
 
 # CI clones the repository into some folder and puts a copy of shared/ beside it.
 REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "trec_eval"
@@ -395,3 +398,250 @@ def test_no_shared_topic_is_an_error(tmp_path, capsys, good_qrels):
 def test_missing_file_is_an_error(tmp_path, capsys, good_qrels):
     code, _, err = run_trec(capsys, good_qrels, tmp_path / "absent")
     assert code == 2 and "no such file" in err
+
+
+# --- the two reading routes: the fast one certifies what the line route would accept --------------
+
+
+def routes_taken(monkeypatch) -> list[tuple[str, bool]]:
+    """Record (kind, fast route taken) for every file read."""
+    taken: list[tuple[str, bool]] = []
+    fast = trec._read_fast
+
+    def spy(con, path, kind):
+        run_id = fast(con, path, kind)
+        taken.append((kind, run_id is not None))
+        return run_id
+
+    monkeypatch.setattr(trec, "_read_fast", spy)
+    return taken
+
+
+def test_clean_files_take_the_fast_route_with_spaces_or_tabs(tmp_path, capsys, monkeypatch):
+    taken = routes_taken(monkeypatch)
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\nq1 0 d2 0\n\nq2 0 d3 2\n")
+    for name, sep in (("spaces", " "), ("tabs", "\t")):
+        run = write(tmp_path / name, "".join(sep.join(line.split()) + "\n"
+                                             for line in ("q1 Q0 d2 1 2.0 r", "q1 Q0 d1 2 1.5 last")))
+        code, out, err = run_trec(capsys, qrels, run, "-m", "P@1", "RR")
+        assert (code, parse_output(out)) == (0, [("P@1", "all", "0.0000"), ("RR", "all", "0.5000")]), err
+        assert trec.evaluate_files(qrels, run, ["P@1"]).run_id == "last"
+    assert taken and all(fast for _, fast in taken), taken
+
+
+def test_files_the_fast_route_cannot_certify_take_the_line_route(tmp_path, capsys, monkeypatch):
+    taken = routes_taken(monkeypatch)
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\n")
+    for name, text, code in (
+        ("comment", "#q9 Q0 d1 1 9.0 r\nq1 Q0 d1 1 2.0 r\n", 0),
+        ("crlf", "q1 Q0 d1 1 2.0 r\r\n", 0),
+        ("tab-and-space", "q1\tQ0 d1 1 2.0 r\n", 0),
+        ("nul", "q1 Q0 d\x002 1 2.0 r\nq1 Q0 d1 2 1.0 r\n", 0),
+        ("empty-iter", "q1  d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n", 2),
+        ("empty-rank", "q1 Q0 d1  2.0 r\nq1 Q0 d2 2 1.0 r\n", 2),
+        ("empty-runid", "q1 Q0 d1 1 2.0  \nq1 Q0 d2 2 1.0 r\n", 2),
+        ("control-0x01", "q1 Q0 d\x012 1 2.0 r\nq1 Q0 d1 2 1.0 r\n", 2),
+    ):
+        run = write(tmp_path / name, text)
+        assert run_trec(capsys, qrels, run, "-m", "RR")[0] == code, name
+        assert taken.pop() == ("run", False), name
+
+
+CLEAN = {"qid": ["q1", "q2", "q10"], "docno": ["d1", "d2", "d3", "D1", "d#"], "score": ["1", "2.5", "-1e-3", "+.5"],
+         "grade": ["0", "1", "2", "-1"], "other": ["Q0", "0", "r"]}
+ODD_VALUES = {
+    "qid": ["#q", "q\x01", "é"],
+    "docno": ["d\x00x", "d\x01", "d\rx", "\ufeffd", "d\vx", "d\fx", "d x"],
+    "score": ["1_000", "0x10", "nan", "inf", "-Infinity", "1e400", "1e-400", "4.9e-324", "x", "1,5", "", "+1.5e+3",
+              "5.", "-0", "0.1000000000000000055511151231257827", "1.7976931348623159e308"],
+    "grade": ["+1", "02", "1.5", "x", "2147483648", "1_0", ""],
+    "other": [""],
+}
+LAYOUT = {"qrels": ("qid", "other", "docno", "grade"), "run": ("qid", "other", "docno", "other", "score", "other")}
+ODDITIES = ["value", "gap", "short", "long", "comment", "blank", "separator", "leading", "trailing", "duplicate",
+            "crlf", "mixed", "cr", "no-final-newline", "bom"]
+
+
+@st.composite
+def trec_text(draw, kind: str) -> bytes:
+    """Clean lines with up to two oddities that the line route judges (a bad value or byte, an empty,
+    missing or extra field, a comment or blank line, other whitespace, a repeated line, CR, a BOM)."""
+    lines = [[draw(st.sampled_from(CLEAN[f])) for f in LAYOUT[kind]] for _ in range(draw(st.integers(1, 5)))]
+    seps = [[" "] * (len(LAYOUT[kind]) - 1) for _ in lines]
+    edges = [["", ""] for _ in lines]
+    ending, text_edits = "\n", set()
+    for oddity in draw(st.lists(st.sampled_from(ODDITIES), max_size=2)):
+        i = draw(st.integers(0, len(lines) - 1))
+        if oddity == "value":
+            f = draw(st.integers(0, len(LAYOUT[kind]) - 1))
+            lines[i][f] = draw(st.sampled_from(ODD_VALUES[LAYOUT[kind][f]]))
+        elif oddity == "gap":  # a field left out, its separators kept
+            lines[i][draw(st.integers(0, len(LAYOUT[kind]) - 1))] = ""
+        elif oddity == "short":
+            f = draw(st.integers(1, len(LAYOUT[kind]) - 1))
+            del lines[i][f], seps[i][f - 1]
+        elif oddity == "long":
+            lines[i].append("extra")
+            seps[i].append(" ")
+        elif oddity == "comment":
+            lines[i][0] = "#" + lines[i][0]
+        elif oddity == "blank":
+            lines.insert(i, [draw(st.sampled_from(["", " ", "\t"]))])
+            seps.insert(i, [])
+            edges.insert(i, ["", ""])
+        elif oddity == "separator":
+            if seps[i]:  # not a blank line
+                where = draw(st.integers(0, len(seps[i]) - 1))
+                seps[i][where] = draw(st.sampled_from(["\t", "  ", " \t", "\v", "\f", "\r"]))
+        elif oddity in ("leading", "trailing"):
+            edges[i][oddity == "trailing"] = draw(st.sampled_from([" ", "\t", "  "]))
+        elif oddity == "duplicate":
+            lines.append(list(lines[i]))
+            seps.append(list(seps[i]))
+            edges.append(list(edges[i]))
+        elif oddity in ("crlf", "cr"):
+            ending = {"crlf": "\r\n", "cr": "\r"}[oddity]
+        else:  # mixed, no-final-newline, bom
+            text_edits.add(oddity)
+    text = ""
+    for n, (fields, gaps, (lead, trail)) in enumerate(zip(lines, seps, edges)):
+        line = fields[0] + "".join(sep + field for sep, field in zip(gaps, fields[1:]))
+        other_ending = "\r\n" if ending == "\n" else "\n"
+        text += lead + line + trail + (other_ending if "mixed" in text_edits and n == len(lines) // 2 else ending)
+    if "no-final-newline" in text_edits:
+        text = text.rstrip("\r\n")
+    if "bom" in text_edits:
+        text = "\ufeff" + text
+    return text.encode()
+
+
+CLEAN_FILES = {"qrels": [["q1", "0", "d1", "1"], ["q1", "0", "d2", "0"], ["q2", "0", "d3", "2"]],
+               "run": [["q1", "Q0", "d1", "1", "2.5", "r"], ["q1", "Q0", "d2", "2", "1", "r"],
+                       ["q2", "Q0", "d3", "1", "-1e-3", "r"]]}
+
+
+def one_oddity(kind: str) -> list[tuple[str, bytes]]:
+    """The clean file of `kind` with one oddity, each kind of oddity at every place it can take."""
+    clean = CLEAN_FILES[kind]
+    n = len(LAYOUT[kind])
+
+    def text(lines: list[list[str]], seps: dict[tuple[int, int], str] | None = None, ending: str = "\n") -> bytes:
+        seps = seps or {}
+        return "".join(line[0] + "".join(seps.get((i, f), " ") + field for f, field in enumerate(line[1:], 1)) + ending
+                       for i, line in enumerate(lines)).encode()
+
+    def edited(i: int, f: int, value: str) -> list[list[str]]:
+        return [[value if (r, c) == (i, f) else v for c, v in enumerate(line)] for r, line in enumerate(clean)]
+
+    cases = [("clean", text(clean))]
+    for i in (0, len(clean) - 1):
+        for f in range(n):
+            cases += [(f"line {i} field {f} = {v!r}", text(edited(i, f, v)))
+                      for v in ODD_VALUES[LAYOUT[kind][f]] + ["", "#x"]]
+            cases.append((f"line {i} without field {f}", text([line[:f] + line[f + 1:] if r == i else line
+                                                                for r, line in enumerate(clean)])))
+            if f in (1, n - 1):
+                cases += [(f"line {i} separator {f} = {sep!r}", text(clean, {(i, f): sep}))
+                          for sep in ("\t", "  ", " \t", "\v", "\f", "\r", "\x00", "\x01")]
+        cases += [(f"line {i} extra field", text([line + ["x"] if r == i else line for r, line in enumerate(clean)])),
+                  (f"line {i} repeated", text(clean + [clean[i]])),
+                  *((f"line {i} {edge!r}", text([[edge + line[0], *line[1:]] if r == i else line
+                                                 for r, line in enumerate(clean)]))
+                    for edge in (" ", "\t", "#", "\ufeff")),
+                  *((f"line {i} ends {edge!r}", text([[*line[:-1], line[-1] + edge] if r == i else line
+                                                      for r, line in enumerate(clean)]))
+                    for edge in (" ", "  ", "\t", "\r", "\v", "\f"))]
+    body = text(clean)
+    cases += [("blank lines", b"\n" + body.replace(b"\n", b"\n\n", 1) + b"\n  \n"),
+              ("only a comment", b"# judged\n"), ("empty", b""), ("crlf", text(clean, ending="\r\n")),
+              ("cr", text(clean, ending="\r")), ("mixed endings", body.replace(b"\n", b"\r\n", 1)),
+              ("no final newline", body.rstrip(b"\n")), ("bom", "\ufeff".encode() + body),
+              ("tabs", body.replace(b" ", b"\t")),
+              ("tabs, a space in a field", body.replace(b" ", b"\t").replace(b"d2", b"d 2")),
+              ("not utf-8", body.replace(b"d2", b"d\xff2"))]
+    return cases
+
+
+def read_by(con: duckdb.DuckDBPyConnection, path: Path, kind: str, *, fast: bool) -> tuple:
+    """What reading a file leaves (run ID, rows, topics) or the error it raises, by either route."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not fast:
+            patch.setattr(trec, "_read_fast", lambda con, path, kind: None)
+        try:
+            run_id = trec._load(con, path, kind)
+        except trec.ValidationError as error:
+            return ("error", str(error))
+    return (run_id, con.execute(f"SELECT * FROM trec_{kind} ORDER BY ALL").fetchall(),
+            con.execute(f"SELECT * FROM trec_{kind}_topics ORDER BY ALL").fetchall())
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+def test_fast_route_agrees_with_the_line_route_on_every_single_oddity(tmp_path, kind):
+    con = duckdb.connect()
+    disagree, fast_taken = [], 0
+    for n, (name, text) in enumerate(one_oddity(kind)):
+        path = write(tmp_path / f"{kind}-{n}", text)
+        fast_taken += trec._read_fast(con, path, kind) is not None
+        fast, lines = read_by(con, path, kind, fast=True), read_by(con, path, kind, fast=False)
+        if fast != lines:
+            disagree.append((name, fast, lines))
+    assert not disagree, disagree
+    assert fast_taken >= 20, "the clean file and the oddities the fast route certifies take it (22 and 36)"
+
+
+@settings(max_examples=100, deadline=None)
+@given(qrels_text=trec_text("qrels"), run_text=trec_text("run"))
+def test_fast_route_agrees_with_the_line_route(tmp_path_factory, qrels_text, run_text):
+    folder = tmp_path_factory.mktemp("routes")
+    con = duckdb.connect()
+    for kind, text in (("qrels", qrels_text), ("run", run_text)):
+        path = write(folder / kind, text)
+        assert read_by(con, path, kind, fast=True) == read_by(con, path, kind, fast=False), text
+
+
+@pytest.mark.parametrize(("pair", "fast"), [("0::UBIGINT", False), ("hash(qid, docno) & 4294967295", True)],
+                         ids=["every-hash-equal", "top-bits-equal"])
+def test_hash_collisions_are_told_apart(tmp_path, capsys, monkeypatch, pair, fast):
+    # Every (qid, docno) pair given the same hash: the duplicate check and the ranking's prefilter
+    # see nothing but collisions, the line route reads the files and the scores stay trec_eval's.
+    # Hashes that share only their top 32 bits: the full hashes tell the pairs apart, on the fast route.
+    monkeypatch.setattr(trec, "_KEPT", {kind: columns.replace("hash(qid, docno)", pair)
+                                        for kind, columns in trec._KEPT.items()})
+    taken = routes_taken(monkeypatch)
+    reference = trec_eval_output("out.test.aq")
+    qrels = write(tmp_path / "qrels", reference_file("qrels.test").read_text())
+    run = write(tmp_path / "run", "".join(" ".join(line.split()) + "\n"
+                                          for line in reference_file("results.test").read_text().splitlines()))
+    code, out, err = run_trec(capsys, qrels, run, "-m", "P@10", "AP", "nDCG@20")
+    assert code == 0, err
+    assert parse_output(out) == [(m, "all", reference[(m, "all")]) for m in ("P@10", "AP", "nDCG@20")]
+    assert taken == [("qrels", fast), ("run", fast)]
+
+
+@pytest.mark.parametrize(("qrels", "level"), [("qrels.test", 1), ("qrels.rel_level", 2), ("qrels.rel_level", 1)])
+def test_ranking_of_positively_graded_documents_scores_as_the_full_ranking(qrels, level):
+    """The engine sees only the positively graded judgements and those documents at their rank in
+    the full ranking: every retrieval metric of the registry scores as with every judgement and the
+    whole ranking."""
+    con = duckdb.connect()
+    trec.load_qrels(con, reference_file(qrels))
+    run_id = trec.load_run(con, reference_file("results.test"))
+    trec.build_inputs(con, run_id, [1, 5, 10, 20, 100, 1000, engine.WHOLE_RANKING])
+    query = f"SELECT question_id, k, {', '.join(RETRIEVAL_KEYS)} FROM ({engine.retrieval_sql()}) ORDER BY ALL"
+    restricted = con.execute(query, {"level": level}).fetchall()
+    n_restricted = con.execute("SELECT count(*) FROM eval_retrieved").fetchone()[0]
+    n_positive = con.execute("SELECT count(*) FROM eval_labels").fetchone()[0]
+    con.execute("""CREATE OR REPLACE TEMP TABLE eval_retrieved AS
+        SELECT $run_id AS run_id, qid AS question_id, row_number() OVER (
+            PARTITION BY qid ORDER BY score DESC, docno DESC)::INTEGER AS rank, docno AS doc_id FROM trec_run""",
+                {"run_id": run_id})
+    con.execute("""CREATE OR REPLACE TEMP TABLE eval_labels AS
+        SELECT 'trec' AS suite, qid AS question_id, docno AS doc_id, grade FROM trec_qrels""")
+    full = con.execute(query, {"level": level}).fetchall()
+    assert con.execute("SELECT count(*) FROM eval_retrieved").fetchone()[0] == 1500 > n_restricted
+    assert con.execute("SELECT count(*) FROM eval_labels").fetchone()[0] > n_positive
+    assert len(full) == len(restricted) == 3 * 7
+    for ours, whole in zip(restricted, full):
+        assert ours[:2] == whole[:2]
+        for key, a, b in zip(RETRIEVAL_KEYS, ours[2:], whole[2:]):
+            assert (a is None) == (b is None) and (a is None or math.isclose(a, b, abs_tol=1e-12)), (ours[:2], key)
