@@ -42,6 +42,21 @@ def test_trec_import_scores_like_trec_eval_at_the_imported_cutoff(tmp_path, caps
     assert n_docs >= 3000  # every judged docno plus every retrieved one
 
 
+def test_trec_import_skips_comment_and_blank_lines_of_the_qrels(tmp_path, capsys):
+    """Comment and blank lines are not judgments (they once reached the import as NULL topics)."""
+    qrels, run, ws = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "ws"
+    qrels.write_text("# judged by hand\n1 0 d1 1\n\n1 0 d2 0\n2 0 d3 2\n")
+    run.write_text("1 Q0 d2 1 2.0 sys\n1 Q0 d1 2 1.0 sys\n2 Q0 d3 1 1.0 sys\n")
+    assert main(["import", "trec", "--qrels", str(qrels), "--run", str(run), "--out", str(ws)]) == 0
+    capsys.readouterr()
+    refresh(ws, tmp_path / "db.duckdb")
+    with duckdb.connect(str(tmp_path / "db.duckdb"), read_only=True) as con:
+        labels = con.execute("SELECT question_id, doc_id, grade FROM labels ORDER BY ALL").fetchall()
+        rr = dict(con.execute("SELECT question_id, rr FROM question_scores").fetchall())
+    assert labels == [("1", "d1", 1), ("1", "d2", 0), ("2", "d3", 2)]
+    assert rr == {"1": 0.5, "2": 1.0}  # d1 (the relevant one) at rank 2; d3 at rank 1
+
+
 def test_ragas_samples_become_a_suite_and_a_run(tmp_path, capsys):
     samples = tmp_path / "eval-2026.jsonl"
     rows = [
