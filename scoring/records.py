@@ -23,7 +23,6 @@ suites and the runs' own chunk maps.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import duckdb
 
