@@ -7,6 +7,7 @@ can replace it while the dashboard runs; the next rerun shows the new state. The
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import os
 import signal
 import subprocess
@@ -19,7 +20,16 @@ DB_ENV = "RAGSLICE_DB"
 """Environment variable the dashboard reads its database path from (also passed as `-- --db`)."""
 POLICY_ENV = "RAGSLICE_POLICY"
 """Environment variable naming the acceptance policy the dashboard evaluates live (also `-- --policy`)."""
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def is_loopback(address: str) -> bool:
+    """Whether `address` (an IP address or `localhost`) reaches only this machine: 127.0.0.0/8, ::1."""
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
 
 
 def app_path() -> Path:
@@ -65,7 +75,7 @@ def dashboard_command(db: Path, *, port: int, address: str, policy: Path | None 
     host = f"[{address}]" if ":" in address else address
     using = f"database {db}" + (f", policy {policy}" if policy is not None else "")
     print(f"ragslice dashboard: http://{host}:{port}/  ({using})", flush=True)
-    if address not in LOOPBACK:
+    if not is_loopback(address):
         print(f"warning: listening on {address}: anyone who can reach this address can read the database "
               "through the dashboard (there is no authentication).", file=sys.stderr, flush=True)
     # The server imports the same `dashboard` and `scoring` as this command, wherever they live.

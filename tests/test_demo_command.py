@@ -116,3 +116,13 @@ def test_the_printed_url_opens_the_demo_comparison():
 def test_a_bad_port_is_refused_before_building(tmp_path, capsys, port):
     assert main(["demo", "--cache", str(tmp_path / "cache"), "--port", port]) == 2
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(("address", "loopback"), [
+    ("127.0.0.1", True), ("127.0.0.2", True), ("localhost", True), ("::1", True), ("[::1]", True),
+    ("0.0.0.0", False), ("::", False), ("192.168.1.5", False), ("dashboard.example", False),
+])
+def test_only_a_loopback_address_is_served_without_the_exposure_warning(address: str, loopback: bool) -> None:
+    from scoring.serve import is_loopback
+
+    assert is_loopback(address) is loopback
