@@ -443,6 +443,8 @@ def test_statistics_rows_by_hand_and_the_metric_family_and_regression_filters(ap
     assert table.loc["type:lookup", ["n", "baseline", "candidate", "delta"]].tolist() == pytest.approx([2, 0.75, 0.5, -0.25])
     assert table.loc["type:multi-evidence", "moves"] == "unchanged"
     assert table.loc["all", "moves"] == "worse"
+    # Three pairs, two of them differing: far below the large-sample threshold, so resampled.
+    assert table.loc["all", "method"] == "resampling"
     at.checkbox(key="w_regressions").check().run()
     assert at.query_params["regressions"] == "1"
     assert list(frame(at, "w_stats_table")["slice"]) == ["all", "answerable", "type:lookup", "split:dev"]

@@ -66,7 +66,7 @@ shown = rows.assign(
     p_holm=rows["p_holm"].astype(float),
     warnings=rows["warnings"].map(lambda w: "; ".join(str(x) for x in w) if w is not None else ""),
 )[["metric", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_ttest", "p_wilcoxon",
-   "p_randomization", "p_holm", "significant", "moves", "improved", "regressed", "unchanged", "warnings"]]
+   "p_randomization", "p_holm", "significant", "moves", "improved", "regressed", "unchanged", "method", "warnings"]]
 P = "%.4f"
 table(shown, key="w_stats_table", column_config={
     "metric": st.column_config.TextColumn("metric", help="The registry's name; its numerator, denominator and n/a "
@@ -99,6 +99,10 @@ table(shown, key="w_stats_table", column_config={
                                                                "direction."),
     "regressed": st.column_config.NumberColumn("regressed", help="Paired questions that moved against it."),
     "unchanged": st.column_config.NumberColumn("unchanged", help="Paired questions whose value did not move."),
+    "method": st.column_config.TextColumn("method", help="resampling: bootstrap interval and sign-flip "
+                                                         "randomization test; normal: their large-sample (normal) "
+                                                         "forms, used above 1,000 pairs that differ. Empty below 2 "
+                                                         "pairs."),
     "warnings": st.column_config.TextColumn("warnings", width="large",
                                             help="Where n, or the number of pairs that differ, is too small for a "
                                                  "test to mean anything."),
