@@ -20,6 +20,7 @@ import json
 
 import duckdb
 
+from .chunks import chunk_joins
 from .workspace import ID_PATTERN, MAX_CITATIONS, MAX_CLAIMS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
 
 RECORD_TYPE = (
@@ -169,11 +170,9 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
         FROM (SELECT DISTINCT run_id, unnest(retrieved) AS item FROM bulk) i
         JOIN stage_runs r ON r.run_id = i.run_id
         LEFT JOIN documents d ON d.suite = r.suite AND d.doc_id = i.item
-        LEFT JOIN chunks rc ON r.chunk_map = 'run' AND rc.run_id = r.run_id AND rc.chunk_id = i.item
-        LEFT JOIN chunks sc ON r.chunk_map = 'suite' AND sc.run_id IS NULL AND sc.suite = r.suite
-                           AND sc.chunk_id = i.item
+        {chunk_joins}
         WHERE d.doc_id IS NULL AND rc.chunk_id IS NULL AND sc.chunk_id IS NULL
-    """).fetchone()[0]
+    """.replace("{chunk_joins}", chunk_joins("r", "i.item"))).fetchone()[0]
     if unknown_retrieved:
         return False
     bad_ids = con.execute("""
@@ -184,11 +183,6 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     """, {"pattern": ID_PATTERN}).fetchone()[0]
     return bad_ids == 0
 
-
-_CHUNK_JOINS = """
-    LEFT JOIN chunks rc ON f.chunk_map = 'run' AND rc.run_id = f.run_id AND rc.chunk_id = {item}
-    LEFT JOIN chunks sc ON f.chunk_map = 'suite' AND sc.run_id IS NULL AND sc.suite = f.suite
-                       AND sc.chunk_id = {item}"""
 
 
 def _stage(con: duckdb.DuckDBPyConnection) -> None:
@@ -224,7 +218,7 @@ def _stage(con: duckdb.DuckDBPyConnection) -> None:
                      CASE WHEN f.unit = 'chunk' THEN f.item ELSE coalesce(rc.doc_id, sc.doc_id, f.item) END AS unit_id
               FROM flat f {chunk_joins}
               WHERE f.chunk_map IS NOT NULL)
-    """.replace("{chunk_joins}", _CHUNK_JOINS.format(item="f.item")))
+    """.replace("{chunk_joins}", chunk_joins("f", "f.item")))
 
 
 def stage_bulk(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:

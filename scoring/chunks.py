@@ -15,7 +15,7 @@ registry's help, applied in SQL by `scoring.refresh` (rankings) and `scoring.rec
 - in a passage-level suite (`unit: chunk`) labels name the suite's chunks, and rankings and
   citations are matched exactly, chunk by chunk.
 
-This module writes chunk maps into the `chunks` table.
+This module writes chunk maps into the `chunks` table and states, once, how SQL finds a chunk.
 """
 from __future__ import annotations
 
@@ -33,6 +33,15 @@ _FIELDS = {
 }
 """Column of `chunks` (besides `suite` and `run_id`) -> (attribute of `Chunk`, Arrow type)."""
 
+
+def chunk_joins(row: str, item: str) -> str:
+    """SQL joining the chunk map that applies to `row` (a relation alias with `run_id`, `suite` and
+    `chunk_map`: 'run', 'suite' or NULL) to the ID column `item`: `rc` is a chunk of the run's own
+    map, `sc` of the suite's; at most one of them matches, neither when the ID is no chunk."""
+    return f"""
+        LEFT JOIN chunks rc ON {row}.chunk_map = 'run' AND rc.run_id = {row}.run_id AND rc.chunk_id = {item}
+        LEFT JOIN chunks sc ON {row}.chunk_map = 'suite' AND sc.run_id IS NULL AND sc.suite = {row}.suite
+                           AND sc.chunk_id = {item}"""
 
 def write_chunks(con: duckdb.DuckDBPyConnection, suite: str, run_id: str | None, chunks: dict[str, Chunk]) -> None:
     """Insert a chunk map into `chunks`: the suite's (`run_id` None) or one run's own."""

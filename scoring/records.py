@@ -26,6 +26,7 @@ import re
 
 import duckdb
 
+from .chunks import chunk_joins
 from .errors import Problems
 from .workspace import (
     ID_PATTERN, MAX_CITATIONS, MAX_CLAIMS, MAX_LINE_BYTES, MAX_RETRIEVED, Run, iter_json_lines,
@@ -139,14 +140,6 @@ CITATION_RULES: list[tuple[str, str]] = [
      f"NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
     ("is cited twice by one claim", "cite_pos > first_cite"),
 ]
-
-
-_CHUNK_JOINS = """
-        LEFT JOIN chunks rc ON r.chunk_map = 'run' AND rc.run_id = r.run_id AND rc.chunk_id = {item}
-        LEFT JOIN chunks sc ON r.chunk_map = 'suite' AND sc.run_id IS NULL AND sc.suite = r.suite
-                           AND sc.chunk_id = {item}"""
-"""The run's chunk map joined to an ID column `{item}` (rows need `r`, a `stage_runs` row): `rc` is a
-chunk of the run's own map, `sc` of the suite's; at most one of them matches."""
 
 
 def _chunk_map(run: Run) -> tuple[str | None, str | None]:
@@ -306,7 +299,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         LEFT JOIN suites s ON s.suite = f.suite
         {chunk_joins}
         WHERE f.doc_id IS NOT NULL
-    """.replace("{chunk_joins}", _CHUNK_JOINS.format(item="f.doc_id")), {"max_retrieved": MAX_RETRIEVED})
+    """.replace("{chunk_joins}", chunk_joins("r", "f.doc_id")), {"max_retrieved": MAX_RETRIEVED})
     ret_rules = [("'retrieved'", "to_json(doc_id)", r, c) for r, c in RETRIEVED_RULES]
     _collect(con, _checks("ret", ret_rules), paths, problems)
 
@@ -351,7 +344,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         LEFT JOIN suites s ON s.suite = f.suite
         {chunk_joins}
         WHERE f.doc_id IS NOT NULL
-    """.replace("{chunk_joins}", _CHUNK_JOINS.format(item="f.doc_id")), {"max_citations": MAX_CITATIONS})
+    """.replace("{chunk_joins}", chunk_joins("r", "f.doc_id")), {"max_citations": MAX_CITATIONS})
     cite_rules = [
         ("'claims[' || to_json(claim_id)::VARCHAR || '].citations'", "to_json(doc_id)", r, c)
         for r, c in CITATION_RULES

@@ -16,9 +16,9 @@ import duckdb
 import pandas as pd
 
 from . import engine, store
-from .chunks import write_chunks
-from .errors import Problems
 from .bulk import stage_bulk
+from .chunks import chunk_joins, write_chunks
+from .errors import Problems
 from .records import read_lines, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
@@ -87,10 +87,7 @@ mapped AS (
                coalesce(rc.chunk_id, sc.chunk_id) AS chunk_id, coalesce(rc.doc_version, sc.doc_version) AS chunk_version,
                coalesce(rc.text, sc.text) AS chunk_text,
                CASE WHEN f.unit = 'chunk' THEN f.item ELSE coalesce(rc.doc_id, sc.doc_id, f.item) END AS unit_id
-        FROM flat f
-        LEFT JOIN chunks rc ON f.chunk_map = 'run' AND rc.run_id = f.run_id AND rc.chunk_id = f.item
-        LEFT JOIN chunks sc ON f.chunk_map = 'suite' AND sc.run_id IS NULL AND sc.suite = f.suite
-                           AND sc.chunk_id = f.item
+        FROM flat f {chunk_joins("f", "f.item")}
         WHERE f.chunk_map IS NOT NULL)
 ),
 slots AS (SELECT * FROM plain UNION ALL BY NAME SELECT * FROM mapped)
