@@ -20,7 +20,8 @@ import json
 
 import duckdb
 
-from .chunks import chunk_joins
+from .chunks import chunk_joins, unit_sql
+from .records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
 from .workspace import ID_PATTERN, MAX_CITATIONS, MAX_CLAIMS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
 
 RECORD_TYPE = (
@@ -40,19 +41,6 @@ RECORD_SHAPES: dict[str, object] = {
 }
 REQUIRED = ("question_id", "retrieved", "claims")
 CLAIM_SHAPES: dict[str, object] = {"id": {"VARCHAR"}, "citations": ID_LIST, "text": TEXT_OR_NULL}
-
-_SOURCE_JSONL = (
-    "SELECT ?::VARCHAR AS run_id, ordinality::INTEGER AS line, raw FROM read_csv(?, columns={'raw': 'VARCHAR'}, "
-    "header=false, delim=chr(1), quote='', escape='', auto_detect=false, strict_mode=false, "
-    f"max_line_size={MAX_LINE_BYTES + 2}) WITH ORDINALITY"
-)
-_SOURCE_PARQUET = (
-    "SELECT ?::VARCHAR AS run_id, (file_row_number + 1)::INTEGER AS line, "
-    "json_merge_patch(to_json(p), '{\"file_row_number\": null}')::VARCHAR AS raw "
-    "FROM read_parquet(?, file_row_number=true) p"
-)
-_WHITESPACE = "chr(32) || chr(9) || chr(13) || chr(10)"
-
 
 def _list_shape(shape: object, allowed: tuple[set[str], ...]) -> bool:
     return isinstance(shape, list) and len(shape) == 1 and any({shape[0]} <= a for a in allowed if isinstance(shape[0], str))
@@ -101,19 +89,14 @@ def shape_ok(structure: str | None) -> bool:
 def _source(runs: list[Run]) -> tuple[str, list[str]]:
     parts, params = [], []
     for run in runs:
-        parts.append(_SOURCE_PARQUET if run.records_path.suffix == ".parquet" else _SOURCE_JSONL)
+        parts.append(READ_PARQUET if run.records_path.suffix == ".parquet" else READ_LINES)
         params += [run.run_id, str(run.records_path)]
     return " UNION ALL ".join(parts), params
 
 
-def _has_bom(run: Run) -> bool:
-    with run.records_path.open("rb") as handle:
-        return handle.read(3) == b"\xef\xbb\xbf"
-
-
 def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     """Fill `bulk` with one typed row per non-blank line; False when a file cannot be read this way."""
-    if any(_has_bom(run) for run in runs):
+    if any(has_bom(run.records_path) for run in runs):
         return False
     source, params = _source(runs)
     try:
@@ -124,7 +107,7 @@ def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
                          len(json_keys(raw)) AS n_keys, json_keys(raw, '$.claims[*]') AS claim_keys,
                          json_transform(raw, '{RECORD_TYPE}') AS r
                   FROM ({source})
-                  WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {_WHITESPACE}) <> '' END)
+                  WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {WHITESPACE}) <> '' END)
         """, params)
     except duckdb.Error:
         return False
@@ -184,7 +167,6 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     return bad_ids == 0
 
 
-
 def _stage(con: duckdb.DuckDBPyConnection) -> None:
     """The staging relations from `bulk` (chunk mapping as in `scoring.records`)."""
     con.execute("""
@@ -206,19 +188,16 @@ def _stage(con: duckdb.DuckDBPyConnection) -> None:
         WITH flat AS (
           SELECT c.run_id, c.question_id, c.claim_id, s.suite, s.chunk_map, x.unit,
                  unnest(c.citations) AS item, unnest(range(0, len(c.citations)))::INTEGER AS position
-          FROM (SELECT run_id, question_id, c.id AS claim_id, c.citations AS citations
-                FROM (SELECT run_id, question_id, unnest(claims) AS c FROM bulk)) c
-          JOIN stage_runs s ON s.run_id = c.run_id JOIN suites x ON x.suite = s.suite
+          FROM stage_claims c JOIN stage_runs s ON s.run_id = c.run_id JOIN suites x ON x.suite = s.suite
         )
         SELECT run_id, question_id, claim_id, position, item AS doc_id, item AS unit_id, true AS counted
         FROM flat WHERE chunk_map IS NULL
         UNION ALL
         SELECT *, row_number() OVER (PARTITION BY run_id, question_id, claim_id, unit_id ORDER BY position) = 1
-        FROM (SELECT f.run_id, f.question_id, f.claim_id, f.position, f.item AS doc_id,
-                     CASE WHEN f.unit = 'chunk' THEN f.item ELSE coalesce(rc.doc_id, sc.doc_id, f.item) END AS unit_id
+        FROM (SELECT f.run_id, f.question_id, f.claim_id, f.position, f.item AS doc_id, {unit} AS unit_id
               FROM flat f {chunk_joins}
               WHERE f.chunk_map IS NOT NULL)
-    """.replace("{chunk_joins}", chunk_joins("f", "f.item")))
+    """.replace("{chunk_joins}", chunk_joins("f", "f.item")).replace("{unit}", unit_sql("f.unit", "f.item")))
 
 
 def stage_bulk(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:

@@ -43,6 +43,11 @@ def chunk_joins(row: str, item: str) -> str:
         LEFT JOIN chunks sc ON {row}.chunk_map = 'suite' AND sc.run_id IS NULL AND sc.suite = {row}.suite
                            AND sc.chunk_id = {item}"""
 
+def unit_sql(unit: str, item: str) -> str:
+    """SQL for what labels match an ID `item` on, after `chunk_joins`: in a passage-level suite
+    (`unit` = 'chunk') the ID as recorded, else the document a chunk stands for (or the ID itself)."""
+    return f"CASE WHEN {unit} = 'chunk' THEN {item} ELSE coalesce(rc.doc_id, sc.doc_id, {item}) END"
+
 def write_chunks(con: duckdb.DuckDBPyConnection, suite: str, run_id: str | None, chunks: dict[str, Chunk]) -> None:
     """Insert a chunk map into `chunks`: the suite's (`run_id` None) or one run's own."""
     if not chunks:

@@ -23,10 +23,11 @@ suites and the runs' own chunk maps.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import duckdb
 
-from .chunks import chunk_joins
+from .chunks import chunk_joins, unit_sql
 from .errors import Problems
 from .workspace import (
     ID_PATTERN, MAX_CITATIONS, MAX_CLAIMS, MAX_LINE_BYTES, MAX_RETRIEVED, Run, iter_json_lines,
@@ -36,16 +37,19 @@ RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "laten
 CLAIM_KEYS = ["id", "citations", "text"]
 NUMBER_TYPES = ("UBIGINT", "BIGINT", "DOUBLE")
 
-_READ_LINES = (
+READ_LINES = (
     "SELECT ?::VARCHAR AS run_id, ordinality::INTEGER AS line, raw FROM read_csv(?, columns={'raw': 'VARCHAR'}, "
     "header=false, delim=chr(1), quote='', escape='', auto_detect=false, strict_mode=false, "
     f"max_line_size={MAX_LINE_BYTES + 2}) WITH ORDINALITY"
 )
-_READ_PARQUET = (
+READ_PARQUET = (
     "SELECT ?::VARCHAR AS run_id, (file_row_number + 1)::INTEGER AS line, "
     "json_merge_patch(to_json(p), '{\"file_row_number\": null}')::VARCHAR AS raw "
     "FROM read_parquet(?, file_row_number=true) p"
 )
+
+WHITESPACE = "chr(32) || chr(9) || chr(13) || chr(10)"
+"""SQL for the bytes JSON allows between tokens: a line of only these is blank."""
 
 _TWICE = ("to_json(list_sort(list_distinct(list_filter(json_keys({obj}), "
           "lambda key, i: list_position(json_keys({obj}), key) < i))))")
@@ -166,18 +170,22 @@ def _checks(table: str, rules: list[tuple[str | None, str, str, str]]) -> str:
     return "SELECT * FROM (" + " UNION ALL ".join(parts) + ")"
 
 
+def has_bom(path: Path) -> bool:
+    """Whether a file starts with a UTF-8 byte-order mark (refused: docs/formats.md)."""
+    with path.open("rb") as handle:
+        return handle.read(3) == b"\xef\xbb\xbf"
+
+
 def read_lines(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems) -> None:
     """Load every run's records as numbered raw lines into `stage_lines`."""
     con.execute("CREATE OR REPLACE TEMP TABLE stage_lines (run_id VARCHAR, line INTEGER, raw VARCHAR)")
     for run in runs:
         path = run.records_path
-        with path.open("rb") as handle:
-            head = handle.read(3)
-        if head == b"\xef\xbb\xbf":
+        if has_bom(path):
             problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM",
                          path=str(path), line=1)
             continue
-        query = _READ_PARQUET if path.suffix == ".parquet" else _READ_LINES
+        query = READ_PARQUET if path.suffix == ".parquet" else READ_LINES
         try:
             con.execute(f"INSERT INTO stage_lines {query}", [run.run_id, str(path)])
         except (duckdb.InvalidInputException, duckdb.ConversionException, duckdb.IOException) as error:
@@ -195,9 +203,9 @@ def read_lines(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Proble
     counts = dict.fromkeys(paths, 0)
     too_long: list[tuple[str, int]] = []
     for run_id, n_records, long_lines in con.execute(
-        """SELECT run_id, count(*) FILTER (WHERE trim(raw, chr(32) || chr(9) || chr(13) || chr(10)) <> ''),
+        """SELECT run_id, count(*) FILTER (WHERE trim(raw, {WHITESPACE}) <> ''),
                   list(line ORDER BY line) FILTER (WHERE strlen(raw) > ? AND strlen(rtrim(raw, chr(13))) > ?)
-           FROM stage_lines GROUP BY run_id""",
+           FROM stage_lines GROUP BY run_id""".replace("{WHITESPACE}", WHITESPACE),
         [MAX_LINE_BYTES, MAX_LINE_BYTES],
     ).fetchall():
         counts[run_id] = n_records
@@ -238,19 +246,19 @@ def _json_value(text: str):
 
 
 def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems) -> None:
-    """Parse and check `stage_lines` against the suite tables; fill the typed staging tables.
+    """Parse and check `stage_lines` against the suite tables and `stage_runs`; fill the typed
+    staging tables.
 
     Every broken rule is added to `problems` with its file and line.
     """
     paths = {run.run_id: str(run.records_path) for run in runs}
-    stage_runs(con, runs)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE parsed AS
         WITH base AS (
           SELECT l.run_id, l.line, r.suite, json_valid(l.raw) AS valid,
                  CASE WHEN json_valid(l.raw) THEN l.raw::JSON END AS j
           FROM stage_lines l JOIN stage_runs r USING (run_id)
-          WHERE trim(l.raw, chr(32) || chr(9) || chr(13) || chr(10)) <> ''
+          WHERE trim(l.raw, {WHITESPACE}) <> ''
         ),
         typed AS (
           SELECT *, coalesce(json_type(j) = 'OBJECT', false) AS is_obj,
@@ -262,7 +270,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
                min(t.line) OVER (PARTITION BY t.run_id, t.qid) AS first_line
         FROM typed t
         LEFT JOIN questions q ON q.suite = t.suite AND q.question_id = t.qid
-    """)
+    """.replace("{WHITESPACE}", WHITESPACE))
     line_rules = [(None if f is None else f"'{f}'", v, r, c) for f, v, r, c in LINE_RULES]
     _collect(con, _checks("parsed", line_rules), paths, problems)
 
@@ -338,13 +346,14 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
           FROM lists
         )
         SELECT f.*, min(f.cite_pos) OVER (PARTITION BY f.run_id, f.qid, f.claim_id, f.doc_id) AS first_cite,
-               CASE WHEN s.unit = 'chunk' THEN f.doc_id ELSE coalesce(rc.doc_id, sc.doc_id, f.doc_id) END AS unit_id
+               {unit} AS unit_id
         FROM flat f
         JOIN stage_runs r ON r.run_id = f.run_id
         LEFT JOIN suites s ON s.suite = f.suite
         {chunk_joins}
         WHERE f.doc_id IS NOT NULL
-    """.replace("{chunk_joins}", chunk_joins("r", "f.doc_id")), {"max_citations": MAX_CITATIONS})
+    """.replace("{chunk_joins}", chunk_joins("r", "f.doc_id")).replace("{unit}", unit_sql("s.unit", "f.doc_id")),
+        {"max_citations": MAX_CITATIONS})
     cite_rules = [
         ("'claims[' || to_json(claim_id)::VARCHAR || '].citations'", "to_json(doc_id)", r, c)
         for r, c in CITATION_RULES

@@ -17,7 +17,7 @@ import pandas as pd
 
 from . import engine, store
 from .bulk import stage_bulk
-from .chunks import chunk_joins, write_chunks
+from .chunks import chunk_joins, unit_sql, write_chunks
 from .errors import Problems
 from .records import read_lines, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
@@ -86,7 +86,7 @@ mapped AS (
   FROM (SELECT f.* EXCLUDE (chunk_map, item), coalesce(rc.doc_id, sc.doc_id, f.item) AS doc_id,
                coalesce(rc.chunk_id, sc.chunk_id) AS chunk_id, coalesce(rc.doc_version, sc.doc_version) AS chunk_version,
                coalesce(rc.text, sc.text) AS chunk_text,
-               CASE WHEN f.unit = 'chunk' THEN f.item ELSE coalesce(rc.doc_id, sc.doc_id, f.item) END AS unit_id
+               {unit_sql("f.unit", "f.item")} AS unit_id
         FROM flat f {chunk_joins("f", "f.item")}
         WHERE f.chunk_map IS NOT NULL)
 ),
@@ -204,9 +204,7 @@ def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *
     for run in runs:
         write_chunks(con, run.suite, run.run_id, run.chunks or {})
     stage_runs(con, runs)
-    if bulk and stage_bulk(con, runs):
-        pass
-    else:
+    if not (bulk and stage_bulk(con, runs)):
         read_lines(con, runs, problems)
         stage_records(con, runs, problems)
     if k is not None:
