@@ -63,15 +63,20 @@ EVAL_VIEWS = {
 # Every staged ranking into `retrieved`, one row per slot. Per-record facts (cutoff, caller, chunk
 # map) are joined before the ranking is unnested. In a run with a chunk map a chunk stands for its
 # document (`scoring.chunks`): the document counts at its first chunk's slot; a run without one
-# repeats no ID (checked at staging), so each of its IDs counts.
+# repeats no ID (checked at staging), so each of its IDs counts. A question's labels travel with its
+# record as two lists and are looked up per slot: joining them to the unnested slots made DuckDB
+# hash all slots (20M at 1M records) and spill.
 RETRIEVED_INSERT = f"""
 INSERT INTO retrieved BY NAME
 WITH rec AS (
-  SELECT g.run_id, g.question_id, g.items, r.suite, r.k, r.chunk_map, s.corpus_version, s.unit, q.caller
+  SELECT g.run_id, g.question_id, g.items, r.suite, r.k, r.chunk_map, s.corpus_version, s.unit, q.caller,
+         l.label_units, l.label_grades
   FROM stage_rankings g
   JOIN stage_runs r ON r.run_id = g.run_id
   JOIN suites s ON s.suite = r.suite
   JOIN questions q ON q.suite = r.suite AND q.question_id = g.question_id
+  LEFT JOIN (SELECT suite, question_id, list(doc_id) AS label_units, list(grade) AS label_grades
+             FROM labels GROUP BY ALL) l ON l.suite = r.suite AND l.question_id = g.question_id
 ),
 flat AS (
   SELECT * EXCLUDE (items), unnest(items) AS item, unnest(range(1, len(items) + 1))::INTEGER AS rank FROM rec
@@ -90,13 +95,15 @@ mapped AS (
         FROM flat f {chunk_joins("f", "f.item")}
         WHERE f.chunk_map IS NOT NULL)
 ),
-slots AS (SELECT * FROM plain UNION ALL BY NAME SELECT * FROM mapped)
-SELECT t.run_id, t.question_id, t.rank, t.doc_id, l.grade, coalesce(l.grade, 0) >= $level AS relevant,
+slots AS (
+  SELECT *, label_grades[list_position(label_units, unit_id)] AS grade
+  FROM (SELECT * FROM plain UNION ALL BY NAME SELECT * FROM mapped)
+)
+SELECT t.run_id, t.question_id, t.rank, t.doc_id, t.grade, coalesce(t.grade, 0) >= $level AS relevant,
        t.rank <= t.k AS visible, coalesce({engine.restricted("t.caller", "d.access")}, false) AS restricted,
        t.chunk_id, coalesce(t.chunk_version, d.version, t.corpus_version) AS doc_version, t.counted, t.chunk_text
 FROM slots t
 LEFT JOIN documents d ON d.suite = t.suite AND d.doc_id = t.doc_id
-LEFT JOIN labels l ON l.suite = t.suite AND l.question_id = t.question_id AND l.doc_id = t.unit_id
 """
 
 # Staging relations as views over a stored database (attached as `stored`), for re-scoring at

@@ -538,6 +538,13 @@ def test_sql_staging_and_engine_equal_the_reference_mapping(tmp_path_factory, ca
         for count in ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_hits", "n_relevant"):
             assert got[key][count] == ref[count], (key, count)
     assert flags == {key: v for key, v in counted.items() if v}, "counted = the reference's non-empty slots"
+    # docs/schema.md: a user's P@k from the stored rows (counted, visible, relevant) / k is the engine's
+    from_rows = dict(((r, q), p) for r, q, p in con.execute("""
+        SELECT s.run_id, s.question_id, count(t.rank) FILTER (WHERE t.counted AND t.visible AND t.relevant) / s.k
+        FROM question_scores s JOIN retrieved t ON t.run_id = s.run_id AND t.question_id = s.question_id
+        WHERE s.answerable AND s.status = 'ok' GROUP BY s.run_id, s.question_id, s.k""").fetchall())
+    for key, p_at_k in from_rows.items():
+        assert p_at_k == pytest.approx(expected[key]["precision"], abs=1e-12), (key, "precision from rows")
     case_tally["chunk maps"] = case_tally.get("chunk maps", 0) + len(expected)
 
 
