@@ -137,7 +137,11 @@ class RefreshSummary:
 
 
 def define_eval_views(con: duckdb.DuckDBPyConnection) -> None:
+    """The engine's input relations; `eval_pairs`, which every engine query joins, is computed once."""
     for name, sql in EVAL_VIEWS.items():
+        if name == "eval_pairs":
+            con.execute(f"CREATE OR REPLACE TEMP TABLE scored_pairs AS {sql}")
+            sql = "SELECT * FROM scored_pairs"
         con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
 
 
