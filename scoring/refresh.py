@@ -297,7 +297,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 score_staged(con, level=level)
                 bar and bar.advance(task)
                 write_runs(con, to_score)
-                build_summaries(con)
+                build_summaries(con, scored=None if outdated else "stage_runs")
                 records = con.execute("SELECT count(*) FROM stage_records").fetchone()[0]
                 store.write_registry(con)
                 seconds = time.perf_counter() - started

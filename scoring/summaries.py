@@ -1,12 +1,13 @@
 """Tables derived from the scored tables, laid out for fast reading (docs/schema.md).
 
 `build_summaries(con)` (re)creates them from `question_scores`, `questions`, `records` and `runs`
-inside the caller's open transaction; a refresh calls it after writing the scored tables. They
+inside the caller's open transaction; a refresh calls it after writing the scored tables, and
+replaces only the rows of the runs it scored or removed. They
 hold nothing that those tables do not: a reader that finds a summary absent computes the same
 rows from the scored tables (`run_totals_sql` is that query for `run_totals`), only slower.
 
 - `scores_by_position`: every `question_scores` row with the question's `position` in its suite in
-  place of its `question_id`, ordered by `run_id`, then `position`. One run's scores are then
+  place of its `question_id`, written run by run in `position` order. One run's scores are then
   consecutive rows: reading them skips the other runs' row groups and needs no join on IDs.
 - `run_totals`: one row per run: questions scored, missing and failed records, latency p50 / p95
   and total / mean cost over its records, and the macro mean of every registry metric.
@@ -77,14 +78,31 @@ GROUP BY s.run_id, slice"""
         for family, expression in SLICE_FAMILIES.items())
 
 
-def build_summaries(con: duckdb.DuckDBPyConnection) -> None:
-    """Drop and rebuild every summary table from the scored tables (idempotent; no transaction of its own)."""
-    con.execute(
-        """CREATE OR REPLACE TABLE scores_by_position AS
-           SELECT s.* EXCLUDE (question_id), q.position
-           FROM question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id
-           ORDER BY s.run_id, q.position"""
-    )
+SCORES_BY_POSITION_SQL = """SELECT s.* EXCLUDE (question_id), q.position
+FROM question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id"""
+"""The rows of `scores_by_position`."""
+
+
+def build_summaries(con: duckdb.DuckDBPyConnection, *, scored: str | None = None) -> None:
+    """Bring every summary table up to date with the scored tables (idempotent; no transaction of
+    its own). Without `scored`, each is dropped and rebuilt. With `scored`, a relation holding the
+    `run_id`s just (re)scored, the per-run rows of `scores_by_position` and `slice_sums` are
+    replaced for those runs and removed for runs no longer in `runs`; the other runs' rows are
+    kept, since their scores and suites did not change (a changed suite re-scores its runs)."""
+    existing = {name for (name,) in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
+    ).fetchall()}
+    if scored is None or not set(SUMMARY_TABLES) <= existing:
+        con.execute(f"CREATE OR REPLACE TABLE scores_by_position AS {SCORES_BY_POSITION_SQL} "
+                    "ORDER BY s.run_id, q.position")
+        con.execute(f"CREATE OR REPLACE TABLE slice_sums AS {slice_sums_sql(by_position=True)} "
+                    "ORDER BY run_id, family, slice")
+    else:
+        for table in ("scores_by_position", "slice_sums"):
+            con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM {scored}) "
+                        "OR run_id NOT IN (SELECT run_id FROM runs)")
+        con.execute(f"INSERT INTO scores_by_position BY NAME {SCORES_BY_POSITION_SQL} "
+                    f"WHERE s.run_id IN (SELECT run_id FROM {scored}) ORDER BY s.run_id, q.position")
+        con.execute(f"INSERT INTO slice_sums BY NAME SELECT * FROM ({slice_sums_sql(by_position=True)}) "
+                    f"WHERE run_id IN (SELECT run_id FROM {scored}) ORDER BY run_id, family, slice")
     con.execute(f"CREATE OR REPLACE TABLE run_totals AS {run_totals_sql()}")
-    con.execute(f"CREATE OR REPLACE TABLE slice_sums AS {slice_sums_sql(by_position=True)} "
-                "ORDER BY run_id, family, slice")

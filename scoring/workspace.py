@@ -166,11 +166,12 @@ Digest = Callable[[list[Path]], str]
 
 @contextmanager
 def hashing_ahead(file_sets: list[list[Path]]) -> Iterator[Digest]:
-    """`files_hash`, with the given file sets hashed in advance, in order, on a background thread
-    (hashlib and file reads release the GIL), so a workspace's records are hashed while its suites
-    are parsed. A set not given in advance is hashed when asked for. On exit, sets never asked for
-    and not yet started are dropped (a run with a broken manifest), and the thread is joined."""
-    pool = ThreadPoolExecutor(max_workers=1)
+    """`files_hash`, with the given file sets hashed in advance, in order, on two background
+    threads (hashlib and file reads release the GIL), so a workspace's records are hashed while its
+    suites are parsed. A set not given in advance is hashed when asked for. On exit, sets never
+    asked for and not yet started are dropped (a run with a broken manifest), and the threads are
+    joined."""
+    pool = ThreadPoolExecutor(max_workers=2)
     try:
         ahead = {tuple(paths): pool.submit(files_hash, paths) for paths in file_sets}
 

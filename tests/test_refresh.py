@@ -210,24 +210,29 @@ def test_an_unchanged_suite_is_not_parsed_again_when_a_run_is_added(tmp_path, mo
         refresh(ws, db)  # a changed suite is parsed (and re-scores its runs)
 
 
-def test_every_refresh_rebuilds_the_summary_tables_from_the_scored_tables(tmp_path: Path) -> None:
-    """Summaries are never stale: after a run is added or removed they match the scored tables."""
-    from scoring.summaries import run_totals_sql, slice_sums_sql
-    from workspaces import build
+def test_every_refresh_leaves_the_summary_tables_equal_to_the_scored_tables(tmp_path: Path) -> None:
+    """Summaries are never stale: after a run is added, changed or removed and after the suite
+    changes, each summary table holds exactly the rows computed afresh from the scored tables."""
+    from scoring.summaries import SCORES_BY_POSITION_SQL, run_totals_sql, slice_sums_sql
+    from workspaces import build, run_file, suite_file
 
     ws = build(tmp_path / "ws")
     db = tmp_path / "scores.duckdb"
 
     def check(expected_runs: set[str]) -> None:
         with duckdb.connect(str(db), read_only=True) as con:
-            stored = con.execute("SELECT * FROM run_totals ORDER BY ALL").fetchall()
-            assert stored == con.execute(f"SELECT * FROM ({run_totals_sql()}) ORDER BY ALL").fetchall()
-            assert {row[0] for row in stored} == expected_runs
-            sums = con.execute("SELECT * FROM slice_sums ORDER BY ALL").fetchall()
-            assert sums == con.execute(f"SELECT * FROM ({slice_sums_sql()}) ORDER BY ALL").fetchall()
-            by_position = con.execute("SELECT count(*), count(DISTINCT run_id) FROM scores_by_position").fetchone()
-            assert by_position == con.execute(
-                "SELECT count(*), count(DISTINCT run_id) FROM question_scores").fetchone()
+            for table, sql in (("run_totals", run_totals_sql()), ("slice_sums", slice_sums_sql()),
+                               ("scores_by_position", SCORES_BY_POSITION_SQL)):
+                stored = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+                assert stored == con.execute(f"SELECT * FROM ({sql}) ORDER BY ALL").fetchall(), table
+                assert {row[0] for row in stored} == expected_runs, table
+            # one run's rows are consecutive (run by run, in position order)
+            order = con.execute("SELECT run_id, position FROM scores_by_position").fetchall()
+            runs_in_order = [run for i, (run, _) in enumerate(order) if i == 0 or order[i - 1][0] != run]
+            assert len(runs_in_order) == len(set(runs_in_order)), runs_in_order
+            for run in set(runs_in_order):
+                positions = [position for r, position in order if r == run]
+                assert positions == sorted(positions), run
 
     refresh(ws, db)
     runs = {p.name for p in (ws / "runs").iterdir()}
@@ -236,6 +241,17 @@ def test_every_refresh_rebuilds_the_summary_tables_from_the_scored_tables(tmp_pa
     manifest = json.loads((ws / "runs" / "late" / "manifest.json").read_text())
     (ws / "runs" / "late" / "manifest.json").write_text(json.dumps({**manifest, "run_id": "late"}))
     refresh(ws, db)
+    check(runs | {"late"})
+    # a changed run: its records now retrieve nothing and claim nothing
+    records = [json.loads(line) for line in run_file(ws, "late").read_text().splitlines()]
+    run_file(ws, "late").write_text("".join(json.dumps({**r, "retrieved": [], "claims": []}) + "\n" for r in records))
+    assert refresh(ws, db).runs_scored == 1
+    check(runs | {"late"})
+    # a changed suite: every question becomes a lookup (type slices change for every run)
+    questions = [json.loads(line) for line in suite_file(ws, "questions.jsonl").read_text().splitlines()]
+    suite_file(ws, "questions.jsonl").write_text("".join(
+        json.dumps({**q, "type": "lookup"} if q["type"] == "multi-evidence" else q) + "\n" for q in questions))
+    assert refresh(ws, db).runs_scored == len(runs) + 1
     check(runs | {"late"})
     shutil.rmtree(ws / "runs" / "base")
     refresh(ws, db)
