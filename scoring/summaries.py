@@ -1,10 +1,10 @@
 """Tables derived from the scored tables, laid out for fast reading (docs/schema.md).
 
 `build_summaries(con)` (re)creates them from `question_scores`, `questions`, `records` and `runs`
-inside the caller's open transaction; a refresh calls it after writing the scored tables, and
-replaces only the rows of the runs it scored or removed. They
-hold nothing that those tables do not: a reader that finds a summary absent computes the same
-rows from the scored tables (`run_totals_sql` is that query for `run_totals`), only slower.
+inside the caller's open transaction; a refresh calls it after writing the scored tables and
+replaces only the rows of the runs it scored or removed. They hold nothing that those tables do
+not: a reader that finds a summary absent computes the same rows from the scored tables
+(`run_totals_sql` is that query for `run_totals`), only slower.
 
 - `scores_by_position`: every `question_scores` row with the question's `position` in its suite in
   place of its `question_id`, written run by run in `position` order. One run's scores are then
