@@ -10,7 +10,9 @@ its last as candidate, the first question) against FILE, in the page's order, wi
 caches (`st.cache_data` and `st.cache_resource`) cleared before each page load: a page's figure is a
 cold load, as after a refresh (what a page reads is read once per load, as in the app: a call that
 reuses what an earlier call of the same load read is timed as such). Per-function figures are the
-same calls, timed one by one.
+same calls, timed one by one. Beside each page's wall-clock figures, the median processor time of a
+load (every thread of this process: DuckDB's and the statistics' workers): on a machine shared
+with other work, the wall clock varies with the load, the processor time much less.
 """
 from __future__ import annotations
 
@@ -120,7 +122,7 @@ def main() -> None:
     page_totals: dict[str, list[float]] = {}
     for page in pages:
         calls = page_calls(page, available)
-        totals = []
+        totals, cpu = [], []
         page_started = time.perf_counter()
         for attempt in range(args.repeats):
             if attempt >= 5 and time.perf_counter() - page_started > args.budget:
@@ -128,6 +130,7 @@ def main() -> None:
             total = 0.0
             st.cache_data.clear()
             st.cache_resource.clear()
+            cpu_started = time.process_time()
             for name in calls:
                 if name in errors or name in derived:
                     continue
@@ -144,11 +147,13 @@ def main() -> None:
                 per_function.setdefault(name, []).append(elapsed)
                 total += elapsed
             totals.append(total)
+            cpu.append((time.process_time() - cpu_started) * 1000)
         failed = [c for c in calls if c in errors]
         if not failed:
             page_totals[page.stem] = totals
         timed_calls = [c for c in calls if c not in derived]
         print(f"  page {page.stem:<22} p50 {percentile(totals, 50):7.1f} ms  p95 {percentile(totals, 95):7.1f} ms"
+              f"  cpu {percentile(cpu, 50):7.1f} ms"
               f"  ({len(totals)} loads; {len(timed_calls)} calls: {', '.join(timed_calls)})"
               + (f"  INCOMPLETE: {', '.join(failed)} failed" if failed else ""), flush=True)
     print("  per function (within cold page loads):")

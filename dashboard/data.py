@@ -8,11 +8,14 @@ milliseconds) and lets go at once when a writer waits for it. Results are cached
 file signature); the signature is the file's inode, size and modification time, so the first
 rerun after a refresh reads the new file.
 
-Two caches: small tables in `st.cache_data` (each caller gets a copy), and the per-question scores
-of a comparison's two sides in `st.cache_resource` (one shared copy, never modified), from which the
-headline, the per-question deltas, the slices, the aggregation choices and the statistics are all
-computed: a page reads them once. Summary tables (`scoring.summaries`) are read when the database
-has them; without them the same figures come from the scored tables, more slowly.
+Two caches: small tables in `st.cache_data` (each caller gets a copy), and what many figures of a
+page share in `st.cache_resource` (one shared copy, never modified): the catalog (meta, suites,
+runs, table names), the questions' slice columns, and the per-question scores of a comparison's two
+sides (`scoring.compare.read_side_scores`: no text, latency or cost), from which the headline, the
+per-question deltas, the slices, the aggregation choices and the statistics are all computed: a
+page reads them once. Question IDs, text and tags are read for the rows shown only. Summary tables
+(`scoring.summaries`) are read when the database has them; without them the same figures come from
+the scored tables, more slowly.
 
 Rules: every value is a bound parameter; the only identifiers spliced into SQL are metric columns
 from the registry (`scoring.metrics.REGISTRY`), slice columns from `SLICE_COLUMNS` and table names
@@ -21,6 +24,7 @@ module only aggregates.
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import itertools
 import json
@@ -132,6 +136,8 @@ class _Attachment:
 _MEMORY: duckdb.DuckDBPyConnection | None = None
 _ATTACHED: dict[str, _Attachment] = {}
 _FREE = threading.Condition()
+_TIMERS: dict[str, threading.Timer] = {}
+"""The latest linger timer of each file (`_release`), cancelled when the process exits."""
 _ALIASES = itertools.count()
 
 
@@ -229,7 +235,23 @@ def _release(path: str) -> None:
                 return
             timer = threading.Timer(LINGER, _expire, args=(path, attachment, attachment.idle))
             timer.daemon = True
+            _TIMERS[path] = timer
             timer.start()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """Cancel the linger timers and close the in-memory instance before the interpreter finalizes: a
+    daemon timer still detaching a file then would abort the process."""
+    global _MEMORY
+    with _FREE:
+        for timer in _TIMERS.values():
+            timer.cancel()
+        _TIMERS.clear()
+        _ATTACHED.clear()
+        if _MEMORY is not None:
+            _MEMORY.close()
+            _MEMORY = None
 
 
 def _expire(path: str, attachment: _Attachment, idle: int) -> None:
@@ -276,15 +298,32 @@ def _query_uncached(sql: str, params: Sequence[Any]) -> pd.DataFrame:
         raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
 
 
-def _catalog() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, frozenset[str]]:
-    """meta, suites, runs and the table names: what every page needs, read in one batch."""
-    meta_rows, suite_rows, run_rows, tables = query_many(
-        ("SELECT key, value FROM meta", []),
-        ("SELECT * FROM suites ORDER BY suite", []),
-        ("SELECT * FROM runs ORDER BY created_at, run_id", []),
-        ("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()", []),
-    )
+CATALOG = (
+    ("SELECT key, value FROM meta", []),
+    ("SELECT * FROM suites ORDER BY suite", []),
+    ("SELECT * FROM runs ORDER BY created_at, run_id", []),
+    ("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()", []),
+)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _catalog_of(path: str, sig: tuple[int, int, int]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
+                                                                 frozenset[str]]:
+    """`_catalog` of one file, shared (never modified: the functions that return a part copy it)."""
+    with _reading(path, sig) as con:
+        meta_rows, suite_rows, run_rows, tables = (con.execute(sql, params).df() for sql, params in CATALOG)
     return meta_rows, suite_rows, run_rows, frozenset(tables["table_name"])
+
+
+def _catalog() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, frozenset[str]]:
+    """meta, suites, runs and the table names: what every page needs, read in one batch (one shared
+    copy: every page asks for them several times)."""
+    path = db_path()
+    sig = signature(path)
+    try:
+        return _catalog_of(str(path), sig)
+    except READ_ERRORS as error:
+        raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
 
 
 def _has(table: str) -> bool:
@@ -312,7 +351,7 @@ def schema_problem() -> str | None:
 
 
 def suites() -> pd.DataFrame:
-    return _catalog()[1]
+    return _catalog()[1].copy()
 
 
 @dataclass(frozen=True)
@@ -334,7 +373,7 @@ def runs(suite: str | None = None) -> pd.DataFrame:
     """Runs (manifest columns and record counts), oldest first."""
     table = _catalog()[2]
     if suite is None:
-        return table
+        return table.copy()
     return table[table["suite"] == suite].reset_index(drop=True)
 
 
@@ -360,44 +399,58 @@ def _metric(key: str) -> str:
 
 # -- the two sides' per-question scores ----------------------------------------------------------
 
-_COUNT_COLUMNS = ("k", "n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits")
 _HIGHER = np.array([m.higher_is_better for m in REGISTRY])
 
 
 @dataclass(frozen=True)
 class _Pair:
-    """Both sides of a comparison over every question of the suite, in suite order.
+    """Both sides of a comparison over every question of the suite, in suite order (row i: the i-th
+    question of `_questions`).
 
-    `questions`: question_id (index), position, type, split, critical, tags (tuples), answerable,
-    disputed (None when not read: question i is then the one at position i); `metrics`: the metrics
-    held; `values[s]`: side s's (0 baseline, 1 candidate)
-    per-question means over its runs of each of `metrics` (NaN: n/a, or no row); `counts[s]`: the
-    same for every pooling count (None when not read); `scores`: what
-    `scoring.compare.read_scores` read (None when not read); `present[s]`: the side has a row for the
-    question; `missing`, `failed`: either side has no record / a failed record for it (no row at all
-    counts as missing). Derived arrays are computed on first use and kept."""
+    `metrics`: the metrics held; `scores`: what was read (`scoring.compare.SideScores`): per side (0
+    baseline, 1 candidate) the per-question mean over its runs of each metric held and, for the
+    whole pair, of every pooling count (NaN: n/a, or no row), and whether the side has a row;
+    `missing`, `failed`: either side has no record / a failed record for the question (no row at all
+    counts as missing); `records`: the questions and score rows `scoring.compare.read_scores` read
+    when every record's detail was read (a group of repeats, or a live policy: the statistics need
+    them), else None. Derived arrays are computed on first use and kept."""
 
-    questions: pd.DataFrame | None
     metrics: tuple[str, ...]
-    values: tuple[np.ndarray, np.ndarray]
-    counts: tuple[pd.DataFrame, pd.DataFrame] | None
-    scores: tuple[pd.DataFrame, Any] | None
-    present: tuple[np.ndarray, np.ndarray]
+    scores: scoring_compare.SideScores
     missing: np.ndarray
     failed: np.ndarray
+    records: tuple[pd.DataFrame, Any] | None
     _derived: dict[Any, Any]
 
     def side(self, side: int, metric: str) -> np.ndarray:
         """Side `side`'s per-question values of `metric`."""
-        return self.values[side][:, self.metrics.index(metric)]
+        return self.scores.columns[side][metric]
+
+    @property
+    def present(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.scores.present
 
     def codes(self, metric: str) -> np.ndarray:
         """Per question, the status on `metric` as an index into `STATUSES` (see `_statuses`)."""
         if ("codes", metric) not in self._derived:
-            self._derived["codes", metric] = _statuses(
-                self.side(0, metric)[:, None], self.side(1, metric)[:, None], self.missing[:, None],
-                self.failed[:, None], np.array([BY_KEY[metric].higher_is_better]))[:, 0]
+            if "record" not in self._derived:  # missing > failed, the same for every metric; -1: neither
+                self._derived["record"] = np.where(self.missing, np.int8(STATUSES.index("missing")), np.where(
+                    self.failed, np.int8(STATUSES.index("failed")), np.int8(-1))).astype(np.int8)
+            self._derived["codes", metric] = _status_codes(self.side(0, metric), self.side(1, metric),
+                                                           self._derived["record"], BY_KEY[metric].higher_is_better)
         return self._derived["codes", metric]
+
+
+def _status_codes(b: np.ndarray, c: np.ndarray, record: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """`_statuses` of one metric: per question a code into `STATUSES`; `record`: per question the
+    code of missing or failed when its record is, else -1."""
+    with np.errstate(invalid="ignore"):
+        gain = c - b if higher_is_better else b - c
+    up, down = (gain > UNCHANGED_TOLERANCE).view(np.int8), (gain < -UNCHANGED_TOLERANCE).view(np.int8)
+    codes = np.int8(STATUSES.index("unchanged")) - up - np.int8(2) * down  # improved 1, regressed 0, unchanged 2
+    np.copyto(codes, np.int8(STATUSES.index("n/a")), where=np.isnan(b) | np.isnan(c))
+    np.copyto(codes, record, where=record >= 0)
+    return codes
 
 
 def _statuses(b: np.ndarray, c: np.ndarray, missing: np.ndarray, failed: np.ndarray,
@@ -405,130 +458,83 @@ def _statuses(b: np.ndarray, c: np.ndarray, missing: np.ndarray, failed: np.ndar
     """Status codes (index into `STATUSES`), questions x metrics, first match wins: missing > failed
     > n/a (a value is NaN) > improved / regressed (candidate - baseline with / against the metric's
     direction `higher`, beyond UNCHANGED_TOLERANCE) > unchanged. `missing`, `failed`: questions x 1."""
-    with np.errstate(invalid="ignore"):
-        gain = (c - b) * np.where(higher, 1.0, -1.0)
-    codes = np.full(b.shape, STATUSES.index("unchanged"), dtype=np.int8)
-    codes[gain > UNCHANGED_TOLERANCE] = STATUSES.index("improved")
-    codes[gain < -UNCHANGED_TOLERANCE] = STATUSES.index("regressed")
-    codes[np.isnan(b) | np.isnan(c)] = STATUSES.index("n/a")
-    codes = np.where(failed, np.int8(STATUSES.index("failed")), codes)  # broadcast over the metrics
-    return np.where(missing, np.int8(STATUSES.index("missing")), codes).astype(np.int8)
+    record = np.where(missing[:, 0], np.int8(STATUSES.index("missing")), np.where(
+        failed[:, 0], np.int8(STATUSES.index("failed")), np.int8(-1))).astype(np.int8)
+    return np.column_stack([_status_codes(b[:, j], c[:, j], record, bool(higher[j])) for j in range(b.shape[1])]
+                           ) if b.shape[1] else np.zeros(b.shape, dtype=np.int8)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _questions(path: str, sig: tuple[int, int, int], suite: str) -> pd.DataFrame:
-    """The suite's questions without their text (`scoring.compare.read_questions`), shared."""
+    """The suite's questions in suite order with their slice columns only: position, type, split,
+    critical, answerable (`scoring.compare.read_slice_columns`; IDs, text and tags are read for the
+    rows shown, `_details`), shared."""
+    with _reading(path, sig) as con:
+        return scoring_compare.read_slice_columns(con, suite)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _full_questions(path: str, sig: tuple[int, int, int], suite: str) -> pd.DataFrame:
+    """The suite's questions without their text (`scoring.compare.read_questions`), shared: what a
+    comparison with every record's detail needs."""
     with _reading(path, sig) as con:
         return scoring_compare.read_questions(con, suite, with_text=False)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _pair(path: str, sig: tuple[int, int, int], suite: str, base: tuple[str, ...], cand: tuple[str, ...]) -> _Pair:
-    """Every metric and pooling count of both sides (`scoring.compare.read_scores`): about 170 bytes
-    per question and run, so few are kept."""
-    known = _questions(path, sig, suite)
-    with _reading(path, sig) as con:
-        questions, rows = scoring_compare.read_scores(con, suite, base, cand, questions=known)
-    ids = questions.index
-    size = len(ids)
-    values, counts, present, missing, failed = [], [], [], [], []
-    for side in (0, 1):
-        frame = scoring_compare.side_values(rows, side, ids)
-        values.append(frame[list(METRIC_KEYS)].to_numpy(dtype=float))
-        counts.append(frame[list(_COUNT_COLUMNS)])
-        own = rows.side == side
-        slot = rows.slot[own]
-        status = rows.status[own]
-        present.append(np.bincount(slot, minlength=size) > 0)
-        missing.append(np.bincount(slot, weights=status == scoring_compare.STATUSES.index("missing"),
-                                   minlength=size) > 0)
-        failed.append(np.bincount(slot, weights=status == scoring_compare.STATUSES.index("failed"),
-                                  minlength=size) > 0)
-    return _Pair(questions, METRIC_KEYS, (values[0], values[1]), (counts[0], counts[1]), (questions, rows),
-                 (present[0], present[1]), missing[0] | missing[1] | ~present[0] | ~present[1], failed[0] | failed[1],
-                 {})
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _metric_pair(path: str, sig: tuple[int, int, int], suite: str, base: tuple[str, ...], cand: tuple[str, ...],
-                 metrics: tuple[str, ...]) -> _Pair | None:
-    """Some metrics of both sides, without the pooling counts or the questions themselves (question i
-    is the one at position i): fewer columns to read than `_pair`. None when the suite's positions
-    are not 0 .. n - 1 (use `_pair`)."""
-    columns = ", ".join(f"s.{_metric(m)}" for m in metrics)
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _positions(path: str, sig: tuple[int, int, int], suite: str) -> np.ndarray:
+    """The positions of the suite's questions in suite order (row i of `_questions`): 0 .. n - 1
+    when they are that (one aggregate read), else read."""
     with _reading(path, sig) as con:
         low, high, size = con.execute("SELECT min(position), max(position), count(*) FROM questions WHERE suite = ?",
                                       [suite]).fetchall()[0]
-        if size and (low, high) != (0, size - 1):
-            return None
-        summary = bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                                   "AND table_name = 'scores_by_position'").fetchall()[0][0])
-        source = "scores_by_position s" if summary else \
-            "question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id"
-        position = "s.position" if summary else "q.position"
-        read = {run_id: con.sql(f"SELECT {position} AS position, s.missing, s.failed, {columns} FROM {source} "
-                                "WHERE s.suite = ? AND s.run_id = ?", params=[suite, run_id]).to_arrow_table()
-                for run_id in dict.fromkeys((*base, *cand))}
-    values, present, missing, failed = [], [], [], []
-    for runs_ in (base, cand):
-        total, scored = np.zeros((size, len(metrics)), order="F"), np.zeros((size, len(metrics)), order="F")
-        rows_, lost, broken = np.zeros(size), np.zeros(size), np.zeros(size)
-        for run_id in runs_:
-            block = read[run_id]
-            slot = block.column("position").to_numpy().astype(np.int64)
-            whole = len(slot) == size and bool((slot == np.arange(size)).all())  # every question, in order
-            keep = None if whole else np.flatnonzero((slot >= 0) & (slot < size))
-            at = slice(None) if whole else slot.take(keep)
-            columns_ = {name: scoring_compare.arrow_floats(block.column(name))
-                        for name in ("missing", "failed", *metrics)}
-            if keep is not None:
-                columns_ = {name: column.take(keep) for name, column in columns_.items()}
-            if len(runs_) == 1:  # one run: one row per question, its values are the side's
-                rows_[at] = 1.0
-                lost[at], broken[at] = columns_["missing"], columns_["failed"]
-                for k, m in enumerate(metrics):
-                    has = ~np.isnan(columns_[m])
-                    total[at, k], scored[at, k] = np.where(has, columns_[m], 0.0), has
-                continue
-            slot = slot if keep is None else slot.take(keep)
-            rows_ += np.bincount(slot, minlength=size)
-            lost += np.bincount(slot, weights=columns_["missing"], minlength=size)
-            broken += np.bincount(slot, weights=columns_["failed"], minlength=size)
-            for k, m in enumerate(metrics):
-                has = ~np.isnan(columns_[m])
-                total[:, k] += np.bincount(slot, weights=np.where(has, columns_[m], 0.0), minlength=size)
-                scored[:, k] += np.bincount(slot, weights=has, minlength=size)
-        values.append(np.where(scored > 0, total / np.maximum(scored, 1), np.nan))  # mean over repeats that scored
-        present.append(rows_ > 0)
-        missing.append(lost > 0)
-        failed.append(broken > 0)
-    return _Pair(None, tuple(metrics), (values[0], values[1]), None, None, (present[0], present[1]),
-                 missing[0] | missing[1] | ~present[0] | ~present[1], failed[0] | failed[1], {})
+        if not size or (low, high) == (0, size - 1):  # a suite's positions are its questions' order in its file
+            return np.arange(size, dtype=np.int64)
+        found = con.execute("SELECT position FROM questions WHERE suite = ? ORDER BY position", [suite]).fetchnumpy()
+    return np.asarray(found["position"], dtype=np.int64)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _question_tags(path: str, sig: tuple[int, int, int], suite: str) -> tuple[np.ndarray, tuple[tuple[str, ...], ...]]:
-    """Per question (suite order), its tag list as a code into the distinct lists; and those lists."""
-    codes, lists = pd.factorize(_questions(path, sig, suite)["tags"])
-    return np.asarray(codes), tuple(tuple(t) for t in lists)
+def _needs_records(base: Sequence[str], cand: Sequence[str]) -> bool:
+    """Whether the statistics of these sides need every record's detail: a group of repeats (its
+    flaky questions) or a live policy (its gates)."""
+    return len(base) > 1 or len(cand) > 1 or policy_path() is not None
+
+
+@st.cache_resource(show_spinner=False, max_entries=6)
+def _pair(path: str, sig: tuple[int, int, int], suite: str, base: tuple[str, ...], cand: tuple[str, ...],
+          columns: tuple[str, ...] = scoring_compare.SCORE_COLUMNS, records: bool = False) -> _Pair:
+    """`columns` (metrics, and pooling counts) of both sides (`scoring.compare.read_side_scores`: a
+    float per column, question and side, about 300 bytes per question for every column); with
+    `records`, every record's detail instead (`scoring.compare.read_scores`, kept for the statistics)."""
+    positions = _positions(path, sig, suite)
+    kept = None
+    with _reading(path, sig) as con:
+        if records:
+            kept = scoring_compare.read_scores(con, suite, base, cand, questions=_full_questions(path, sig, suite))
+            scores = scoring_compare.side_scores(kept[1], base, cand, positions)
+        else:
+            scores = scoring_compare.read_side_scores(con, suite, base, cand, positions, columns)
+    metrics = tuple(c for c in columns if c in BY_KEY)
+    missing = scores.missing[0] | scores.missing[1] | ~scores.present[0] | ~scores.present[1]
+    return _Pair(metrics, scores, missing, scores.failed[0] | scores.failed[1], kept, {})
 
 
 def _pair_of(suite: str, base: Side, cand: Side, metrics: Sequence[str] | None = None) -> _Pair:
-    """Every metric and pooling count of both sides, or only `metrics` (without the questions)."""
+    """Every metric and pooling count of both sides (with every record's detail when the statistics
+    will need it, `_needs_records`), or only `metrics`."""
     path = db_path()
     sig = signature(path)
+    b, c = tuple(base.run_ids), tuple(cand.run_ids)
     try:
         if metrics is not None:
-            some = _metric_pair(str(path), sig, suite, tuple(base.run_ids), tuple(cand.run_ids), tuple(metrics))
-            if some is not None:
-                return some
-        return _pair(str(path), sig, suite, tuple(base.run_ids), tuple(cand.run_ids))
+            return _pair(str(path), sig, suite, b, c, tuple(_metric(m) for m in metrics))
+        return _pair(str(path), sig, suite, b, c, scoring_compare.SCORE_COLUMNS, _needs_records(b, c))
     except READ_ERRORS as error:
         raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
 
 
 def _questions_of(suite: str) -> pd.DataFrame:
-    """The suite's questions without their text, in suite order (shared; see `_questions`)."""
+    """The suite's questions' slice columns, in suite order (shared; see `_questions`)."""
     path = db_path()
     try:
         return _questions(str(path), signature(path), suite)
@@ -555,12 +561,9 @@ class Deltas:
 
 def question_facets(suite: str) -> tuple[list[str], list[str], list[str]]:
     """The suite's question types, splits and tags, each sorted: the choices of the deltas filters."""
-    types, splits, tags = query_many(
-        ("SELECT DISTINCT type FROM questions WHERE suite = ? ORDER BY type", [suite]),
-        ("SELECT DISTINCT split FROM questions WHERE suite = ? ORDER BY split", [suite]),
-        ("SELECT DISTINCT unnest(tags) AS tag FROM questions WHERE suite = ? ORDER BY tag", [suite]),
-    )
-    return list(types["type"]), list(splits["split"]), list(tags["tag"])
+    q = _questions_of(suite)  # its categories are the distinct types and splits, sorted; shared with the deltas
+    tags = query("SELECT DISTINCT unnest(tags) AS tag FROM questions WHERE suite = ? ORDER BY tag", [suite])
+    return [str(t) for t in q["type"].cat.categories], [str(t) for t in q["split"].cat.categories], list(tags["tag"])
 
 
 def _matching(suite: str, search: str) -> np.ndarray:
@@ -571,44 +574,58 @@ def _matching(suite: str, search: str) -> np.ndarray:
     return found["position"].to_numpy(dtype=np.int64)
 
 
-def _texts(suite: str, positions: np.ndarray) -> dict[int, str]:
-    """The text of the questions at these positions (a short list of constants: the scan reads only
-    the row groups that can hold them)."""
+def _details(suite: str, positions: np.ndarray) -> dict[int, tuple[str, str, list[str], str | None]]:
+    """(question_id, text, tags, disputed) of the questions at these positions, by position (a short
+    list of constants: the scan reads only the row groups that can hold them)."""
     if not len(positions):
         return {}
     wanted = [int(p) for p in positions]
+    columns = "q.position, q.question_id, q.text, q.tags, q.disputed"
     if len(wanted) <= 64:
         marks = ", ".join("?" for _ in wanted)
-        found = _query_uncached(f"SELECT position, text FROM questions WHERE suite = ? AND position IN ({marks})",
+        found = _query_uncached(f"SELECT {columns} FROM questions q WHERE q.suite = ? AND q.position IN ({marks})",
                                 [suite, *wanted])
     else:
-        found = _query_uncached("SELECT q.position, q.text FROM questions q JOIN (SELECT unnest(?::INTEGER[]) AS "
-                                "position) p ON p.position = q.position WHERE q.suite = ?", [wanted, suite])
-    return dict(zip(found["position"].tolist(), found["text"].tolist()))
+        found = _query_uncached(f"SELECT {columns} FROM questions q JOIN (SELECT unnest(?::INTEGER[]) AS position) p "
+                                "ON p.position = q.position WHERE q.suite = ?", [wanted, suite])
+    return {int(p): (str(i), t, [str(x) for x in (tags if tags is not None else [])], None if pd.isna(d) else str(d))
+            for p, i, t, tags, d in zip(found["position"], found["question_id"], found["text"], found["tags"],
+                                         found["disputed"])}
 
 
 def _delta_rows(suite: str, q: pd.DataFrame, pair: _Pair, metric: str, at: np.ndarray) -> pd.DataFrame:
     """`DELTA_COLUMNS` for the questions `q` at slots `at` (in that order) on `metric`."""
-    shown = q.take(at)  # the few rows first: converting whole text columns costs more than the rest
+    shown = q.take(at)  # the few rows first: IDs, text and tags are read for them only
     positions = shown["position"].to_numpy()
-    texts = _texts(suite, positions)
+    details = _details(suite, positions)
+    found = [details.get(int(p), (None, None, [], None)) for p in positions]
     b, c = pair.side(0, metric).take(at), pair.side(1, metric).take(at)
     frame = pd.DataFrame({
-        "question_id": shown.index.to_numpy(dtype=object),
+        "question_id": np.array([f[0] for f in found], dtype=object),
         "position": positions,
-        "text": [texts.get(int(p)) for p in positions],
+        "text": [f[1] for f in found],
         "type": shown["type"].to_numpy(dtype=object),
         "split": shown["split"].to_numpy(dtype=object),
         "critical": shown["critical"].to_numpy(dtype=bool),
-        "tags": [list(t) for t in shown["tags"]],
+        "tags": [f[2] for f in found],
         "answerable": shown["answerable"].to_numpy(dtype=bool),
-        "disputed": shown["disputed"].to_numpy(dtype=object),
+        "disputed": np.array([f[3] for f in found], dtype=object),
         "baseline": b,
         "candidate": c,
         "delta": c - b,
         "status": np.array(STATUSES, dtype=object).take(pair.codes(metric).take(at)),
     })
     return frame[list(DELTA_COLUMNS)]
+
+
+def _slots(q: pd.DataFrame, positions: np.ndarray) -> np.ndarray:
+    """Which questions of `q` (suite order) are at these positions, as a boolean per question."""
+    slot_of = np.full(int(q["position"].max()) + 1 if len(q) else 0, -1, dtype=np.int64)
+    slot_of[q["position"].to_numpy()] = np.arange(len(q))
+    found = slot_of.take(positions[positions < len(slot_of)])
+    hit = np.zeros(len(q), dtype=bool)
+    hit[found[found >= 0]] = True
+    return hit
 
 
 def _kept(suite: str, q: pd.DataFrame, pair: _Pair, metric: str, *, types: Sequence[str], answerable: bool | None,
@@ -625,22 +642,17 @@ def _kept(suite: str, q: pd.DataFrame, pair: _Pair, metric: str, *, types: Seque
     if critical is not None:
         keep &= q["critical"].to_numpy() == critical
     if tags:
-        wanted = set(tags)
-        path = db_path()
-        codes, lists = _question_tags(str(path), signature(path), suite)
-        hit = np.array([bool(wanted & set(t)) for t in lists] + [False])
-        keep &= hit.take(codes)  # code -1 (no list) takes the final False
+        found = query("SELECT position FROM questions WHERE suite = ? AND list_has_any(tags, ?::VARCHAR[])",
+                      [suite, sorted(set(tags))])
+        keep &= _slots(q, found["position"].to_numpy(dtype=np.int64))
     if statuses:
         keep &= np.isin(pair.codes(metric), [STATUSES.index(s) for s in statuses if s in STATUSES])
     if search:
-        slot_of = np.full(int(q["position"].max()) + 1 if len(q) else 0, -1, dtype=np.int64)
-        slot_of[q["position"].to_numpy()] = np.arange(len(q))
-        found = slot_of.take(_matching(suite, search))
-        hit = np.zeros(len(q), dtype=bool)
-        hit[found[found >= 0]] = True
-        keep &= hit
+        keep &= _slots(q, _matching(suite, search))
     if picked:
-        keep &= q.index.isin(list(picked))
+        found = query("SELECT position FROM questions WHERE suite = ? AND list_contains(?::VARCHAR[], question_id)",
+                      [suite, sorted(set(map(str, picked)))])
+        keep &= _slots(q, found["position"].to_numpy(dtype=np.int64))
     return np.flatnonzero(keep)
 
 
@@ -667,9 +679,22 @@ def question_deltas(
             gain = (pair.side(1, metric) - pair.side(0, metric)).take(at) * (1.0 if BY_KEY[metric].higher_is_better
                                                                             else -1.0)
         key = gain if order == "worst first" else -gain
-        at = at.take(np.lexsort((at, np.where(np.isnan(key), np.inf, key))))
-    shown = at if limit is None else at[:limit]
+        shown = at.take(_first(np.where(np.isnan(key), np.inf, key), at, limit))
+    else:
+        shown = at if limit is None else at[:limit]
     return Deltas(_delta_rows(suite, q, pair, metric, shown), len(at), len(q))
+
+
+def _first(key: np.ndarray, tie: np.ndarray, limit: int | None) -> np.ndarray:
+    """Indexes of the `limit` smallest `key`s (None: all), ordered by key, then `tie`: the head of
+    `np.lexsort((tie, key))`, sorting only the entries that can be in it."""
+    if limit is None or limit >= len(key):
+        return np.lexsort((tie, key))
+    if limit <= 0:
+        return np.zeros(0, dtype=np.int64)
+    bound = np.partition(key, limit - 1)[limit - 1]
+    within = np.flatnonzero(key <= bound)  # every entry of the head, and the ties at its bound
+    return within.take(np.lexsort((tie.take(within), key.take(within))))[:limit]
 
 
 def deltas_csv(suite: str, base: Side, cand: Side, metric: str, **filters: Any) -> Callable[[], bytes]:
@@ -693,14 +718,15 @@ def worst_regressions(suite: str, base: Side, cand: Side, metric: str, limit: in
     lower value), critical ones first, then by size of the drop, then suite order; at most `limit`
     (`matched`: all of them)."""
     pair = _pair_of(suite, base, cand)  # the whole pair: the release review reads it for the statistics too
+    q = _questions_of(suite)
     with np.errstate(invalid="ignore"):
         gain = (pair.side(1, _metric(metric)) - pair.side(0, metric)) * (1.0 if BY_KEY[metric].higher_is_better
                                                                          else -1.0)
     worse = np.isin(pair.codes(metric), [STATUSES.index(s) for s in WORSE]) & (gain < -UNCHANGED_TOLERANCE)
     at = np.flatnonzero(worse)
-    critical = pair.questions["critical"].to_numpy(dtype=bool).take(at)
+    critical = q["critical"].to_numpy(dtype=bool).take(at)
     at = at.take(np.lexsort((at, gain.take(at), ~critical)))
-    return Deltas(_delta_rows(suite, pair.questions, pair, metric, at[:limit]), len(at), len(pair.questions))
+    return Deltas(_delta_rows(suite, q, pair, metric, at[:limit]), len(at), len(q))
 
 
 def headline(suite: str, base: Side, cand: Side, metrics: Sequence[str] = METRIC_KEYS) -> pd.DataFrame:
@@ -709,21 +735,18 @@ def headline(suite: str, base: Side, cand: Side, metrics: Sequence[str] = METRIC
     status (see `question_deltas`)."""
     wanted = [k for k in METRIC_KEYS if k in {_metric(m) for m in metrics}]
     pair = _pair_of(suite, base, cand)
-    size = len(pair.questions)
-    at = [METRIC_KEYS.index(k) for k in wanted]
-    codes = _statuses(pair.values[0][:, at], pair.values[1][:, at], pair.missing[:, None], pair.failed[:, None],
-                      _HIGHER[at])
+    size = len(pair.missing)
     rows = []
-    for i, key in enumerate(wanted):
-        pair._derived.setdefault(("codes", key), codes[:, i])
+    for key in wanted:
         b, c = pair.side(0, key), pair.side(1, key)
-        nb, nc = int(np.count_nonzero(~np.isnan(b))), int(np.count_nonzero(~np.isnan(c)))
+        scored_b, scored_c = ~np.isnan(b), ~np.isnan(c)
+        nb, nc = int(np.count_nonzero(scored_b)), int(np.count_nonzero(scored_c))
         mb = float(np.nansum(b)) / nb if nb else np.nan
         mc = float(np.nansum(c)) / nc if nc else np.nan
-        counts = np.bincount(codes[:, i], minlength=len(STATUSES))
+        codes = pair.codes(key)
         rows.append({"metric": key, "baseline": mb, "candidate": mc, "delta": mc - mb,
                      "n_baseline": nb, "n_candidate": nc, "na_baseline": size - nb, "na_candidate": size - nc,
-                     **{s: int(counts[i_]) for i_, s in enumerate(STATUSES)}})
+                     **{s: int(np.count_nonzero(codes == i_)) for i_, s in enumerate(STATUSES)}})
     return pd.DataFrame(rows, columns=["metric", "baseline", "candidate", "delta", "n_baseline", "n_candidate",
                                        "na_baseline", "na_candidate", *STATUSES])
 
@@ -794,9 +817,10 @@ def aggregates(suite: str, base: Side, cand: Side, families: Sequence[str]) -> d
     if len(base.run_ids) == 1 and len(cand.run_ids) == 1 and _has("slice_sums"):
         return _stored_aggregates(base.run_ids[0], cand.run_ids[0], families)
     pair = _pair_of(suite, base, cand)
+    q = _questions_of(suite)
     # one pass over the questions: sums per cell (a combination of every family's slice), then per slice
-    codes = {by: _slice_codes(pair.questions, by) for by in families}
-    joint = np.zeros(len(pair.questions), dtype=np.int64)
+    codes = {by: _slice_codes(q, by) for by in families}
+    joint = np.zeros(len(q), dtype=np.int64)
     for by in families:
         joint = joint * max(1, len(codes[by][1])) + codes[by][0]
     cell_ids = np.flatnonzero(np.bincount(joint)) if len(joint) else np.zeros(0, dtype=np.int64)
@@ -811,15 +835,15 @@ def aggregates(suite: str, base: Side, cand: Side, families: Sequence[str]) -> d
     for side in (0, 1):
         present = pair.present[side]
         sums[side, "questions"] = np.bincount(cell, weights=present, minlength=n_cells)
-        values, counts = pair.values[side], pair.counts[side]
-        for j, m in enumerate(REGISTRY):
-            scored = ~np.isnan(values[:, j])
+        for m in REGISTRY:
+            values = pair.side(side, m.key)
+            scored = ~np.isnan(values)
             sums[side, f"{m.key}__n"] = np.bincount(cell, weights=scored, minlength=n_cells)
-            sums[side, f"{m.key}__sum"] = np.bincount(cell, weights=np.where(scored, values[:, j], 0.0),
+            sums[side, f"{m.key}__sum"] = np.bincount(cell, weights=np.where(scored, values, 0.0),
                                                       minlength=n_cells)
             if m.pooled:
                 for part, column in zip(("num", "den"), m.pooled):
-                    raw = counts[column].to_numpy(dtype=float)
+                    raw = pair.scores.columns[side][column]
                     sums[side, f"{m.key}__{part}"] = np.bincount(
                         cell, weights=np.where(scored, np.nan_to_num(raw), 0.0), minlength=n_cells)
                     sums[side, f"{m.key}__{part}_n"] = np.bincount(
@@ -1335,23 +1359,40 @@ def _file_signature(path: Path | None) -> tuple[int, int, int] | None:
 
 def statistics(base: Side, cand: Side) -> Statistics:
     """Paired statistics for the two sides and, when a policy file is known (`policy_path`), its
-    verdict evaluated live. Computed by `scoring.compare.compare` from the sides' scores (read once
-    and shared with the other figures of the page) and a few small tables; nothing holds the file
-    while it computes. Cached on the database's and the policy file's signatures and the two sides.
-    Raises StatisticsUnavailable when scoring refuses the comparison."""
+    verdict evaluated live. Computed by `scoring.compare` from the sides' scores (read once and
+    shared with the other figures of the page) and a few small tables; nothing holds the file while
+    it computes. Two single runs without a policy are compared on inputs read without detail (the
+    questions' slice columns and the page's per-question scores, `scoring.compare.read_inputs`); a
+    group's flaky questions and a policy's gates need every record.
+    Cached on the database's and the policy file's signatures and the two sides. Raises
+    StatisticsUnavailable when scoring refuses the comparison."""
+    return _statistics_of(base, cand, None)
+
+
+def release_statistics(base: Side, cand: Side, metrics: Sequence[str] = METRIC_KEYS) -> Statistics:
+    """What the release review shows of `statistics`: the same verdict, settings and warnings, and a
+    table whose overall rows (slice ``all``) of `metrics` hold every figure; with no live policy the
+    other rows hold n, the means, the counts and the randomization p-value but no interval, t-test
+    or Wilcoxon p (None, not computed). Every Holm-adjusted p-value is the one `statistics` gives:
+    the adjustment spans every row either way."""
+    return _statistics_of(base, cand, tuple((_metric(m), "all") for m in dict.fromkeys(metrics)))
+
+
+def _statistics_of(base: Side, cand: Side, rows: tuple[tuple[str, str], ...] | None) -> Statistics:
     path = db_path()
     policy = policy_path()
     sig = signature(path)
     table = runs().set_index("run_id")
     suite = str(table.loc[base.run_ids[0], "suite"]) if base.run_ids and base.run_ids[0] in table.index else None
     return _statistics(str(path), sig, side_spec(base), side_spec(cand), suite, tuple(base.run_ids),
-                       tuple(cand.run_ids), None if policy is None else str(policy), _file_signature(policy))
+                       tuple(cand.run_ids), None if policy is None else str(policy), _file_signature(policy), rows)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, suite: str | None,
                 base_runs: tuple[str, ...], cand_runs: tuple[str, ...], policy: str | None,
-                policy_sig: tuple[int, int, int] | None) -> Statistics:
+                policy_sig: tuple[int, int, int] | None, rows: tuple[tuple[str, str], ...] | None = None
+                ) -> Statistics:
     del policy_sig  # cache key only
     from scoring.compare import compare  # looked up when called
     from scoring.errors import ValidationError
@@ -1364,13 +1405,21 @@ def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, suit
         except ValidationError as error:
             problem = str(error)
     started = time.perf_counter()
+    paired = suite is not None and not set(base_runs) & set(cand_runs)
+    # two single runs and nothing to judge: the table from the per-question scores the page shares;
+    # a group's flaky questions and a policy's gates need every record (read once for the page too)
+    detail = loaded is not None or len(base_runs) != 1 or len(cand_runs) != 1 or not paired
     try:
-        scores = None
-        if suite is not None and not set(base_runs) & set(cand_runs):
-            scores = _pair(path, sig, suite, base_runs, cand_runs).scores
+        pair = _pair(path, sig, suite, base_runs, cand_runs, scoring_compare.SCORE_COLUMNS,
+                     _needs_records(base_runs, cand_runs) or detail) if paired else None
         with _reading(path, sig) as con:
-            inputs = scoring_compare.read_inputs(con, base, cand, with_text=False, scores=scores)
-        result = compare(inputs, base, cand, policy=loaded)
+            if detail:
+                inputs = scoring_compare.read_inputs(con, base, cand, with_text=False,
+                                                     scores=pair.records if pair is not None else None)
+            else:
+                inputs = scoring_compare.read_inputs(con, base, cand, detail=False, side_scores=pair.scores,
+                                                     slice_columns=_questions(path, sig, suite))
+        result = compare(inputs, base, cand, policy=loaded, tested=rows)  # the file is let go by now
     except ValidationError as error:
         raise StatisticsUnavailable(str(error)) from None
     except READ_ERRORS as error:

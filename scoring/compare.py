@@ -18,8 +18,11 @@ slice is computed in one batch (`stats.paired_many`) that shares resampling work
 
 `compare` only reads (use a read-only connection), or reads nothing when given the `Inputs` that
 `read_inputs` read before (a reader can then close the file before the statistics run). Scores
-come from the `scores_by_position` summary (`scoring.summaries`) when the database has it. `record`
-stores the verdict and the held-out log in one short write; `compare_command` is ``ragslice compare``.
+come from the `scores_by_position` summary (`scoring.summaries`) when the database has it. For two
+single runs without a policy, inputs read without detail give the same table from far less: the
+questions' slice columns and both sides' per-question scores (`read_slice_columns`,
+`read_side_scores`), not every record's status, latency, cost and question text. `record` stores
+the verdict and the held-out log in one short write; `compare_command` is ``ragslice compare``.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ import json
 import time
 import uuid
 import warnings as _warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -172,6 +175,9 @@ class Comparison:
     policy: Policy | None = None
     values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     rows: ScoreRows | None = field(default=None, repr=False)
+    detail: bool = field(default=True, repr=False)
+    """False when compared on inputs read without detail (`read_inputs`): `questions` then holds
+    the slice columns only, and the per-question views and gate evidence are refused."""
     _masks: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False)
     _delta_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _record_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
@@ -194,8 +200,13 @@ class Comparison:
                 pd.DataFrame(columns=["run_id", "question_id", "status", "latency_ms", "cost_usd", "side"])
         return self._record_rows
 
+    def _detailed(self, what: str) -> None:
+        if not self.detail:
+            raise ValueError(f"{what} needs the questions' IDs: compare inputs read with detail")
+
     @property
     def deltas(self) -> pd.DataFrame:
+        self._detailed("the per-question deltas")
         if self._delta_rows is None:
             self._delta_rows = _deltas(self.values)
         return self._delta_rows
@@ -204,6 +215,7 @@ class Comparison:
 
     def _mask(self, slice_: Slice, exclude_disputed: bool) -> np.ndarray:
         """The questions of a slice as a boolean array in suite order (cached)."""
+        self._detailed("a gate's slice")
         key = ("mask", slice_, exclude_disputed)
         if key not in self._masks:
             q = self.questions
@@ -292,6 +304,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``ragslice compare --format json``."""
+        self._detailed("the JSON document")
         v = self.verdict
         return {
             "verdict": v.verdict,
@@ -570,11 +583,7 @@ def _score_rows(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[s
     run_ids = (*baseline, *candidate)
     columns = (*METRIC_KEYS, *COUNT_COLUMNS)
     cols = ", ".join(f"s.{c}" for c in columns)  # stored types: fewer bytes to hand over than DOUBLE
-    if "scores_by_position" in _tables(con):
-        source, position = "scores_by_position s", "s.position"
-    else:
-        source = "question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id"
-        position = "q.position"
+    source, position = _score_source(con)
     read: dict[str, Any] = {}
     for run_id in dict.fromkeys(run_ids):  # one scan per run: with the summary, of that run's rows only
         read[run_id] = con.sql(
@@ -629,6 +638,163 @@ def arrow_floats(column: Any) -> np.ndarray:
     if not pa.types.is_floating(column.type):
         column = pc.cast(column, pa.float64())
     return column.to_numpy()
+
+
+SCORE_COLUMNS: tuple[str, ...] = (*METRIC_KEYS, *COUNT_COLUMNS)
+"""The per-question score columns a side holds (`ScoreRows.values`, `SideScores.columns`)."""
+
+
+def _score_source(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
+    """(FROM clause over the scored rows as `s`, expression of the question's position): the
+    `scores_by_position` summary when the database has it, else `question_scores` joined with
+    `questions` (the same rows either way)."""
+    if "scores_by_position" in _tables(con):
+        return "scores_by_position s", "s.position"
+    return "question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id", "q.position"
+
+
+def read_slice_columns(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFrame:
+    """The suite's questions in suite order with what `default_slices` needs and nothing else:
+    `position`, `type` and `split` (categoricals), `critical`, `answerable`; row i is the i-th
+    question (RangeIndex, no question IDs). The same slices as `read_questions` gives, read in a
+    fraction of its time (no IDs, text or tags are handed over)."""
+    types, splits = con.execute(
+        "SELECT list(DISTINCT type ORDER BY type), list(DISTINCT split ORDER BY split) FROM questions WHERE suite = ?",
+        [suite]).fetchall()[0]
+    types, splits = list(types or []), list(splits or [])
+    params: dict[str, Any] = {"suite": suite, **{f"t{i}": v for i, v in enumerate(types)},
+                              **{f"s{i}": v for i, v in enumerate(splits)}}
+
+    def code(column: str, prefix: str, values: list[str]) -> str:  # parameters named by a counter only
+        if not values:
+            return "CAST(NULL AS SMALLINT)"
+        cases = " ".join(f"WHEN ${prefix}{i} THEN {i}" for i in range(len(values)))
+        return f"CAST(CASE {column} {cases} END AS SMALLINT)"
+
+    table = con.sql(
+        f"SELECT position, {code('type', 't', types)} AS type, {code('split', 's', splits)} AS split, critical, "
+        "answerable FROM questions WHERE suite = $suite", params=params).to_arrow_table()
+    position = table.column("position").to_numpy().astype(np.int64)
+    order = None if bool((position[1:] > position[:-1]).all()) else np.argsort(position, kind="stable")
+
+    def column(name: str) -> np.ndarray:  # in suite order (sorted here: cheaper than ORDER BY)
+        values = table.column(name).to_numpy(zero_copy_only=False)
+        return values if order is None else values.take(order)
+
+    return pd.DataFrame({
+        "position": column("position"),
+        "type": pd.Categorical.from_codes(column("type").astype(np.int64), categories=types),
+        "split": pd.Categorical.from_codes(column("split").astype(np.int64), categories=splits),
+        "critical": column("critical").astype(bool),
+        "answerable": column("answerable").astype(bool),
+    })
+
+
+@dataclass(frozen=True)
+class SideScores:
+    """Both sides' per-question scores over given questions (row i: the question at `positions[i]`),
+    without per-record detail (`read_side_scores`).
+
+    `columns[s][name]`: side s's (0 baseline, 1 candidate) values of a `SCORE_COLUMNS` column, each
+    the mean over the side's runs that scored the question (NaN: n/a, or no row): what `side_values`
+    gives for the same runs, bit for bit. `present[s]`: the side has a row for the question;
+    `missing[s]`, `failed[s]`: one of its runs has a missing / failed record for it.
+    """
+
+    run_ids: tuple[tuple[str, ...], tuple[str, ...]]
+    positions: np.ndarray
+    columns: tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
+    present: tuple[np.ndarray, np.ndarray]
+    missing: tuple[np.ndarray, np.ndarray]
+    failed: tuple[np.ndarray, np.ndarray]
+
+
+def read_side_scores(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[str], candidate: Sequence[str],
+                     positions: np.ndarray, columns: Sequence[str] = SCORE_COLUMNS) -> SideScores:
+    """Both sides' `columns` (of `SCORE_COLUMNS`) per question at `positions` (suite order), with
+    each question's status: one scan of each run's rows (of that run's rows only with the summary),
+    no latency, cost or text. Rows of questions not at `positions` are left out."""
+    names = tuple(dict.fromkeys(columns))
+    unknown = [n for n in names if n not in SCORE_COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown score column(s) {', '.join(unknown)}")
+    positions = np.asarray(positions, dtype=np.int64)
+    size = len(positions)
+    source, position = _score_source(con)
+    # names from SCORE_COLUMNS only; flags are handed over as doubles (Arrow's own cast of a nullable
+    # boolean costs more), numbers in their stored types (fewer bytes; `arrow_floats` widens them)
+    cols = "".join(f", CAST(s.{n} AS DOUBLE) AS {n}" if n in BY_KEY and BY_KEY[n].value == "flag" else f", s.{n}"
+                   for n in names)
+    top = int(positions.max()) + 1 if size else 0
+    identity = bool((positions == np.arange(size)).all())
+    read: dict[str, tuple[np.ndarray | None, np.ndarray, dict[str, np.ndarray]]] = {}
+    for run_id in dict.fromkeys((*baseline, *candidate)):  # a run on both sides is read once
+        block = con.sql(f"SELECT {position} AS position, s.missing, s.failed{cols} FROM {source} "
+                        "WHERE s.suite = ? AND s.run_id = ?", params=[suite, run_id]).to_arrow_table()
+        at = block.column("position").to_numpy().astype(np.int64)
+        status = np.zeros(len(at), dtype=np.int8)  # a code into STATUSES
+        status[block.column("missing").to_numpy(zero_copy_only=False)] = STATUSES.index("missing")
+        status[block.column("failed").to_numpy(zero_copy_only=False)] = STATUSES.index("failed")
+        values = {n: arrow_floats(block.column(n)) for n in names}
+        if identity and len(at) == size and bool((at == positions).all()):
+            read[run_id] = (None, status, values)  # every question once, in suite order
+            continue
+        lookup = np.full(max(top, int(at.max()) + 1 if len(at) else 0), -1, dtype=np.int64)
+        lookup[positions] = np.arange(size)
+        slot = lookup.take(at)
+        keep = np.flatnonzero(slot >= 0)  # rows of questions left out (held-out) go
+        read[run_id] = (slot.take(keep), status.take(keep), {n: v.take(keep) for n, v in values.items()})
+
+    out_columns, present, missing, failed = [], [], [], []
+    for runs in (tuple(baseline), tuple(candidate)):
+        if len(runs) == 1:
+            slot, status, values = read[runs[0]]
+            if slot is None:
+                out_columns.append(dict(values))
+                present.append(np.ones(size, dtype=bool))
+                missing.append(status == STATUSES.index("missing"))
+                failed.append(status == STATUSES.index("failed"))
+                continue
+        mine = {n: np.zeros(size) for n in names}
+        scored = {n: np.zeros(size) for n in names}
+        rows, lost, broken = np.zeros(size, dtype=bool), np.zeros(size, dtype=bool), np.zeros(size, dtype=bool)
+        for run_id in runs:  # in run order: a question's total adds its repeats' values one by one
+            slot, status, values = read[run_id]
+            slot = np.arange(size) if slot is None else slot
+            rows[slot] = True
+            lost[slot[status == STATUSES.index("missing")]] = True
+            broken[slot[status == STATUSES.index("failed")]] = True
+            for n, v in values.items():
+                has = ~np.isnan(v)
+                mine[n][slot] += np.where(has, v, 0.0)
+                scored[n][slot] += has
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out_columns.append({n: np.where(scored[n] > 0, mine[n] / scored[n], np.nan) for n in names})
+        present.append(rows)
+        missing.append(lost)
+        failed.append(broken)
+    return SideScores((tuple(baseline), tuple(candidate)), positions, (out_columns[0], out_columns[1]),
+                      (present[0], present[1]), (missing[0], missing[1]), (failed[0], failed[1]))
+
+
+def side_scores(rows: ScoreRows, baseline: Sequence[str], candidate: Sequence[str], positions: np.ndarray
+                ) -> SideScores:
+    """`SideScores` from score rows read before (`read_scores`, over the questions at `positions`):
+    the same arrays `read_side_scores` reads."""
+    size = len(positions)
+    ids = pd.RangeIndex(size)
+    columns, present, missing, failed = [], [], [], []
+    for side in (0, 1):
+        frame = _collapse(rows, side, ids)
+        columns.append({n: frame[n].to_numpy() for n in SCORE_COLUMNS})
+        own = rows.side == side
+        slot, status = rows.slot[own], rows.status[own]
+        present.append(np.bincount(slot, minlength=size) > 0)
+        missing.append(np.bincount(slot, weights=status == STATUSES.index("missing"), minlength=size) > 0)
+        failed.append(np.bincount(slot, weights=status == STATUSES.index("failed"), minlength=size) > 0)
+    return SideScores((tuple(baseline), tuple(candidate)), np.asarray(positions, dtype=np.int64),
+                      (columns[0], columns[1]), (present[0], present[1]), (missing[0], missing[1]),
+                      (failed[0], failed[1]))
 
 
 def _record_frame(rows: ScoreRows, ids: pd.Index) -> pd.DataFrame:
@@ -763,23 +929,30 @@ def _deltas(values: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _table(questions: pd.DataFrame, values: dict[str, pd.DataFrame], settings: Settings) -> pd.DataFrame:
+def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
+           tested: Collection[tuple[str, str]] | None = None) -> pd.DataFrame:
     """One row per metric x slice with at least one paired question, computed in one batch.
 
     Slices holding the same paired questions for a metric (e.g. all and answerable for retrieval
-    metrics) get the same, identically seeded result.
+    metrics) get the same, identically seeded result. `tested`: (metric key, slice) pairs whose
+    interval, t-test and Wilcoxon p are computed; the other rows hold them as None (None: every
+    row's). Every other figure, the Holm adjustment included, does not depend on `tested`.
     """
     slices = default_slices(questions)
     masks = _slice_masks(questions, slices)
-    base = [values["baseline"][m.key].to_numpy(dtype=float) for m in REGISTRY]
-    cand = [values["candidate"][m.key].to_numpy(dtype=float) for m in REGISTRY]
+    base = [np.asarray(values["baseline"][m.key], dtype=float) for m in REGISTRY]
+    cand = [np.asarray(values["candidate"][m.key], dtype=float) for m in REGISTRY]
     cells = stats.Cells(masks, len(questions))
     samples: list[tuple[int, np.ndarray]] = []
     layout: list[tuple[int, Slice, int, int]] = []
     pooled_sums: dict[int, np.ndarray] = {}
+    paired_masks = []
     for j, m in enumerate(REGISTRY):
         both = ~(np.isnan(base[j]) | np.isnan(cand[j]))
-        n_pairs = cells.over(np.bincount(cells.cell, weights=both, minlength=cells.size))  # per slice
+        paired_masks.append(both)
+        paired = np.where(both, cells.cell, cells.size)  # cell of each paired question; the others: a last bin
+        per_cell = np.bincount(paired, minlength=cells.size + 1)[:cells.size]
+        n_pairs = cells.over(per_cell)  # per slice
         for k, (s, mask) in enumerate(zip(slices, masks)):
             if n_pairs[k] < 1:
                 continue
@@ -787,14 +960,19 @@ def _table(questions: pd.DataFrame, values: dict[str, pd.DataFrame], settings: S
             samples.append((j, mask))
         if m.pooled:
             pooled_sums[j] = np.column_stack([
-                cells.over(cells.totals(np.where(both, values[side][c].to_numpy(dtype=float), 0.0)))
+                cells.over(np.bincount(paired, weights=np.asarray(values[side][c], dtype=float),
+                                       minlength=cells.size + 1)[:cells.size])
                 for side in SIDES for c in m.pooled])  # slices x (side, numerator / denominator)
+    complete = None
+    if tested is not None:
+        wanted = {(str(key), str(name)) for key, name in tested}
+        complete = [(REGISTRY[j].key, str(s)) in wanted for j, s, _, _ in layout]
     results = stats.paired_many(
         base, cand, samples, higher_is_better=[m.higher_is_better for m in REGISTRY], seed=settings.seed,
         bootstrap_resamples=settings.bootstrap_resamples, randomization_resamples=settings.randomization_resamples,
         exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
-        cells=cells)
-    rows = []
+        cells=cells, complete=complete, paired=paired_masks)
+    out = []
     for j, s, at, k in layout:
         m, r = REGISTRY[j], results[at]
         pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
@@ -802,7 +980,7 @@ def _table(questions: pd.DataFrame, values: dict[str, pd.DataFrame], settings: S
             for i, side in enumerate(SIDES):
                 num, den = pooled_sums[j][k, 2 * i], pooled_sums[j][k, 2 * i + 1]
                 pooled[f"{side}_pooled"] = float(num / den) if den else None
-        rows.append({
+        out.append({
             "metric": m.key, "metric_name": m.name, "slice": str(s), "n": r.n,
             "baseline": r.baseline, "candidate": r.candidate, "delta": r.delta,
             "ci_low": r.ci_low, "ci_high": r.ci_high, "p_ttest": r.p_ttest, "p_wilcoxon": r.p_wilcoxon,
@@ -810,8 +988,8 @@ def _table(questions: pd.DataFrame, values: dict[str, pd.DataFrame], settings: S
             "regressed": r.regressed, "unchanged": r.unchanged, **pooled,
             "higher_is_better": m.higher_is_better, "warnings": list(r.warnings), "method": r.method,
         })
-    table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
-    table["method"] = pd.Series([r["method"] for r in rows], dtype=object)  # None (n < 2) stays None
+    table = pd.DataFrame(out, columns=list(COMPARISON_COLUMNS))
+    table["method"] = pd.Series([r["method"] for r in out], dtype=object)  # None (n < 2) stays None
     if len(table):
         adjusted = stats.holm([None if pd.isna(p) else float(p) for p in table[settings.holm_of]])
         table["p_holm"] = pd.Series(adjusted, dtype=object).to_numpy()
@@ -883,7 +1061,8 @@ class Inputs:
     `n_heldout`: the suite's held-out questions; `heldout_previous`: earlier comparisons logged on the
     held-out set of this suite version (0 when no held-out question is compared); `verdicts`:
     (policy_name, policy_hash, verdict, created_at) of the verdicts recorded for these side names,
-    newest first.
+    newest first. Read without detail (`read_inputs`), `questions` holds the slice columns only
+    (`read_slice_columns`), `rows` is None and `scores` holds both sides' per-question scores.
     """
 
     baseline_name: str
@@ -893,9 +1072,10 @@ class Inputs:
     candidate: Side
     questions: pd.DataFrame
     n_heldout: int
-    rows: ScoreRows
+    rows: ScoreRows | None
     heldout_previous: int
     verdicts: tuple[tuple[str, str, str, datetime], ...]
+    scores: SideScores | None = None
 
 
 def read_questions(con: duckdb.DuckDBPyConnection, suite: str, *, with_text: bool = True) -> pd.DataFrame:
@@ -917,19 +1097,43 @@ def read_scores(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[s
 
 
 def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *, include_heldout: bool = True,
-                with_text: bool = True, scores: tuple[pd.DataFrame, ScoreRows] | None = None) -> Inputs:
+                with_text: bool = True, scores: tuple[pd.DataFrame, ScoreRows] | None = None, detail: bool = True,
+                side_scores: SideScores | None = None, slice_columns: pd.DataFrame | None = None) -> Inputs:
     """Read what `compare` needs for these two sides (names as `compare` takes them).
 
     Raises ValidationError for unknown names, sides on different suites / versions, or a database
     that is not a ragslice database. `with_text` False leaves the questions' text out (None).
     `scores`: what `read_scores` returned for the same runs (in side order) and held-out choice,
     read before; used instead of reading them again when the runs agree.
+
+    `detail` False reads only what the comparison's table needs, for two single runs: the
+    questions' slice columns (`read_slice_columns`; `slice_columns`: those read before) and both
+    sides' per-question scores (`read_side_scores`; `side_scores`: those read before, used when they
+    hold these runs over these questions), not every record's status, latency and cost nor the
+    questions' IDs, tags and text. `compare` then gives the same table, settings, warnings and
+    (empty) flaky list, and refuses a policy; a group of repeats (its flaky questions) needs `detail`.
     """
     tables = _tables(con)
     runs = _runs(con, tables)
     b_side = resolve_side(runs, baseline, "baseline")
     c_side = resolve_side(runs, candidate, "candidate")
     check_comparable(b_side, c_side)
+    if not detail:
+        if len(b_side.run_ids) != 1 or len(c_side.run_ids) != 1:
+            raise ValueError("a group of repeats needs every record (its flaky questions): read the inputs with detail")
+        questions = slice_columns if slice_columns is not None else read_slice_columns(con, b_side.suite)
+        n_heldout = int((questions["split"] == HELDOUT).sum())
+        if not include_heldout:
+            questions = questions[questions["split"] != HELDOUT].reset_index(drop=True)
+        positions = questions["position"].to_numpy(dtype=np.int64)
+        if side_scores is None or side_scores.run_ids != (b_side.run_ids, c_side.run_ids) or \
+                not np.array_equal(side_scores.positions, positions) or \
+                any(n not in side_scores.columns[0] for n in SCORE_COLUMNS):
+            side_scores = read_side_scores(con, b_side.suite, b_side.run_ids, c_side.run_ids, positions)
+        previous = _heldout_previous(con, b_side.suite, b_side.suite_version, tables) \
+            if include_heldout and n_heldout else 0
+        return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, None, previous,
+                      _earlier_verdicts(con, b_side.name, c_side.name, tables), side_scores)
     if scores is not None and scores[1].run_ids == (*b_side.run_ids, *c_side.run_ids):
         questions, rows = scores
         n_heldout = int((questions["split"] == HELDOUT).sum()) if include_heldout else int(con.execute(
@@ -956,6 +1160,7 @@ def compare(
     bootstrap_resamples: int = stats.BOOTSTRAP_RESAMPLES,
     randomization_resamples: int = stats.RANDOMIZATION_RESAMPLES,
     include_heldout: bool = True,
+    tested: Collection[tuple[str, str]] | None = None,
 ) -> Comparison:
     """Compare two runs or groups on a (read-only) connection, or on `Inputs` that `read_inputs`
     read for the same names and `include_heldout`; evaluate `policy` when given.
@@ -963,6 +1168,11 @@ def compare(
     Raises ValidationError for unknown names, sides on different suites / versions, or a database
     that is not a ragslice database. With `include_heldout` False the held-out questions are left
     out of every slice (and the comparison does not count as a use of the held-out set).
+    `tested`: the (metric key, slice) rows of the table whose interval, t-test and Wilcoxon p are
+    wanted; the other rows hold those three as None, not computed (their randomization p-values,
+    and so every Holm-adjusted p-value, are computed all the same). None: every row. Inputs read
+    without detail give the table, settings, warnings and flaky list only: no policy, no
+    per-question view.
     """
     pol = policies.load_policy(policy) if isinstance(policy, (str, Path)) else policy
     settings = Settings(seed=seed, bootstrap_resamples=bootstrap_resamples,
@@ -980,7 +1190,15 @@ def compare(
     ids = questions.index
     values: dict[str, pd.DataFrame] = {}
     spreads, flakies = [], []
-    for at, (name, side) in enumerate((("baseline", b_side), ("candidate", c_side))):
+    if rows is None:  # read without detail: two single runs, their per-question scores only
+        if pol is not None:
+            raise ValueError("a policy's gates need every record: read the inputs with detail")
+        if inputs.scores is None:
+            raise ValueError("inputs without score rows need the sides' per-question scores")
+        for at, name in enumerate(SIDES):
+            columns = inputs.scores.columns[at]
+            values[name] = pd.DataFrame({n: columns[n] for n in SCORE_COLUMNS}, index=ids, copy=False)
+    for at, (name, side) in enumerate((("baseline", b_side), ("candidate", c_side)) if rows is not None else ()):
         values[name] = _collapse(rows, at, ids)
         spread, flaky = _spread_and_flaky(name, rows, at, side.run_ids, ids)
         spreads.append(spread)
@@ -995,10 +1213,10 @@ def compare(
     warnings = _comparison_warnings(b_side, c_side, len(questions), include_heldout, n_heldout)
     comparison = Comparison(
         baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
-        corpus_version=b_side.corpus_version, questions=questions, table=_table(questions, values, settings),
+        corpus_version=b_side.corpus_version, questions=questions, table=_table(questions, values, settings, tested),
         spread=spread, flaky=flaky,
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
-        policy=pol, values=values, rows=rows,
+        policy=pol, values=values, rows=rows, detail=rows is not None,
     )
     if pol is not None:
         notes = _policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)
@@ -1125,8 +1343,9 @@ def compare_command(baseline: str, candidate: str, *, db: Path, policy: str | No
 
 
 __all__ = [
-    "Comparison", "HeldoutUse", "Inputs", "Settings", "Side", "VERDICT_TABLES", "check_comparable", "compare",
+    "Comparison", "HeldoutUse", "Inputs", "SCORE_COLUMNS", "Settings", "Side", "SideScores", "VERDICT_TABLES",
+    "check_comparable", "compare",
     "compare_command", "create_verdict_tables", "default_slices", "operational_aggregate", "read_inputs",
-    "read_questions", "read_scores", "read_verdicts", "arrow_floats",
-    "record", "resolve_side", "run_comparison", "side_aggregate", "side_values", "slice_mask",
+    "read_questions", "read_scores", "read_side_scores", "read_slice_columns", "read_verdicts", "arrow_floats",
+    "record", "resolve_side", "run_comparison", "side_aggregate", "side_scores", "side_values", "slice_mask",
 ]

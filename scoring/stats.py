@@ -39,9 +39,11 @@ from __future__ import annotations
 
 import math
 import warnings as _warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import special as _special
@@ -560,6 +562,8 @@ def paired_many(
     confidence: float = CONFIDENCE,
     large_sample: int = LARGE_SAMPLE,
     cells: Cells | None = None,
+    complete: Sequence[bool] | None = None,
+    paired: Sequence[np.ndarray] | None = None,
 ) -> list[Paired]:
     """`paired` for many samples at once; each result equals `paired` on that sample alone (up to rounding).
 
@@ -571,15 +575,27 @@ def paired_many(
     the Wilcoxon rank-group counts: those come from the `Cells` of the samples' masks (questions
     held by the same masks), so such a sample costs no pass over its questions. `cells`: `Cells`
     built from (at least) the very mask arrays of `samples`, when the caller has them.
+
+    `paired[j]`: variable j's paired questions (both sides have a value), when the caller has them.
+
+    `complete[i]` False: sample i needs only its n, means, counts, warnings, method and
+    randomization p-value (what a Holm adjustment over every sample needs): its interval, t-test
+    and Wilcoxon p are left None, not computed. Every other figure is the one computed with
+    `complete` None (all True).
     """
+    if complete is not None and len(complete) != len(samples):
+        raise ValueError("complete needs one flag per sample")
     _check_sizes(bootstrap_resamples, confidence)
     _check_sizes(randomization_resamples)
     base = [np.asarray(v, dtype=float) for v in baseline]
     cand = [np.asarray(v, dtype=float) for v in candidate]
     if len(base) != len(cand) or any(len(b) != len(c) for b, c in zip(base, cand)):
         raise ValueError("baseline and candidate need the same variables with the same lengths")
+    if paired is not None and (len(paired) != len(base) or any(len(p) != len(b) for p, b in zip(paired, base))):
+        raise ValueError("paired needs one mask per variable, as long as its values")
     directions = list(higher_is_better) if higher_is_better is not None else [True] * len(base)
-    both = [~(np.isnan(b) | np.isnan(c)) for b, c in zip(base, cand)]
+    both = [~(np.isnan(b) | np.isnan(c)) for b, c in zip(base, cand)] if paired is None else \
+        [np.asarray(p, dtype=bool) for p in paired]
     diffs = [c - b for b, c in zip(base, cand)]
     alpha = 1 - confidence
 
@@ -602,17 +618,26 @@ def paired_many(
     if cells is None and len(masks) <= MAX_MASKS and size:
         cells = Cells(list(masks.values()), size)
 
+    # only a variable with more than `large_sample` pairs can hold a sample computed from cell sums; each
+    # variable's tally is independent of the others' (numpy and pandas release the GIL while they count)
+    tallied = [j for j in by_variable if cells is not None and np.count_nonzero(both[j]) > large_sample]
+    with _workers(len(tallied)) as pool:
+        variables = dict(zip(tallied, pool.map(lambda j: _Variable(cells, base[j], cand[j], both[j], diffs[j]),
+                                               tallied)))
     for j, members in by_variable.items():
-        # only a variable with more than `large_sample` pairs can hold a sample computed from cell sums
-        variable = _Variable(cells, base[j], cand[j], both[j], diffs[j]) \
-            if cells is not None and np.count_nonzero(both[j]) > large_sample else None
+        variable = variables.get(j)
         for i in members:
             if variable is not None:
                 mask = samples[i][1]
                 at_cells = variable.cells.member[:, variable.cells.column[id(mask)]] if mask is not None else \
                     np.ones(variable.cells.size, dtype=bool)
                 if variable.nonzero(at_cells) > large_sample:
-                    results[i] = variable.normal(at_cells, directions[j], alpha, confidence)
+                    results[i] = variable.normal(at_cells, directions[j], alpha, confidence,
+                                                 complete is None or bool(complete[i]))
+                    continue
+                unchanged = variable.unchanged(at_cells, alpha, complete is None or bool(complete[i]))
+                if unchanged is not None:
+                    results[i] = unchanged
                     continue
             mask = samples[i][1]
             keep = both[j] if mask is None else both[j] & np.asarray(mask, dtype=bool)
@@ -642,6 +667,14 @@ def paired_many(
             differs = rises | falls
             nz = d[differs]
             pending[i] = _Pending(d, nz, fields)
+            if complete is not None and not complete[i]:  # the sign-flip test only
+                fields.update(ci_low=None, ci_high=None, p_wilcoxon=None)
+                if exact_max < nonzero <= large_sample:
+                    sampled_flips.append(i)
+                else:
+                    fields["p_randomization"] = _sign_flip(nz, "two-sided", randomization_resamples, seed, exact_max,
+                                                           large_sample, None)
+                continue
             variance = None if flat else _variance(d, mean)
             # the interval
             if flat:
@@ -672,24 +705,32 @@ def paired_many(
                 fields["p_randomization"] = _sign_flip(nz, "two-sided", randomization_resamples, seed, exact_max,
                                                        large_sample, None)
 
-    for n, members in by_size.items():
+    def intervals(members: list[int]) -> None:  # one bootstrap index matrix per sample size
         means = _bootstrap_means(np.column_stack([pending[i].d for i in members]), bootstrap_resamples, seed)
         tail = (1 - confidence) / 2
         lows, highs = np.quantile(means, [tail, 1 - tail], axis=0)
         for i, low, high in zip(members, lows, highs):
             pending[i].fields["ci_low"], pending[i].fields["ci_high"] = float(low), float(high)
-    for i in sparse:
+
+    def sparse_interval(i: int) -> None:
         p = pending[i]
         means = _bootstrap_means_sparse(p.nonzero, len(p.d), bootstrap_resamples, seed)
         p.fields["ci_low"], p.fields["ci_high"] = _percentile_interval(means, confidence)
-    if sampled_flips:
+
+    def sign_flips() -> None:  # one matrix of random sign patterns
         sums = _sampled_sums([pending[i].nonzero for i in sampled_flips], randomization_resamples, seed)
         for i, row in zip(sampled_flips, sums):
             p = pending[i]
             p.fields["p_randomization"] = _sign_flip(p.nonzero, "two-sided", randomization_resamples, seed,
                                                      exact_max, large_sample, row)
+
+    # seeded resampling: each task draws from its own generator and fills its own samples' fields
+    tasks = [*(lambda m=m: intervals(m) for m in by_size.values()), *(lambda i=i: sparse_interval(i) for i in sparse),
+             *([sign_flips] if sampled_flips else [])]
+    with _workers(len(tasks)) as pool:
+        list(pool.map(lambda task: task(), tasks))
     for j, members in ranked.items():
-        groups, n_groups = _variable_groups(diffs[j], both[j])
+        groups, n_groups = variables[j].groups() if j in variables else _variable_groups(diffs[j], both[j])
         positive_groups = np.where(both[j] & (diffs[j] > TIE), groups, 0)
         for i, at in members:
             sizes = np.bincount(groups.take(at), minlength=n_groups)[1:]
@@ -698,6 +739,29 @@ def paired_many(
     for i, p in pending.items():
         results[i] = Paired(**p.fields)
     return results  # type: ignore[return-value]
+
+
+WORKERS = 2
+"""Threads that tally a batch's variables at once (`paired_many`); 1: one after the other."""
+
+
+@contextmanager
+def _workers(tasks: int) -> Iterator[Any]:
+    """A pool of up to `WORKERS` threads for `tasks` independent tasks (`map` in order), or an
+    inline one when a single thread is enough."""
+    if min(WORKERS, tasks) <= 1:
+        yield _Inline()
+        return
+    with ThreadPoolExecutor(max_workers=min(WORKERS, tasks), thread_name_prefix="ragslice-stats") as pool:
+        yield pool
+
+
+class _Inline:
+    """`ThreadPoolExecutor.map` without threads."""
+
+    @staticmethod
+    def map(function: Any, items: Sequence[Any]) -> Iterator[Any]:
+        return map(function, items)
 
 
 def _rank_groups_fast(values: np.ndarray) -> tuple[np.ndarray, int]:
@@ -725,7 +789,9 @@ def _variable_groups(d: np.ndarray, both: np.ndarray) -> tuple[np.ndarray, int]:
 MAX_MASKS = 20
 """Above this many distinct masks in one batch, no cells: every sample is taken one by one."""
 MAX_CELL_GROUPS = 4_000_000
-"""Above this many cells x Wilcoxon rank groups, a sample's rank-group counts are taken from its questions."""
+"""Above this many cells x distinct paired differences, a variable's tally lists only the (cell,
+difference) pairs that occur; above this many cells x Wilcoxon rank groups, a sample's rank-group
+counts are taken from its own tally entries."""
 
 
 class Cells:
@@ -748,11 +814,6 @@ class Cells:
         self.cell = lookup.take(key)
         self.member = ((present[:, None] >> np.arange(len(masks))) & 1) == 1  # cells x masks
         self.size = len(present)
-        self.order = np.argsort(self.cell, kind="stable")
-        """The questions cell by cell (question order within a cell): each cell is one run of it."""
-        self.sorted_cell = self.cell.take(self.order)
-        self.starts = np.searchsorted(self.sorted_cell, np.arange(self.size))
-        self.lengths = np.diff(np.append(self.starts, size))
 
     def totals(self, weights: np.ndarray) -> np.ndarray:
         """Per cell: the sum of `weights` (one per question)."""
@@ -767,35 +828,63 @@ class _Variable:
     """One variable's paired differences summed per cell of the batch's masks; a sample (one mask)
     with more than `LARGE_SAMPLE` non-zero differences is computed from these sums alone (`normal`).
 
-    Per cell: paired questions, sums of both sides and of the differences, increases, decreases, the
-    sum and sum of squares of the non-zero differences; on demand the within-cell sum of squared
-    deviations (a sample's variance combines its cells: Chan's pairwise formula), the extreme
-    differences, and the Wilcoxon rank-group counts of the non-zero |d|. The values are taken cell
-    by cell (`Cells.order`) once, so every per-cell sum is a sum over one run of them.
+    The differences are first tallied per cell and distinct value (`tally`: how many paired
+    questions of cell c have difference `values[k]`); per cell: paired questions, sums of both sides
+    (one pass over the questions each) and of the differences, increases, decreases, the sum and sum
+    of squares of the non-zero differences, the within-cell sum of squared deviations (a sample's
+    variance combines its cells: Chan's pairwise formula), the extreme differences, and the Wilcoxon
+    rank-group counts of the non-zero |d| all follow from that tally.
     """
 
     def __init__(self, cells: Cells, b: np.ndarray, c: np.ndarray, both: np.ndarray, d: np.ndarray):
-        order = cells.order
+        import pandas as pd  # imported here: the rest of the module needs only numpy and scipy
+
         self.cells = cells
-        self.both = both.take(order)
-        self.dz = np.where(self.both, d.take(order), 0.0)
-        rises, falls = self.dz > TIE, self.dz < -TIE
-        self.differs = rises | falls
-        nz = np.where(self.differs, self.dz, 0.0)
-        self.count = self._runs(self.both.astype(np.int64))
-        self.up = self._runs(rises.astype(np.int64))
-        self.down = self._runs(falls.astype(np.int64))
-        self.sums = {"b": self._runs(np.where(self.both, b.take(order), 0.0)),
-                     "c": self._runs(np.where(self.both, c.take(order), 0.0)),
-                     "d": self._runs(self.dz), "nz": self._runs(nz), "nz2": self._runs(nz * nz)}
+        size = cells.size
+        codes, values = pd.factorize(np.where(both, d, np.nan))  # NaN (unpaired) -> -1
+        values = np.asarray(values, dtype=float)
+        width = len(values)
+        if size * width <= MAX_CELL_GROUPS:  # a dense cells x values table, one pass
+            key = np.where(codes >= 0, cells.cell * width + codes, size * width)
+            dense = np.bincount(key, minlength=size * width + 1)[:size * width]
+            entries = np.flatnonzero(dense)
+            count = dense.take(entries)
+        else:  # many distinct differences: tally the (cell, value) pairs that occur
+            paired = codes >= 0
+            key = cells.cell[paired] * width + codes[paired]
+            pair_codes, entries = pd.factorize(key)
+            entries = np.asarray(entries, dtype=np.int64)
+            count = np.bincount(pair_codes, minlength=len(entries))
+        self.codes = codes
+        self.values = values
+        self.cell_of = entries // max(width, 1)
+        """Per (cell, value) entry of the tally: its cell; `value_of`: its value's index; `tally`: its questions."""
+        self.value_of = entries % max(width, 1)
+        self.tally = count.astype(float)
+        self.entry_d = values.take(self.value_of)
+        rises, falls = self.entry_d > TIE, self.entry_d < -TIE
+        differs = rises | falls
+        self.count = self._per_cell(count).astype(np.int64)
+        self.up = self._per_cell(np.where(rises, count, 0)).astype(np.int64)
+        self.down = self._per_cell(np.where(falls, count, 0)).astype(np.int64)
+        paired_key = np.where(codes >= 0, cells.cell, size)
+        weighted = self.tally * self.entry_d
+        self.sums = {
+            "b": np.bincount(paired_key, weights=b, minlength=size + 1)[:size],
+            "c": np.bincount(paired_key, weights=c, minlength=size + 1)[:size],
+            "d": self._per_cell(weighted),
+            "nz": self._per_cell(np.where(differs, weighted, 0.0)),
+            "nz2": self._per_cell(np.where(differs, weighted * self.entry_d, 0.0)),
+        }
+        self._entry_rises, self._entry_differs = rises, differs
         self._squares: np.ndarray | None = None
         self._extremes: tuple[np.ndarray, np.ndarray] | None = None
+        self._groups: tuple[np.ndarray, int] | None = None
         self._ranks: tuple[np.ndarray, np.ndarray] | None | bool = False
 
-    def _runs(self, values: np.ndarray, ufunc: np.ufunc = np.add) -> np.ndarray:
-        """Per cell: `ufunc` reduced over the cell's run of `values` (in cell order)."""
-        return ufunc.reduceat(values, self.cells.starts) if len(values) else np.zeros(self.cells.size,
-                                                                                       values.dtype)
+    def _per_cell(self, per_entry: np.ndarray) -> np.ndarray:
+        """Per cell: the sum of a quantity given per tally entry."""
+        return np.bincount(self.cell_of, weights=per_entry, minlength=self.cells.size)
 
     def nonzero(self, at: np.ndarray) -> int:
         return int(self.up[at].sum() + self.down[at].sum())
@@ -803,35 +892,77 @@ class _Variable:
     def squares(self) -> np.ndarray:
         if self._squares is None:
             cell_mean = self.sums["d"] / np.maximum(self.count, 1)
-            deviation = np.where(self.both, self.dz - np.repeat(cell_mean, self.cells.lengths), 0.0)
-            self._squares = self._runs(deviation * deviation)
+            deviation = self.entry_d - cell_mean.take(self.cell_of)
+            self._squares = self._per_cell(self.tally * deviation * deviation)
         return self._squares
 
     def extremes(self) -> tuple[np.ndarray, np.ndarray]:
         if self._extremes is None:
-            self._extremes = (self._runs(np.where(self.both, self.dz, np.inf), np.minimum),
-                              self._runs(np.where(self.both, self.dz, -np.inf), np.maximum))
+            size = self.cells.size
+            low, high = np.full(size, np.inf), np.full(size, -np.inf)
+            np.minimum.at(low, self.cell_of, self.entry_d)
+            np.maximum.at(high, self.cell_of, self.entry_d)
+            self._extremes = (low, high)
         return self._extremes
+
+    def _value_groups(self) -> tuple[np.ndarray, int]:
+        """Per distinct value: 1 + the Wilcoxon rank group of its |d| among the non-zero ones (0 for
+        |d| <= TIE), and the number of ids with 0."""
+        differs = np.abs(self.values) > TIE
+        ids, count = _rank_groups_fast(np.abs(self.values[differs]))
+        groups = np.zeros(len(self.values), dtype=np.int64)
+        groups[differs] = ids + 1
+        return groups, count + 1
+
+    def groups(self) -> tuple[np.ndarray, int]:
+        """Per question, 1 + the Wilcoxon rank group of its non-zero paired |d| (0: none), and the
+        number of ids with 0: `_variable_groups` of the variable."""
+        if self._groups is None:
+            by_value, n_groups = self._value_groups()
+            self._groups = (np.append(by_value, 0).take(self.codes), n_groups)  # code -1 (unpaired): 0
+        return self._groups
 
     def ranks(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Per cell x rank group (ascending |d|): non-zero differences, and the positive ones; None
         when that table would be too large."""
         if self._ranks is False:
-            ids, n_ids = _rank_groups_fast(np.abs(self.dz[self.differs]))
+            by_value, n_groups = self._value_groups()
+            n_ids = n_groups - 1
             if self.cells.size * n_ids > MAX_CELL_GROUPS:
                 self._ranks = None
             else:
-                cell = self.cells.sorted_cell[self.differs]
-                flat = cell * n_ids + ids
+                group = by_value.take(self.value_of)
+                flat = (self.cell_of * n_ids + group - 1)[self._entry_differs]
                 size = self.cells.size * n_ids
-                sizes = np.bincount(flat, minlength=size).reshape(self.cells.size, n_ids)
-                positives = np.bincount(flat[self.dz[self.differs] > 0], minlength=size).reshape(self.cells.size,
-                                                                                                n_ids)
-                self._ranks = (sizes, positives)
+                sizes = np.bincount(flat, weights=self.tally[self._entry_differs], minlength=size)
+                positives = np.bincount(flat, weights=np.where(self._entry_rises, self.tally, 0.0)[self._entry_differs],
+                                        minlength=size)
+                self._ranks = (sizes.astype(np.int64).reshape(self.cells.size, n_ids),
+                               positives.astype(np.int64).reshape(self.cells.size, n_ids))
         return self._ranks  # type: ignore[return-value]
 
-    def normal(self, at: np.ndarray, higher_is_better: bool, alpha: float, confidence: float) -> Paired:
-        """The sample made of the cells `at`, known to hold more than `LARGE_SAMPLE` non-zero differences."""
+    def unchanged(self, at: np.ndarray, alpha: float, complete: bool = True) -> Paired | None:
+        """The sample made of the cells `at` when it holds at least 2 paired questions and none of
+        their differences exceeds `TIE` nor do they spread beyond it (every test is then decided:
+        interval (mean, mean), no t-test, Wilcoxon and sign-flip p 1; without `complete` the
+        interval and Wilcoxon p are left None); else None."""
+        n = int(self.count[at].sum())
+        if n < 2 or self.nonzero(at):
+            return None
+        low, high = self.extremes()
+        if float(high[at].max()) - float(low[at].min()) > TIE:
+            return None
+        mean = float(self.sums["d"][at].sum()) / n
+        return Paired(n=n, baseline=float(self.sums["b"][at].sum()) / n, candidate=float(self.sums["c"][at].sum()) / n,
+                      delta=mean, ci_low=mean if complete else None, ci_high=mean if complete else None, p_ttest=None,
+                      p_wilcoxon=1.0 if complete else None, p_randomization=1.0,
+                      improved=0, regressed=0, unchanged=n, warnings=small_sample_warnings(n, 0, alpha=alpha),
+                      method="resampling")
+
+    def normal(self, at: np.ndarray, higher_is_better: bool, alpha: float, confidence: float,
+               complete: bool = True) -> Paired:
+        """The sample made of the cells `at`, known to hold more than `LARGE_SAMPLE` non-zero
+        differences; without `complete`, its interval, t-test and Wilcoxon p are left None."""
         count = self.count[at]
         n = int(count.sum())
         up, down = int(self.up[at].sum()), int(self.down[at].sum())
@@ -846,8 +977,13 @@ class _Variable:
         if nonzero == n:  # with a zero difference beside non-zero ones the spread exceeds TIE
             low, high = self.extremes()
             flat = bool(float(high[at].max()) - float(low[at].min()) <= TIE)
+        z = float(self.sums["nz"][at].sum()) / math.sqrt(float(self.sums["nz2"][at].sum()))
+        fields["p_randomization"] = _normal_p(z, "two-sided")
         if flat:
             notes += ("every paired difference is the same: the t-test is undefined (no spread)",)
+        if not complete:
+            return Paired(**fields, ci_low=None, ci_high=None, p_wilcoxon=None, warnings=notes)
+        if flat:
             fields["ci_low"] = fields["ci_high"] = mean
         else:
             cell_mean = self.sums["d"][at] / np.maximum(count, 1)
@@ -857,16 +993,16 @@ class _Variable:
             fields["ci_low"], fields["ci_high"] = mean - half, mean + half
             fields["p_ttest"] = _t_p(mean, variance, n, "two-sided")
         ranks = self.ranks()
-        if ranks is None:  # too many distinct |d| for a table per cell: rank the sample's own
-            inside = np.repeat(at, self.cells.lengths) & self.differs
-            ids, n_ids = _rank_groups_fast(np.abs(self.dz[inside]))
-            sizes = np.bincount(ids, minlength=n_ids)
-            positives = np.bincount(ids[self.dz[inside] > 0], minlength=n_ids)
+        if ranks is None:  # too many distinct |d| for a table per cell: count the sample's own entries
+            by_value, n_groups = self._value_groups()
+            inside = at.take(self.cell_of) & self._entry_differs
+            group = by_value.take(self.value_of[inside])
+            sizes = np.bincount(group, weights=self.tally[inside], minlength=n_groups)[1:]
+            positives = np.bincount(group, weights=np.where(self._entry_rises[inside], self.tally[inside], 0.0),
+                                    minlength=n_groups)[1:]
         else:
             sizes, positives = ranks[0][at].sum(axis=0), ranks[1][at].sum(axis=0)
         fields["p_wilcoxon"] = _signed_rank_normal_p(sizes, positives, "two-sided")
-        z = float(self.sums["nz"][at].sum()) / math.sqrt(float(self.sums["nz2"][at].sum()))
-        fields["p_randomization"] = _normal_p(z, "two-sided")
         return Paired(**fields, warnings=notes)
 
 

@@ -18,7 +18,7 @@ selection.show_compatibility(cmp)
 # The statistics and the live verdict come from scoring.compare (cached); nothing is recorded here.
 try:
     with st.spinner("Computing the paired statistics..."):
-        stats = data.statistics(cmp.baseline, cmp.candidate)
+        stats = data.release_statistics(cmp.baseline, cmp.candidate, KEY_METRICS)
     unavailable = None
 except data.StatisticsUnavailable as error:
     stats, unavailable = None, str(error)
