@@ -65,10 +65,11 @@ EVAL_VIEWS = {
 # document (`scoring.chunks`): the document counts at its first chunk's slot; a run without one
 # repeats no ID (checked at staging), so each of its IDs counts. A question's labels travel with its
 # record as two lists and are looked up per slot: joining them to the unnested slots made DuckDB
-# hash all slots (20M at 1M records) and spill.
+# hash all slots (20M at 1M records) and spill. The CTEs are inlined (NOT MATERIALIZED): a
+# materialized one is scanned by fewer threads than the staged records it came from.
 RETRIEVED_INSERT = f"""
 INSERT INTO retrieved BY NAME
-WITH rec AS (
+WITH rec AS NOT MATERIALIZED (
   SELECT g.run_id, g.question_id, g.items, r.suite, r.k, r.chunk_map, s.corpus_version, s.unit, q.caller,
          l.label_units, l.label_grades
   FROM stage_rankings g
@@ -78,7 +79,7 @@ WITH rec AS (
   LEFT JOIN (SELECT suite, question_id, list(doc_id) AS label_units, list(grade) AS label_grades
              FROM labels GROUP BY ALL) l ON l.suite = r.suite AND l.question_id = g.question_id
 ),
-flat AS (
+flat AS NOT MATERIALIZED (
   SELECT * EXCLUDE (items), unnest(items) AS item, unnest(range(1, len(items) + 1))::INTEGER AS rank FROM rec
 ),
 plain AS (
