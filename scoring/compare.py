@@ -947,21 +947,18 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
     layout: list[tuple[int, Slice, int, int]] = []
     pooled_sums: dict[int, np.ndarray] = {}
     paired_masks = []
+    counts = {(side, c): np.asarray(values[side][c], dtype=float) for side in SIDES for m in REGISTRY
+              for c in m.pooled or ()}
     for j, m in enumerate(REGISTRY):
         both = ~(np.isnan(base[j]) | np.isnan(cand[j]))
         paired_masks.append(both)
-        paired = np.where(both, cells.cell, cells.size)  # cell of each paired question; the others: a last bin
-        per_cell = np.bincount(paired, minlength=cells.size + 1)[:cells.size]
-        n_pairs = cells.over(per_cell)  # per slice
-        for k, (s, mask) in enumerate(zip(slices, masks)):
-            if n_pairs[k] < 1:
-                continue
+        for k, (s, mask) in enumerate(zip(slices, masks)):  # slices without a paired question go below (n 0)
             layout.append((j, s, len(samples), k))
             samples.append((j, mask))
         if m.pooled:
+            paired = np.where(both, cells.cell, cells.size)  # cell of each paired question; the others: a last bin
             pooled_sums[j] = np.column_stack([
-                cells.over(np.bincount(paired, weights=np.asarray(values[side][c], dtype=float),
-                                       minlength=cells.size + 1)[:cells.size])
+                cells.over(np.bincount(paired, weights=counts[side, c], minlength=cells.size + 1)[:cells.size])
                 for side in SIDES for c in m.pooled])  # slices x (side, numerator / denominator)
     complete = None
     if tested is not None:
@@ -975,6 +972,8 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
     out = []
     for j, s, at, k in layout:
         m, r = REGISTRY[j], results[at]
+        if r.n < 1:  # no paired question in the slice: no row
+            continue
         pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
         if m.pooled:
             for i, side in enumerate(SIDES):

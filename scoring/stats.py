@@ -619,18 +619,28 @@ def paired_many(
         cells = Cells(list(masks.values()), size)
 
     # only a variable with more than `large_sample` pairs can hold a sample computed from cell sums; each
-    # variable's tally is independent of the others' (numpy and pandas release the GIL while they count)
-    tallied = [j for j in by_variable if cells is not None and np.count_nonzero(both[j]) > large_sample]
+    # variable's tally is independent of the others' (pandas releases the GIL while it hashes; numpy's
+    # bincount holds it, so two threads take about a quarter off a batch's tallies, not half)
+    n_paired = {j: int(np.count_nonzero(both[j])) for j in by_variable}
+    tallied = [j for j in by_variable if cells is not None and n_paired[j] > large_sample]
     with _workers(len(tallied)) as pool:
         variables = dict(zip(tallied, pool.map(lambda j: _Variable(cells, base[j], cand[j], both[j], diffs[j]),
                                                tallied)))
     for j, members in by_variable.items():
         variable = variables.get(j)
         for i in members:
+            empty = n_paired[j] == 0
             if variable is not None:
                 mask = samples[i][1]
                 at_cells = variable.cells.member[:, variable.cells.column[id(mask)]] if mask is not None else \
                     np.ones(variable.cells.size, dtype=bool)
+                empty = not variable.count[at_cells].any()
+            if empty:  # no paired question: what the question-by-question path gives for n = 0
+                results[i] = Paired(n=0, baseline=None, candidate=None, delta=None, ci_low=None, ci_high=None,
+                                    p_ttest=None, p_wilcoxon=None, p_randomization=None, improved=0, regressed=0,
+                                    unchanged=0, warnings=small_sample_warnings(0, 0, alpha=alpha))
+                continue
+            if variable is not None:
                 if variable.nonzero(at_cells) > large_sample:
                     results[i] = variable.normal(at_cells, directions[j], alpha, confidence,
                                                  complete is None or bool(complete[i]))
@@ -786,6 +796,9 @@ def _variable_groups(d: np.ndarray, both: np.ndarray) -> tuple[np.ndarray, int]:
     return groups, count + 1
 
 
+FACTORIZE_HINT = 1_024
+"""Starting size of the hash table that codes a variable's distinct differences (the codes do not
+depend on it: first appearance order)."""
 MAX_MASKS = 20
 """Above this many distinct masks in one batch, no cells: every sample is taken one by one."""
 MAX_CELL_GROUPS = 4_000_000
@@ -841,7 +854,9 @@ class _Variable:
 
         self.cells = cells
         size = cells.size
-        codes, values = pd.factorize(np.where(both, d, np.nan))  # NaN (unpaired) -> -1
+        # NaN (unpaired) -> -1; a small starting hash table (it grows as needed): differences take few
+        # distinct values, and a table sized for every question costs more than the hashing
+        codes, values = pd.factorize(np.where(both, d, np.nan), size_hint=FACTORIZE_HINT)
         values = np.asarray(values, dtype=float)
         width = len(values)
         if size * width <= MAX_CELL_GROUPS:  # a dense cells x values table, one pass

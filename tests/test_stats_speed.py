@@ -326,3 +326,49 @@ def test_threads_do_not_change_a_figure(monkeypatch):
     monkeypatch.setattr(stats, "WORKERS", 4)
     pooled = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=2, large_sample=100)
     assert [_figures(r) for r in alone] == [_figures(r) for r in pooled]
+
+
+def test_samples_without_a_paired_question_equal_the_question_by_question_path():
+    """A mask that holds no paired question of a tallied variable (here: only questions n/a on one
+    side), and a variable without any pair at all, give the n = 0 result of `paired`: no means, no
+    test, the small-sample warnings."""
+    base, cand, samples, directions = _batch()
+    unpaired = np.isnan(base[0]) | np.isnan(cand[0])  # 10% of 4,000: variable 0 is tallied (above 100 pairs)
+    assert 0 < unpaired.sum() < len(unpaired) - 100
+    nothing = np.full(len(base[0]), np.nan)
+    base, cand = [*base, nothing], [*cand, cand[0].copy()]
+    batch = [(0, unpaired), (3, None), (3, unpaired), *samples]
+    many = stats.paired_many(base, cand, batch, higher_is_better=[*directions, True], seed=4, large_sample=100)
+    for (j, mask), got in zip(batch[:3], many[:3]):
+        keep = np.ones(len(base[j]), dtype=bool) if mask is None else mask
+        alone = stats.paired(base[j][keep], cand[j][keep], seed=4, large_sample=100)
+        assert _figures(got) == _figures(alone)
+        assert (got.n, got.baseline, got.delta, got.p_randomization, got.method) == (0, None, None, None, None)
+        assert got.warnings  # a sample of 0 pairs says so
+    for (j, mask), got in zip(batch[3:], many[3:]):  # the other samples are untouched by the empty ones
+        keep = np.ones(len(base[j]), dtype=bool) if mask is None else mask
+        _close(got, stats.paired(base[j][keep], cand[j][keep], higher_is_better=directions[j], seed=4,
+                                 large_sample=100))
+
+
+def test_the_table_holds_a_row_exactly_for_each_metric_and_slice_with_a_pair(databases):
+    """Rows of `compare`'s table: one per metric x slice whose paired questions (both sides scored)
+    number at least one, with that n; counted here from the per-question values and slice masks."""
+    from scoring.metrics import REGISTRY
+
+    db = databases["demo"]
+    with duckdb.connect(str(db), read_only=True) as con:
+        for baseline, candidate in _single_run_pairs(db, limit=3):
+            result = C.compare(con, baseline, candidate, seed=1)
+            expected = {}
+            for s in C.default_slices(result.questions):
+                mask = C.slice_mask(result.questions, s).to_numpy(dtype=bool)
+                for m in REGISTRY:
+                    b = result.values["baseline"][m.key].to_numpy(dtype=float)
+                    c = result.values["candidate"][m.key].to_numpy(dtype=float)
+                    n = int((mask & ~np.isnan(b) & ~np.isnan(c)).sum())
+                    if n:
+                        expected[m.key, str(s)] = n
+            got = {(r.metric, r.slice): int(r.n) for r in result.table.itertuples()}
+            assert got == expected
+            assert len(got) < len(REGISTRY) * len(C.default_slices(result.questions))  # some have no pair
