@@ -174,7 +174,7 @@ def test_release_review_flow(server, page, tmp_path):
     page.screenshot(path=tmp_path / "release_review.png")
 
     choose(page, "Metric", "R@k")
-    assert query(page)["metric"] == ["recall"]
+    assert eventually(lambda: query(page).get("metric"), ["recall"]) == ["recall"]
     page.get_by_text("No question regressed on this metric.").wait_for(timeout=20_000)
     settle(page)
     page.screenshot(path=tmp_path / "release_review_recall.png")
@@ -210,7 +210,7 @@ def test_question_deltas_flow(server, page, tmp_path):
     assert eventually(lambda: len(grid_column(page, "w_delta_table", 0)), 4) == 4
 
     choose(page, "Status", "regressed")
-    assert query(page)["status"] == ["regressed"]
+    assert eventually(lambda: query(page).get("status"), ["regressed"]) == ["regressed"]
     assert eventually(lambda: grid_column(page, "w_delta_table", 0), ["launch"]) == ["launch"]
     page.screenshot(path=tmp_path / "question_deltas_regressed.png")
     with page.expect_download() as download:
