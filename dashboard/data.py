@@ -620,9 +620,7 @@ def _delta_rows(suite: str, q: pd.DataFrame, pair: _Pair, metric: str, at: np.nd
 
 def _slots(q: pd.DataFrame, positions: np.ndarray) -> np.ndarray:
     """Which questions of `q` (suite order) are at these positions, as a boolean per question."""
-    slot_of = np.full(int(q["position"].max()) + 1 if len(q) else 0, -1, dtype=np.int64)
-    slot_of[q["position"].to_numpy()] = np.arange(len(q))
-    found = slot_of.take(positions[positions < len(slot_of)])
+    found = scoring_compare.position_slots(q["position"].to_numpy(), positions)
     hit = np.zeros(len(q), dtype=bool)
     hit[found[found >= 0]] = True
     return hit

@@ -50,6 +50,8 @@ from .policy import HELDOUT, OPERATIONAL, Policy, Slice, Verdict
 
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY)
 COUNT_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(c for m in REGISTRY if m.pooled for c in m.pooled))
+SCORE_COLUMNS: tuple[str, ...] = (*METRIC_KEYS, *COUNT_COLUMNS)
+"""The per-question score columns a side holds (`ScoreRows.values`, `SideScores.columns`)."""
 SIDES: tuple[str, ...] = ("baseline", "candidate")
 
 VERDICT_TABLES: dict[str, str] = {
@@ -581,7 +583,7 @@ def _score_rows(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[s
     Read from `scores_by_position` (`scoring.summaries`) when the database has it, else from
     `question_scores` joined with `questions`: the same rows either way."""
     run_ids = (*baseline, *candidate)
-    columns = (*METRIC_KEYS, *COUNT_COLUMNS)
+    columns = SCORE_COLUMNS
     cols = ", ".join(f"s.{c}" for c in columns)  # stored types: fewer bytes to hand over than DOUBLE
     source, position = _score_source(con)
     read: dict[str, Any] = {}
@@ -602,11 +604,7 @@ def _score_rows(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[s
             out[start:end] = arrow_floats(block.column(name)) if dtype is float else block.column(name).to_numpy()
         return out
 
-    position_of = column("position", np.int64)
-    lookup = np.full(max(int(positions.max()) if len(positions) else -1,
-                         int(position_of.max()) if len(position_of) else -1) + 1, -1, dtype=np.int64)
-    lookup[positions] = np.arange(len(positions))
-    slot = lookup[position_of]
+    slot = position_slots(positions, column("position", np.int64))
     keep = None if (slot >= 0).all() else np.flatnonzero(slot >= 0)  # rows of left-out (held-out) questions go
     run = np.repeat(np.arange(len(blocks), dtype=np.int64), np.diff(starts))
     status = column("status", np.int8)
@@ -633,6 +631,16 @@ def _score_rows(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[s
     )
 
 
+def position_slots(positions: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each question position in `at`, its index in `positions` (distinct positions in suite
+    order); -1 where it is not among them."""
+    positions, at = np.asarray(positions, dtype=np.int64), np.asarray(at, dtype=np.int64)
+    size = max(int(positions.max()) if len(positions) else -1, int(at.max()) if len(at) else -1) + 1
+    lookup = np.full(size, -1, dtype=np.int64)
+    lookup[positions] = np.arange(len(positions))
+    return lookup.take(at)
+
+
 def arrow_floats(column: Any) -> np.ndarray:
     """An Arrow column (double, integer or boolean) as float64, NULL as NaN."""
     if not pa.types.is_floating(column.type):
@@ -640,8 +648,6 @@ def arrow_floats(column: Any) -> np.ndarray:
     return column.to_numpy()
 
 
-SCORE_COLUMNS: tuple[str, ...] = (*METRIC_KEYS, *COUNT_COLUMNS)
-"""The per-question score columns a side holds (`ScoreRows.values`, `SideScores.columns`)."""
 
 
 def _score_source(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
@@ -725,7 +731,6 @@ def read_side_scores(con: duckdb.DuckDBPyConnection, suite: str, baseline: Seque
     # boolean costs more), numbers in their stored types (fewer bytes; `arrow_floats` widens them)
     cols = "".join(f", CAST(s.{n} AS DOUBLE) AS {n}" if n in BY_KEY and BY_KEY[n].value == "flag" else f", s.{n}"
                    for n in names)
-    top = int(positions.max()) + 1 if size else 0
     identity = bool((positions == np.arange(size)).all())
     read: dict[str, tuple[np.ndarray | None, np.ndarray, dict[str, np.ndarray]]] = {}
     for run_id in dict.fromkeys((*baseline, *candidate)):  # a run on both sides is read once
@@ -739,9 +744,7 @@ def read_side_scores(con: duckdb.DuckDBPyConnection, suite: str, baseline: Seque
         if identity and len(at) == size and bool((at == positions).all()):
             read[run_id] = (None, status, values)  # every question once, in suite order
             continue
-        lookup = np.full(max(top, int(at.max()) + 1 if len(at) else 0), -1, dtype=np.int64)
-        lookup[positions] = np.arange(size)
-        slot = lookup.take(at)
+        slot = position_slots(positions, at)
         keep = np.flatnonzero(slot >= 0)  # rows of questions left out (held-out) go
         read[run_id] = (slot.take(keep), status.take(keep), {n: v.take(keep) for n, v in values.items()})
 
@@ -855,7 +858,7 @@ def _collapse(rows: ScoreRows, side: int, ids: pd.Index) -> pd.DataFrame:
     if len(own) == len(ids) and len(own) and own[-1] - own[0] == len(own) - 1 and \
             (slot == np.arange(len(ids))).all():  # one row per question, consecutive, in suite order
         block = rows.values[own[0]:own[-1] + 1]
-        return pd.DataFrame(block, index=ids, columns=[*METRIC_KEYS, *COUNT_COLUMNS], copy=False)
+        return pd.DataFrame(block, index=ids, columns=list(SCORE_COLUMNS), copy=False)
     out = np.full((len(ids), width), np.nan, order="F")  # column-major, as pandas stores it
     single = len(slot) == 0 or np.bincount(slot).max() == 1  # one row per question: nothing to average
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -868,7 +871,7 @@ def _collapse(rows: ScoreRows, side: int, ids: pd.Index) -> pd.DataFrame:
             total = np.bincount(slot, weights=np.where(scored, column, 0.0), minlength=len(ids))
             count = np.bincount(slot, weights=scored, minlength=len(ids))
             out[:, k] = np.where(count > 0, total / count, np.nan)
-    return pd.DataFrame(out, index=ids, columns=[*METRIC_KEYS, *COUNT_COLUMNS], copy=False)
+    return pd.DataFrame(out, index=ids, columns=list(SCORE_COLUMNS), copy=False)
 
 
 def _spread_and_flaky(name: str, rows: ScoreRows, side: int, run_ids: Sequence[str], ids: pd.Index
