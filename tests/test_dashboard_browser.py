@@ -163,6 +163,26 @@ def eventually(read, expected, timeout: float = 20.0):
         time.sleep(0.2)
 
 
+def download(page, button: str, attempts: int = 3) -> str:
+    """Click a download button and return the downloaded file's path. The file is made when asked
+    for; a click that lands while a rerun replaces the button asks for the old one and gets nothing,
+    so the page is settled and the click repeated (at most `attempts` times)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    def attempt() -> str:
+        settle(page)
+        with page.expect_download(timeout=10_000) as started:
+            page.get_by_role("button", name=button).click()
+        return str(started.value.path())
+
+    for _ in range(attempts - 1):
+        try:
+            return attempt()
+        except PlaywrightTimeout:
+            continue
+    return attempt()
+
+
 def test_release_review_flow(server, page, tmp_path):
     visit(page, server, "", **SEED)
     assert page.locator("h1").first.inner_text() == "Release review"
@@ -213,9 +233,7 @@ def test_question_deltas_flow(server, page, tmp_path):
     assert eventually(lambda: query(page).get("status"), ["regressed"]) == ["regressed"]
     assert eventually(lambda: grid_column(page, "w_delta_table", 0), ["launch"]) == ["launch"]
     page.screenshot(path=tmp_path / "question_deltas_regressed.png")
-    with page.expect_download() as download:
-        page.get_by_role("button", name="Download the filtered table (CSV)").click()
-    lines = Path(download.value.path()).read_text().splitlines()
+    lines = Path(download(page, "Download the filtered table (CSV)")).read_text().splitlines()
     assert lines[0] == "question_id,type,baseline,candidate,delta,status,critical,split,tags,text"
     assert lines[1:] == ["launch,lookup,1.0,0.5,-0.5,regressed,False,dev,,When does the release window start?"]
 
