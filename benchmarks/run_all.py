@@ -47,6 +47,7 @@ def main() -> None:
         rows.append(("every page's queries < 300 ms at p95", "not measured", None))
     for label, figure, ok in rows:
         row(label, figure, verdict(ok), width=64)
+    bench_refresh.print_bounds(refresh_results[-1])
     print(f"\nfinished in {(time.perf_counter() - started) / 60:.1f} min: {machine()}")
 
 

@@ -5,6 +5,8 @@ alone (interpreter start-up and imports excluded), and task-specific counts.
 
     floor WORKSPACE              DuckDB reads every records file into typed columns in memory, nothing else
     lines WORKSPACE              DuckDB reads every records file as numbered raw lines (refresh's first step)
+    store WORKSPACE              the store floor: the floor, then the records written to a new database file
+                                 (one row per record, one per retrieved slot), nothing checked or scored
     refresh WORKSPACE DB         scoring.refresh.refresh (validate, score, write the database)
     reference WORKSPACE LIMIT    the reference loop: json.loads + scoring.evaluate per record, over the
                                  first LIMIT records (split evenly over the runs); 0 = every record
@@ -38,6 +40,34 @@ def floor(workspace: str) -> dict:
     seconds = time.perf_counter() - started
     rows, retrieved = con.execute("SELECT count(*), sum(len(retrieved)) FROM records").fetchone()
     return {"seconds": seconds, "records": rows, "retrieved": int(retrieved)}
+
+
+def store(workspace: str) -> dict:
+    """The least any refresh that keeps what it scores must do: read the records (the floor) and
+    write them to a database file: `records` one row per record (its fields, claims as a list),
+    `retrieved` one row per slot (run, question, rank, document), as docs/schema.md requires; then
+    a checkpoint. No suite, no rule checked, nothing scored."""
+    import tempfile
+
+    import duckdb
+
+    with tempfile.TemporaryDirectory() as folder:
+        con = duckdb.connect(str(Path(folder, "store.duckdb")))
+        started = time.perf_counter()
+        con.execute(f"CREATE TEMP TABLE typed AS SELECT * FROM read_json(?, format = 'newline_delimited', "
+                    f"columns = {RECORD_COLUMNS}, filename = true)", [_files(workspace)])
+        read = time.perf_counter()
+        con.execute("CREATE TABLE records AS SELECT * EXCLUDE (retrieved) FROM typed")
+        con.execute("CHECKPOINT")
+        written = time.perf_counter()
+        con.execute("CREATE TABLE retrieved AS SELECT filename AS run, question_id, unnest(retrieved) AS doc_id, "
+                    "unnest(range(1, len(retrieved) + 1)) AS rank FROM typed")
+        con.execute("CHECKPOINT")
+        done = time.perf_counter()
+        slots = con.execute("SELECT count(*) FROM retrieved").fetchone()[0]
+        con.close()
+    return {"seconds": done - started, "read_seconds": read - started, "records_seconds": written - read,
+            "retrieved_seconds": done - written, "slots": slots}
 
 
 def lines(workspace: str) -> dict:
@@ -125,7 +155,7 @@ def pytrec(qrels_path: str, run_path: str, *measures: str) -> dict:
     return {"seconds": time.perf_counter() - started, "parse_seconds": parsed, "topics": len(results), "means": means}
 
 
-TASKS = {"floor": floor, "lines": lines, "refresh": refresh, "reference": reference, "pytrec": pytrec}
+TASKS = {"floor": floor, "lines": lines, "store": store, "refresh": refresh, "reference": reference, "pytrec": pytrec}
 
 if __name__ == "__main__":
     result = TASKS[sys.argv[1]](*sys.argv[2:])
