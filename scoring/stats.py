@@ -13,13 +13,21 @@ Every random procedure is seeded and declares its size, so each figure can be re
   ``integers(0, n, (BLOCK // n, n), dtype=uint16)``, so every sample of the same size n and seed
   uses the same index matrix. When n is above `LARGE_SAMPLE` but m is not, only the draws that land
   on a non-zero difference are made: their number per resample is binomial(n, m / n), each uniform
-  over the m non-zero differences (the same distribution, with work proportional to m);
+  over the m non-zero differences (the same distribution, with work proportional to m); and when,
+  in that case, the sample's K distinct differences (0 included) number at most m / `FEW_VALUES`,
+  a resample is drawn as how often it takes each of them:
+  ``default_rng(seed).multinomial(n, counts / n, size=resamples)``, values in ascending order (the
+  same distribution again, with work proportional to K);
 - the **randomization** test flips the signs of the m non-zero differences (H0: differences are
   symmetric about zero; statistic: their sum). It enumerates all ``2**m`` sign patterns when
   m <= `exact_max`; otherwise it draws `resamples` patterns and reports ``(1 + hits) / (1 + B)``.
   Pattern r keeps the sign of the j-th non-zero difference (question order) when bit r of row j of
   ``default_rng(seed).integers(0, 2**32, (m, ceil(B / 32)), uint32)`` (little-endian) is 1 and
-  flips it otherwise, so samples with the same seed share the patterns of their first differences;
+  flips it otherwise, so samples with the same seed share the patterns of their first differences.
+  When the m differences take at most m / `FEW_SIGN_VALUES` distinct absolute values a_k (c_k
+  differences each, ascending), a pattern is drawn as how many of each keep their sign:
+  ``kept = default_rng(seed).binomial(counts, 0.5, size=(resamples, K))``, its sum
+  ``(2 * kept - counts) @ values`` (the same distribution, with work proportional to K);
 - **large samples**: when m is above `LARGE_SAMPLE`, resampling is replaced by its normal limit:
   the interval is ``mean ± z * s / sqrt(n)`` (s the sample standard deviation, z the normal
   quantile of the confidence level) and the randomization p-value is the normal approximation of
@@ -63,6 +71,12 @@ TIE = 1e-9
 """Two values closer than this are equal (per-question values may be means over repeats)."""
 BLOCK = 65_536
 """Bootstrap index draws made and counted at once (sized to stay in the processor's cache)."""
+FEW_VALUES = 16
+"""The bootstrap of more than `LARGE_SAMPLE` questions draws counts of distinct values when their
+number times this is at most m (module docstring)."""
+FEW_SIGN_VALUES = 64
+"""The sampled sign-flip test draws counts of distinct |differences| when their number times this is
+at most m (module docstring)."""
 
 Alternative = Literal["two-sided", "less", "greater"]
 TestName = Literal["randomization", "ttest", "wilcoxon"]
@@ -178,6 +192,28 @@ def _bootstrap_means_sparse(nonzero: np.ndarray, n: int, resamples: int, seed: i
     return sums / n
 
 
+def _bootstrap_values(nonzero: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """For a sample of n > `LARGE_SAMPLE` questions with m non-zero differences: its distinct differences
+    (0 for the n - m others) and how many questions have each, when `FEW_VALUES` per distinct value are
+    at most m (the draws of a resample on non-zero differences); None otherwise."""
+    m = len(nonzero)
+    if FEW_VALUES > m:
+        return None
+    values, counts = np.unique(nonzero, return_counts=True)
+    if FEW_VALUES * (len(values) + 1) > m:
+        return None
+    at = int(np.searchsorted(values, 0.0))  # the n - m differences within TIE of 0 add 0
+    return np.insert(values, at, 0.0), np.insert(counts, at, n - m)
+
+
+def _bootstrap_means_counted(values: np.ndarray, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Resampled means drawn as counts: how often each distinct value is drawn in n draws with
+    replacement is multinomial(n, counts / n), so each resample costs one draw per distinct value."""
+    n = int(counts.sum())
+    drawn = np.random.default_rng(seed).multinomial(n, counts / n, size=resamples)
+    return drawn @ values / n
+
+
 def _normal_interval(d: np.ndarray, confidence: float) -> tuple[float, float]:
     n = len(d)
     mean = float(d.mean())
@@ -217,7 +253,10 @@ def bootstrap_ci(
     nonzero = d[np.abs(d) > TIE]
     if len(nonzero) > large_sample:
         return _normal_interval(d, confidence)
-    if n > large_sample:
+    counted = _bootstrap_values(nonzero, n) if n > large_sample else None
+    if counted is not None:
+        means = _bootstrap_means_counted(*counted, resamples, seed)
+    elif n > large_sample:
         means = _bootstrap_means_sparse(nonzero, n, resamples, seed)
     else:
         means = _bootstrap_means(d[:, None], resamples, seed)[:, 0]
@@ -276,6 +315,20 @@ def _sampled_sums(nonzero: Sequence[np.ndarray], resamples: int, seed: int) -> n
     return sums
 
 
+def _counted_sign_sums(nonzero: np.ndarray, resamples: int, seed: int) -> np.ndarray | None:
+    """Sums under `resamples` random sign patterns drawn as counts, when the m non-zero differences take
+    at most m / `FEW_SIGN_VALUES` distinct absolute values (else None): of the c_k differences of
+    absolute value a_k, binomial(c_k, 1/2) keep their sign, so a pattern's sum is
+    sum_k a_k (2 kept_k - c_k)."""
+    if FEW_SIGN_VALUES > len(nonzero):
+        return None
+    values, counts = np.unique(np.abs(nonzero), return_counts=True)
+    if FEW_SIGN_VALUES * len(values) > len(nonzero):
+        return None
+    kept = np.random.default_rng(seed).binomial(counts, 0.5, size=(resamples, len(values)))
+    return (2 * kept - counts) @ values
+
+
 def _slack(nonzero: np.ndarray) -> float:
     return 1e-9 * max(1.0, float(np.abs(nonzero).sum()))
 
@@ -331,6 +384,8 @@ def _sign_flip(nonzero: np.ndarray, alternative: Alternative, resamples: int, se
     if m <= exact_max:
         sums = _all_sign_sums(nonzero)
         return _tail_hits(sums, observed, slack, alternative) / len(sums)
+    if sampled is None:
+        sampled = _counted_sign_sums(nonzero, resamples, seed)
     if sampled is None:
         sampled = _sampled_sums([nonzero], resamples, seed)[0]
     return (1 + _tail_hits(sampled, observed, slack, alternative)) / (1 + len(sampled))
@@ -570,7 +625,8 @@ def paired_many(
     `baseline[j]` and `candidate[j]` hold variable j's per-question values (NaN: n/a), equal lengths.
     A sample ``(j, mask)`` is variable j over the questions the boolean `mask` selects (None: all),
     paired where both sides have a value. Work is shared: one bootstrap index matrix per sample size,
-    one matrix of random sign patterns, one ranking per variable for the Wilcoxon test. A sample with
+    one matrix of random sign patterns, one ranking per variable for the Wilcoxon test (a sample whose
+    differences take few distinct values draws counts of them instead: module docstring). A sample with
     more than `large_sample` non-zero differences (method ``normal``) needs only sums, counts and
     the Wilcoxon rank-group counts: those come from the `Cells` of the samples' masks (questions
     held by the same masks), so such a sample costs no pass over its questions. `cells`: `Cells`
@@ -602,8 +658,20 @@ def paired_many(
     results: list[Paired | None] = [None] * len(samples)
     pending: dict[int, _Pending] = {}
     by_size: dict[int, list[int]] = {}
+    counted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     sparse: list[int] = []
     sampled_flips: list[int] = []
+
+    def flip_test(i: int, nz: np.ndarray) -> None:  # now, or with the batch's shared sign patterns
+        sums = None
+        if exact_max < len(nz) <= large_sample:
+            sums = _counted_sign_sums(nz, randomization_resamples, seed)
+            if sums is None:
+                sampled_flips.append(i)
+                return
+        pending[i].fields["p_randomization"] = _sign_flip(nz, "two-sided", randomization_resamples, seed,
+                                                          exact_max, large_sample, sums)
+
     ranked: dict[int, list[tuple[int, np.ndarray]]] = {}
     by_variable: dict[int, list[int]] = {}
     for i, (j, _) in enumerate(samples):
@@ -679,11 +747,7 @@ def paired_many(
             pending[i] = _Pending(d, nz, fields)
             if complete is not None and not complete[i]:  # the sign-flip test only
                 fields.update(ci_low=None, ci_high=None, p_wilcoxon=None)
-                if exact_max < nonzero <= large_sample:
-                    sampled_flips.append(i)
-                else:
-                    fields["p_randomization"] = _sign_flip(nz, "two-sided", randomization_resamples, seed, exact_max,
-                                                           large_sample, None)
+                flip_test(i, nz)
                 continue
             variance = None if flat else _variance(d, mean)
             # the interval
@@ -693,7 +757,11 @@ def paired_many(
                 half = float(_special.ndtri(0.5 + confidence / 2)) * math.sqrt(variance / n)  # type: ignore[operator]
                 fields["ci_low"], fields["ci_high"] = mean - half, mean + half
             elif n > large_sample:
-                sparse.append(i)
+                values = _bootstrap_values(nz, n)
+                if values is None:
+                    sparse.append(i)
+                else:
+                    counted[i] = values
             else:
                 by_size.setdefault(n, []).append(i)
             # the t-test
@@ -708,12 +776,7 @@ def paired_many(
                     ranked.setdefault(j, []).append((i, at))
                 else:
                     fields["p_wilcoxon"] = wilcoxon_p(d)
-            # the sign-flip test
-            if exact_max < nonzero <= large_sample:
-                sampled_flips.append(i)
-            else:
-                fields["p_randomization"] = _sign_flip(nz, "two-sided", randomization_resamples, seed, exact_max,
-                                                       large_sample, None)
+            flip_test(i, nz)
 
     def intervals(members: list[int]) -> None:  # one bootstrap index matrix per sample size
         means = _bootstrap_means(np.column_stack([pending[i].d for i in members]), bootstrap_resamples, seed)
@@ -721,6 +784,10 @@ def paired_many(
         lows, highs = np.quantile(means, [tail, 1 - tail], axis=0)
         for i, low, high in zip(members, lows, highs):
             pending[i].fields["ci_low"], pending[i].fields["ci_high"] = float(low), float(high)
+
+    def counted_interval(i: int) -> None:
+        means = _bootstrap_means_counted(*counted[i], bootstrap_resamples, seed)
+        pending[i].fields["ci_low"], pending[i].fields["ci_high"] = _percentile_interval(means, confidence)
 
     def sparse_interval(i: int) -> None:
         p = pending[i]
@@ -735,7 +802,8 @@ def paired_many(
                                                      exact_max, large_sample, row)
 
     # seeded resampling: each task draws from its own generator and fills its own samples' fields
-    tasks = [*(lambda m=m: intervals(m) for m in by_size.values()), *(lambda i=i: sparse_interval(i) for i in sparse),
+    tasks = [*(lambda m=m: intervals(m) for m in by_size.values()), *(lambda i=i: counted_interval(i) for i in counted),
+             *(lambda i=i: sparse_interval(i) for i in sparse),
              *([sign_flips] if sampled_flips else [])]
     with _workers(len(tasks)) as pool:
         list(pool.map(lambda task: task(), tasks))

@@ -62,14 +62,40 @@ def test_sign_flip_seeded_and_reproducible():
 
 
 def test_sign_flip_count_and_index_paths_agree():
-    # 400 differences with 4 distinct values take the multinomial/binomial path; a version with tiny jitter
-    # takes the per-question path; both estimate the same p.
+    # about 280 non-zero differences with 2 distinct absolute values take the binomial-count path; a
+    # version with tiny jitter (280 distinct values) takes the sign-pattern path; both estimate the same p
     rng = np.random.default_rng(0)
-    d = rng.choice([-0.5, 0.0, 0.5, 1.0], size=400, p=[0.3, 0.3, 0.25, 0.15])
-    jitter = d + rng.uniform(-1e-6, 1e-6, size=400) * (d != 0)
+    d = rng.choice([-0.5, 0.0, 0.5, 1.0, -1.0], size=400, p=[0.3, 0.3, 0.27, 0.06, 0.07])
+    # jitter within the sums' tie slack: the sums sit on a lattice, and a pattern whose |sum| ties the
+    # observed one must count the same on both paths
+    jitter = d + rng.uniform(-1e-11, 1e-11, size=400) * (d != 0)
+    assert stats._counted_sign_sums(d[d != 0], 10, 0) is not None
+    assert stats._counted_sign_sums(jitter[jitter != 0], 10, 0) is None
     a = stats.sign_flip_p(d, resamples=20_000, seed=2)
     b = stats.sign_flip_p(jitter, resamples=20_000, seed=2)
-    assert abs(a - b) < 0.02
+    assert 0.05 < a < 0.95 and a != b  # two random streams ...
+    assert abs(a - b) < 0.02  # ... of the same distribution
+
+
+def test_sign_flip_counts_close_to_exact():
+    # 70 differences of absolute value 1 (K = 1 <= 70 / 64): the count path; exact p by the binomial tail
+    d = np.array([1.0] * 44 + [-1.0] * 26)
+    assert stats._counted_sign_sums(d, 10, 0) is not None
+    exact = 2 * sp.binom.sf(43, 70, 0.5)  # P(|2 B - 70| >= 18), B ~ binomial(70, 1/2)
+    got = stats.sign_flip_p(d, resamples=40_000, seed=3)
+    assert abs(got - exact) < 5 * math.sqrt(exact * (1 - exact) / 40_000) + 1e-4
+
+
+def test_sign_flip_counts_as_documented():
+    # K distinct |d| (ascending) with counts c: kept = binomial(c, 1/2) per pattern, sum = (2 kept - c) @ values
+    d = np.array([0.25] * 90 + [-0.25] * 60 + [1.0] * 30 + [-1.0] * 20 + [0.0] * 7)
+    nonzero = d[d != 0]
+    values, counts = np.array([0.25, 1.0]), np.array([150, 50])
+    resamples = 3000
+    kept = np.random.default_rng(8).binomial(counts, 0.5, size=(resamples, 2))
+    sums = (2 * kept - counts) @ values
+    hits = int(np.count_nonzero(np.abs(sums) >= abs(nonzero.sum()) - 1e-9 * np.abs(nonzero).sum()))
+    assert stats.sign_flip_p(d, resamples=resamples, seed=8) == (1 + hits) / (1 + resamples)
 
 
 # --- bootstrap -----------------------------------------------------------------------------------
@@ -96,12 +122,31 @@ def test_bootstrap_close_to_scipy_percentile():
 
 
 def test_bootstrap_count_and_index_paths_agree():
+    # 3,000 questions, about 300 changed with 3 distinct values: drawn as value counts; with tiny jitter
+    # (300 distinct values) the same sample is drawn per non-zero difference; below the threshold of
+    # questions, per question
     rng = np.random.default_rng(4)
-    d = rng.choice([-1.0, 0.0, 0.5, 1.0], size=500)
-    jitter = d + rng.uniform(-1e-6, 1e-6, size=500)
-    a = stats.bootstrap_ci(d, resamples=20_000, seed=9)
-    b = stats.bootstrap_ci(jitter, resamples=20_000, seed=9)
-    assert a == pytest.approx(b, abs=0.01)
+    d = np.where(rng.random(3000) < 0.1, rng.choice([-1.0, 0.5, 1.0], size=3000), 0.0)
+    jitter = d + rng.uniform(-1e-6, 1e-6, size=3000) * (d != 0)
+    assert stats._bootstrap_values(d[d != 0], len(d)) is not None
+    assert stats._bootstrap_values(jitter[jitter != 0], len(d)) is None
+    counted = stats.bootstrap_ci(d, resamples=20_000, seed=9)
+    sparse = stats.bootstrap_ci(jitter, resamples=20_000, seed=9)
+    by_index = stats.bootstrap_ci(d, resamples=20_000, seed=9, large_sample=len(d))
+    se = d.std(ddof=1) / math.sqrt(len(d))
+    assert counted != sparse  # other random streams (the means of d are multiples of 1 / 6000, so
+    assert counted == pytest.approx(sparse, abs=0.08 * se)  # two streams may give the same quantiles) ...
+    assert counted == pytest.approx(by_index, abs=0.08 * se)  # ... of one distribution
+
+
+def test_bootstrap_counts_as_documented():
+    # n > LARGE_SAMPLE, few distinct differences: multinomial(n, counts / n) over the values, ascending
+    d = np.array([-0.5] * 40 + [0.0] * 1400 + [1e-12] * 60 + [0.5] * 100 + [1.0] * 60)
+    n, resamples = len(d), 4000
+    values, counts = np.array([-0.5, 0.0, 0.5, 1.0]), np.array([40, 1460, 100, 60])
+    means = np.random.default_rng(5).multinomial(n, counts / n, size=resamples) @ values / n
+    expected = np.quantile(means, [0.025, 0.975])
+    assert stats.bootstrap_ci(d, resamples=resamples, seed=5) == pytest.approx(tuple(expected), rel=1e-12)
 
 
 def test_bootstrap_seeded():
