@@ -1247,11 +1247,11 @@ def compatibility(suite: str, base: Side, cand: Side) -> Compatibility:
         rows = table.loc[list(side.run_ids)]
         missing, failed = int(rows["n_missing"].sum()), int(rows["n_failed"].sum())
         if missing or failed:
-            runs_word = "its runs" if side.kind == "group" else "it"
-            warnings.append(
-                f"The {name} {side.name} has {missing} question(s) with no record and {failed} failed record(s) "
-                f"across {runs_word}; they count as failures (0) in every denominator, not as n/a."
-            )
+            parts = [f"{missing} question{'' if missing == 1 else 's'} with no record" if missing else "",
+                     f"{failed} failed record{'' if failed == 1 else 's'}" if failed else ""]
+            across = " across its runs" if side.kind == "group" else ""
+            warnings.append(f"The {name} {side.name} has {' and '.join(p for p in parts if p)}{across}; each counts "
+                            "as a failure (0) in every denominator, not as n/a.")
     n_questions = int(suite_row["n_questions"])
     if n_questions < FEW_QUESTIONS:
         warnings.append(

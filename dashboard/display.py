@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -67,6 +69,16 @@ def moment(value: Any) -> str:
         return f"{datetime.fromisoformat(str(value)):%Y-%m-%d %H:%M:%S} UTC"
     except ValueError:
         return str(value)
+
+
+def file_path(path: Any, *, shell: bool = False) -> str:
+    """A file's path as a reader can type it here: relative to the working directory when the file is
+    inside it (`data/demo/policy.toml`), else as given; `shell`: quoted for a command line."""
+    try:
+        shown = str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        shown = str(path)
+    return shlex.quote(shown) if shell else shown
 
 
 def metric_name(key: str) -> str:

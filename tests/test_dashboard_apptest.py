@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -573,6 +574,10 @@ def test_question_deltas_statuses_missing_failed_and_direction(app):
     table = frame(at, "w_delta_table").set_index("question_id")
     # Support 1 -> 0 (no citation); h2's candidate record failed; h3 has no candidate record.
     assert table["status"].to_dict() == {HOSTILE_ID: "regressed", "h2": "failed", "h3": "missing"}
+    warnings = [w.proto.body.replace("\\", "") for w in at.warning]
+    assert sum("has 1 question with no record and 1 failed record across its runs; each counts as a failure (0)"
+               in w for w in warnings) == 1, warnings
+    assert not any("H1 has" in w for w in warnings)  # the baseline has neither
     assert table.loc["h3", ["baseline", "candidate"]].tolist() == [1.0, 0.0]
     at.selectbox(key="w_metric").select("disclosures").run()
     table = frame(at, "w_delta_table").set_index("question_id")
@@ -733,6 +738,9 @@ def test_hostile_text_shows_verbatim_as_plain_text(app):
     assert texts.index(f"CRITICAL  {HOSTILE_ID}  ·  lookup  ·  regressed") < texts.index("h3  ·  lookup  ·  missing")
     assert any(HOSTILE_ID.replace("(", "%28") in link.proto.query_string or "javascript" in link.proto.query_string
                for link in at.page_link)
+    # the command that records a verdict is one a shell takes as written: the hostile group name quoted
+    commands = [c.value for c in at.code if c.value.startswith("ragslice compare")]
+    assert commands and commands[0].startswith(f"ragslice compare H1 {shlex.quote(HOSTILE_GROUP)} --db ")
 
 
 # -- a refresh is seen without a restart ------------------------------------------------------
@@ -763,6 +771,18 @@ def test_escape_neutralises_markdown_directives_and_html():
     for raw in RAW_MARKUP:
         assert raw in HOSTILE and raw not in unescaped(escaped)
     assert escaped.replace("\\", "") == HOSTILE
+
+
+def test_file_paths_are_shown_relative_to_the_working_directory(monkeypatch, tmp_path):
+    from dashboard.display import file_path
+
+    (tmp_path / "my data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert file_path(tmp_path / "my data" / "policy.toml") == "my data/policy.toml"
+    assert file_path(tmp_path / "my data" / "policy.toml", shell=True) == "'my data/policy.toml'"
+    assert file_path("ragslice.duckdb", shell=True) == "ragslice.duckdb"
+    outside = tmp_path.parent / "elsewhere.toml"
+    assert file_path(outside) == str(outside)
 
 
 # -- `ragslice dashboard` --------------------------------------------------------------------------

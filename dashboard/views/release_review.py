@@ -1,9 +1,12 @@
 """Should the candidate replace the baseline? The verdict (live and recorded), headline metrics with
 their significance, question counts, worst regressions."""
+import shlex
+
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, metric_help, metric_name, missing, moment, number, say, signed, table
+from dashboard.display import (escape, file_path, metric_help, metric_name, missing, moment, number, say, signed,
+                               table)
 from scoring.metrics import BY_KEY
 
 KEY_METRICS = ("recall", "ndcg", "support", "coverage", "abstention_correct", "disclosures")
@@ -50,17 +53,19 @@ with st.container(border=True, key="verdict"):
         st.markdown("**Live**: the policy file applied now to this database (not recorded)")
         if policy_file is None:
             st.info("No policy file was given, so nothing is evaluated live. Start the dashboard with one:")
-            st.code(f"ragslice dashboard --db {data.db_path()} --policy policy.toml", language=None)
+            st.code(f"ragslice dashboard --db {file_path(data.db_path(), shell=True)} --policy policy.toml",
+                    language=None)
         elif stats is None:
             say("info", f"Not evaluated: {unavailable}")
         elif stats.policy_error:
-            say("error", f"The policy file {policy_file} cannot be used:")
+            say("error", f"The policy file {file_path(policy_file)} cannot be used:")
             st.code(stats.policy_error, language=None)
         else:
             outcome("Live verdict", live.verdict)
             failed = sum(1 for g in live.gates if not g.passed)
             st.caption(escape(
-                f"Policy {stats.policy.name} (sha256 {stats.policy.sha256[:12]}) from {stats.policy.path}; "
+                f"Policy {stats.policy.name} (sha256 {stats.policy.sha256[:12]}) from "
+                f"{file_path(stats.policy.path)}; "
                 f"{failed} of {len(live.gates)} gates failed. Evaluated on the current database, not recorded."
             ))
     with recorded_column:
@@ -68,8 +73,9 @@ with st.container(border=True, key="verdict"):
         if recorded is None:
             st.info("No verdict recorded for this comparison yet. The acceptance policy's gates are evaluated "
                     "(with paired tests) and recorded by:")
-            st.code(f"ragslice compare {cmp.baseline.name} {cmp.candidate.name} --db {data.db_path()} "
-                    f"--policy {policy_file or 'policy.toml'}", language=None)
+            st.code(f"ragslice compare {shlex.quote(cmp.baseline.name)} {shlex.quote(cmp.candidate.name)} "
+                    f"--db {file_path(data.db_path(), shell=True)} "
+                    f"--policy {file_path(policy_file, shell=True) if policy_file else 'policy.toml'}", language=None)
         else:
             outcome("Recorded verdict", recorded["verdict"])
             st.caption(escape(
