@@ -11,7 +11,8 @@ is the median of the pairs' ratios):
 - `ragslice trec QRELS RUN -m P@10 R@10 nDCG@10 RR AP` (wall time of the command);
 - pytrec_eval: the files parsed in Python into its dicts, evaluated, means printed (wall time of
   the process; its own split into parsing and evaluating is shown too);
-- `trec_eval -m P.10 -m recall.10 -m ndcg_cut.10 -m recip_rank -m map QRELS RUN` when found on PATH.
+- `trec_eval -m P.10 -m recall.10 -m ndcg_cut.10 -m recip_rank -m map QRELS RUN` when found on PATH
+  (run in turn with the other two, `--repeat` times).
 
 The means of the three are compared (every query has a relevant document, so the n/a conventions
 do not differ). Nothing is asserted: figures are printed.
@@ -29,6 +30,9 @@ from common import heading, machine, mib, note, ragslice, row, run_child, secs, 
 
 MEASURES = ("P@10", "R@10", "nDCG@10", "RR", "AP")
 TREC_EVAL_NAMES = {"P@10": "P_10", "R@10": "recall_10", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "AP": "map"}
+"""The names trec_eval prints."""
+TREC_EVAL_ARGS = {"P@10": "P.10", "R@10": "recall.10", "nDCG@10": "ndcg_cut.10", "RR": "recip_rank", "AP": "map"}
+"""The `-m` arguments that ask trec_eval for them (measure, then `.` and its cutoffs)."""
 JUDGED = 50
 
 
@@ -83,11 +87,14 @@ def parse_means(stdout: str, names: dict[str, str] | None = None) -> dict[str, f
 def bench_size(queries: int, depth: int, work: Path, repeat: int = 1) -> dict:
     heading(f"TREC {queries:,} queries x {depth:,} documents ({queries * depth:,} run lines)")
     qrels, run = write_files(queries, depth, work / "trec")
-    pairs = []
-    for _ in range(repeat):
+    binary = shutil.which("trec_eval")
+    pairs, c_runs = [], []
+    for _ in range(repeat):  # the programs in turn, so each meets the same load
         ours = ragslice("trec", qrels, run, "-m", *MEASURES)
         theirs = task("pytrec", qrels, run, *MEASURES)
         pairs.append((ours, theirs))
+        if binary:
+            c_runs.append(run_child([binary, *(f"-m{TREC_EVAL_ARGS[m]}" for m in MEASURES), str(qrels), str(run)]))
     if repeat > 1:
         row("", "ragslice", "pytrec_eval", "ratio")
         for ours, theirs in pairs:
@@ -108,16 +115,17 @@ def bench_size(queries: int, depth: int, work: Path, repeat: int = 1) -> dict:
     note(f"largest difference of the means, ragslice vs pytrec_eval: {diff:.5f} (ragslice prints 4 decimals)")
     result = {"queries": queries, "lines": queries * depth, "ours": ours_wall, "pytrec": theirs_wall, "ratio": ratio,
               "trec_eval": None}
-    binary = shutil.which("trec_eval")
     if binary:
-        args = [binary, *(f"-m{TREC_EVAL_NAMES[m].replace('_', '.', 1)}" for m in MEASURES), str(qrels), str(run)]
-        c = run_child(args)
-        row("trec_eval C program", secs(c.wall), mib(c.peak_mb), f"ragslice {c.wall / ours_wall:.2f}x as fast")
-        c_means = parse_means(c.stdout, TREC_EVAL_NAMES)
-        if c_means:
-            note(f"largest difference of the means, ragslice vs trec_eval: "
-                 f"{max(abs(ours_means[m] - c_means[m]) for m in c_means):.5f}")
-        result["trec_eval"] = c.wall
+        c_wall = median([c.wall for c in c_runs])
+        row(f"trec_eval C program{label}", secs(c_wall), mib(max(c.peak_mb for c in c_runs)),
+            f"ragslice {c_wall / ours_wall:.2f}x as fast")
+        note(f"trec_eval: {binary}")
+        c_means = parse_means(c_runs[-1].stdout, TREC_EVAL_NAMES)
+        if set(c_means) != set(MEASURES):
+            raise RuntimeError(f"trec_eval printed means for {sorted(c_means)}, not {list(MEASURES)}")
+        note(f"largest difference of the means, ragslice vs trec_eval: "
+             f"{max(abs(ours_means[m] - c_means[m]) for m in MEASURES):.5f}")
+        result["trec_eval"] = c_wall
     else:
         row("trec_eval C program", "not on PATH", "", "skipped")
     return result
