@@ -5,7 +5,7 @@
 
 Refresh sizes, the floor, one added run, the reference loop and the dashboard queries come from
 bench_refresh.py (the dashboard on the largest database); `ragslice trec` against pytrec_eval and
-trec_eval from bench_trec.py. At 1M records the whole run takes tens of minutes on 2 cores: start
+trec_eval from bench_trec.py. At 1M records the whole run takes a few minutes on 2 cores: start
 it in the background (`nohup python benchmarks/run_all.py > /tmp/bench.log 2>&1 &`). Targets are
 ratios measured in this one run; nothing is asserted.
 """
