@@ -58,9 +58,11 @@ SELECT r.run_id, {", ".join(f"{'lat' if c.startswith(('latency', 'cost')) else '
 FROM runs r LEFT JOIN sc USING (run_id) LEFT JOIN lat USING (run_id)"""
 
 
-def slice_sums_sql(*, by_position: bool = False) -> str:
+def slice_sums_sql(*, by_position: bool = False, runs: str | None = None) -> str:
     """The rows of `slice_sums`, computed from `question_scores` and `questions` (from
-    `scores_by_position` when `by_position`: the same rows, joined on the integer position)."""
+    `scores_by_position` when `by_position`: the same rows, joined on the integer position); with
+    `runs`, a relation of `run_id`s, only those runs' rows (each family's scan filtered before its
+    aggregate, not its result after)."""
     cols = []
     for m in REGISTRY:
         cols += [f"sum(s.{m.key}::DOUBLE) AS {m.key}__sum", f"count(s.{m.key}) AS {m.key}__n"]
@@ -70,11 +72,12 @@ def slice_sums_sql(*, by_position: bool = False) -> str:
                      f"sum(s.{den}::DOUBLE) FILTER (WHERE s.{m.key} IS NOT NULL) AS {m.key}__den"]
     source = ("scores_by_position s JOIN questions q ON q.suite = s.suite AND q.position = s.position" if by_position
               else "question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id")
+    where = f"WHERE s.run_id IN (SELECT run_id FROM {runs})\n" if runs else ""
     return "\nUNION ALL\n".join(
         f"""SELECT s.run_id, '{family}' AS family, CAST({expression} AS VARCHAR) AS slice, count(*) AS questions,
   {", ".join(cols)}
 FROM {source}
-GROUP BY s.run_id, slice"""
+{where}GROUP BY s.run_id, slice"""
         for family, expression in SLICE_FAMILIES.items())
 
 
@@ -103,6 +106,6 @@ def build_summaries(con: duckdb.DuckDBPyConnection, *, scored: str | None = None
                         "OR run_id NOT IN (SELECT run_id FROM runs)")
         con.execute(f"INSERT INTO scores_by_position BY NAME {SCORES_BY_POSITION_SQL} "
                     f"WHERE s.run_id IN (SELECT run_id FROM {scored}) ORDER BY s.run_id, q.position")
-        con.execute(f"INSERT INTO slice_sums BY NAME SELECT * FROM ({slice_sums_sql(by_position=True)}) "
-                    f"WHERE run_id IN (SELECT run_id FROM {scored}) ORDER BY run_id, family, slice")
+        con.execute(f"INSERT INTO slice_sums BY NAME SELECT * FROM "
+                    f"({slice_sums_sql(by_position=True, runs=scored)}) ORDER BY run_id, family, slice")
     con.execute(f"CREATE OR REPLACE TABLE run_totals AS {run_totals_sql()}")
