@@ -1,7 +1,7 @@
 """Every benchmark of the issue "Scale and speed" in one run, on the same data, then the targets.
 
     python benchmarks/run_all.py [--records 10000 100000 1000000] [--trec 2000x1000 10000x1000]
-                                 [--work /tmp/ragslice-bench] [--keep]
+                                 [--trec-repeat 3] [--work /tmp/ragslice-bench] [--keep]
 
 Refresh sizes, the floor, one added run, the reference loop and the dashboard queries come from
 bench_refresh.py (the dashboard on the largest database); `ragslice trec` against pytrec_eval and
@@ -25,6 +25,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--trec", type=bench_trec.parse_size, nargs="+", default=[(2000, 1000), (10000, 1000)])
+    parser.add_argument("--trec-repeat", type=int, default=3,
+                        help="runs of each program per TREC size, in turn (medians; the ratio is the median pair's)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/ragslice-bench"))
     parser.add_argument("--reference-sample", type=int, default=50_000)
     parser.add_argument("--dashboard-repeats", type=int, default=20)
@@ -34,7 +36,8 @@ def main() -> None:
     started = time.perf_counter()
     print(f"ragslice benchmarks: {machine()}")
     refresh_results = bench_refresh.run(args)
-    trec_results = bench_trec.run(argparse.Namespace(sizes=args.trec, work=args.work, keep=args.keep))
+    trec_results = bench_trec.run(argparse.Namespace(sizes=args.trec, work=args.work, keep=args.keep,
+                                                     repeat=args.trec_repeat))
 
     heading("targets (ratios measured in this run)")
     rows = bench_refresh.targets(refresh_results[-1]) + bench_trec.targets(trec_results)
