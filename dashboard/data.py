@@ -575,19 +575,15 @@ def _matching(suite: str, search: str) -> np.ndarray:
 
 
 def _details(suite: str, positions: np.ndarray) -> dict[int, tuple[str, str, list[str], str | None]]:
-    """(question_id, text, tags, disputed) of the questions at these positions, by position (a short
-    list of constants: the scan reads only the row groups that can hold them)."""
+    """(question_id, text, tags, disputed) of the questions at these positions, by position (joined
+    to the list of positions: the join's filter on the scan reads text and tags of those rows only;
+    an `IN (...)` list of the same positions took twice as long on 200,000 questions)."""
     if not len(positions):
         return {}
     wanted = [int(p) for p in positions]
     columns = "q.position, q.question_id, q.text, q.tags, q.disputed"
-    if len(wanted) <= 64:
-        marks = ", ".join("?" for _ in wanted)
-        found = _query_uncached(f"SELECT {columns} FROM questions q WHERE q.suite = ? AND q.position IN ({marks})",
-                                [suite, *wanted])
-    else:
-        found = _query_uncached(f"SELECT {columns} FROM questions q JOIN (SELECT unnest(?::INTEGER[]) AS position) p "
-                                "ON p.position = q.position WHERE q.suite = ?", [wanted, suite])
+    found = _query_uncached(f"SELECT {columns} FROM questions q JOIN (SELECT unnest(?::INTEGER[]) AS position) p "
+                            "ON p.position = q.position WHERE q.suite = ?", [wanted, suite])
     return {int(p): (str(i), t, [str(x) for x in (tags if tags is not None else [])], None if pd.isna(d) else str(d))
             for p, i, t, tags, d in zip(found["position"], found["question_id"], found["text"], found["tags"],
                                          found["disputed"])}
