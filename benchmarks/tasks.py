@@ -44,23 +44,28 @@ def floor(workspace: str) -> dict:
 
 def store(workspace: str) -> dict:
     """The least any refresh that keeps what it scores must do: read the records (the floor) and
-    write them to a database file: `records` one row per record (its fields, claims as a list),
-    `retrieved` one row per slot (run, question, rank, document), as docs/schema.md requires; then
-    a checkpoint. No suite, no rule checked, nothing scored."""
+    write them to a database file: `records` one row per record (run ID, its fields, claims as a
+    list), `retrieved` one row per slot (run ID, question, rank, document), as docs/schema.md
+    requires; then a checkpoint. No suite, no rule checked, nothing scored."""
     import tempfile
 
     import duckdb
 
+    files = _files(workspace)
+    # each file read with its run's ID (its folder's name) as a constant, as the refresh reads them
+    source = " UNION ALL ".join(f"SELECT ${i} AS run_id, * FROM read_json(${len(files) + i}, "
+                                f"format = 'newline_delimited', columns = {RECORD_COLUMNS})"
+                                for i in range(1, len(files) + 1))
+    params = [Path(f).parent.name for f in files] + files
     with tempfile.TemporaryDirectory() as folder:
         con = duckdb.connect(str(Path(folder, "store.duckdb")))
         started = time.perf_counter()
-        con.execute(f"CREATE TEMP TABLE typed AS SELECT * FROM read_json(?, format = 'newline_delimited', "
-                    f"columns = {RECORD_COLUMNS}, filename = true)", [_files(workspace)])
+        con.execute(f"CREATE TEMP TABLE typed AS {source}", params)
         read = time.perf_counter()
         con.execute("CREATE TABLE records AS SELECT * EXCLUDE (retrieved) FROM typed")
         con.execute("CHECKPOINT")
         written = time.perf_counter()
-        con.execute("CREATE TABLE retrieved AS SELECT filename AS run, question_id, unnest(retrieved) AS doc_id, "
+        con.execute("CREATE TABLE retrieved AS SELECT run_id, question_id, unnest(retrieved) AS doc_id, "
                     "unnest(range(1, len(retrieved) + 1)) AS rank FROM typed")
         con.execute("CHECKPOINT")
         done = time.perf_counter()
