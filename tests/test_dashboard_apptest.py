@@ -588,6 +588,14 @@ def test_question_deltas_statuses_missing_failed_and_direction(app):
 def test_question_deltas_download_is_the_filtered_table(app):
     at = open_page(app, "question_deltas", suite="seed-lab", baseline="A", candidate="B", status="regressed")
     assert [b.proto.label for b in at.get("download_button")] == ["Download the filtered table (CSV)"]
+    # a download is served from the page as shown; the click reruns nothing, so it cannot race a rerun
+    assert [b.proto.ignore_rerun for b in at.get("download_button")] == [True]
+
+
+def test_statistics_download_reruns_nothing(app):
+    at = open_page(app, "statistics", suite="seed-lab", baseline="A", candidate="B")
+    buttons = at.get("download_button")
+    assert [(b.proto.label, b.proto.ignore_rerun) for b in buttons] == [("Download the shown rows (CSV)", True)]
 
 
 # -- slices --------------------------------------------------------------------------------------

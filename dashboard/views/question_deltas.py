@@ -91,4 +91,5 @@ st.download_button(
     file_name=f"question-deltas-{cmp.suite}-{cmp.metric}.csv",
     mime="text/csv",
     key="w_download",
+    on_click="ignore",  # a download changes nothing shown: no rerun, so a click never races one
 )

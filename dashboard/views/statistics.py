@@ -108,7 +108,8 @@ table(shown, key="w_stats_table", column_config={
                                                  "test to mean anything."),
 })
 st.download_button("Download the shown rows (CSV)", data=shown.to_csv(index=False).encode("utf-8"),
-                   file_name=f"statistics-{cmp.suite}.csv", mime="text/csv", key="w_download_stats")
+                   file_name=f"statistics-{cmp.suite}.csv", mime="text/csv", key="w_download_stats",
+                   on_click="ignore")  # a download changes nothing shown: no rerun
 
 with st.expander("What the columns mean"):
     st.markdown(
