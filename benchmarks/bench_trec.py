@@ -27,12 +27,9 @@ from pathlib import Path
 from statistics import median
 
 from common import heading, machine, mib, note, ragslice, row, run_child, secs, task, verdict
+from tasks import TREC_EVAL_ARGS, TREC_NAMES
 
 MEASURES = ("P@10", "R@10", "nDCG@10", "RR", "AP")
-TREC_EVAL_NAMES = {"P@10": "P_10", "R@10": "recall_10", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "AP": "map"}
-"""The names trec_eval prints."""
-TREC_EVAL_ARGS = {"P@10": "P.10", "R@10": "recall.10", "nDCG@10": "ndcg_cut.10", "RR": "recip_rank", "AP": "map"}
-"""The `-m` arguments that ask trec_eval for them (measure, then `.` and its cutoffs)."""
 JUDGED = 50
 
 
@@ -120,7 +117,7 @@ def bench_size(queries: int, depth: int, work: Path, repeat: int = 1) -> dict:
         row(f"trec_eval C program{label}", secs(c_wall), mib(max(c.peak_mb for c in c_runs)),
             f"ragslice {c_wall / ours_wall:.2f}x as fast")
         note(f"trec_eval: {binary}")
-        c_means = parse_means(c_runs[-1].stdout, TREC_EVAL_NAMES)
+        c_means = parse_means(c_runs[-1].stdout, TREC_NAMES)
         if set(c_means) != set(MEASURES):
             raise RuntimeError(f"trec_eval printed means for {sorted(c_means)}, not {list(MEASURES)}")
         note(f"largest difference of the means, ragslice vs trec_eval: "

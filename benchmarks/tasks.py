@@ -134,7 +134,10 @@ def reference(workspace: str, limit: str) -> dict:
             "setup_seconds": setup}
 
 
-PYTREC_NAMES = {"P@10": "P_10", "R@10": "recall_10", "nDCG@10": "ndcg_cut_10", "RR": "recip_rank", "AP": "map"}
+TREC_EVAL_ARGS = {"P@10": "P.10", "R@10": "recall.10", "nDCG@10": "ndcg_cut.10", "RR": "recip_rank", "AP": "map"}
+"""The `-m` arguments that ask trec_eval for the compared measures (measure, then `.` and its cutoffs)."""
+TREC_NAMES = {m: arg.replace(".", "_") for m, arg in TREC_EVAL_ARGS.items()}
+"""The names trec_eval prints for them and pytrec_eval takes (`P_10`, `ndcg_cut_10`)."""
 
 
 def pytrec(qrels_path: str, run_path: str, *measures: str) -> dict:
@@ -152,7 +155,7 @@ def pytrec(qrels_path: str, run_path: str, *measures: str) -> dict:
             qid, _, docno, _, score, _ = line.split()
             run.setdefault(qid, {})[docno] = float(score)
     parsed = time.perf_counter() - started
-    names = [PYTREC_NAMES[m] for m in measures]
+    names = [TREC_NAMES[m] for m in measures]
     results = pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run)
     means = {m: sum(r[name] for r in results.values()) / len(results) for m, name in zip(measures, names)}
     for m in measures:

@@ -433,12 +433,17 @@ class _Pair:
     def codes(self, metric: str) -> np.ndarray:
         """Per question, the status on `metric` as an index into `STATUSES` (see `_statuses`)."""
         if ("codes", metric) not in self._derived:
-            if "record" not in self._derived:  # missing > failed, the same for every metric; -1: neither
-                self._derived["record"] = np.where(self.missing, np.int8(STATUSES.index("missing")), np.where(
-                    self.failed, np.int8(STATUSES.index("failed")), np.int8(-1))).astype(np.int8)
+            if "record" not in self._derived:  # the same for every metric
+                self._derived["record"] = _record_codes(self.missing, self.failed)
             self._derived["codes", metric] = _status_codes(self.side(0, metric), self.side(1, metric),
                                                            self._derived["record"], BY_KEY[metric].higher_is_better)
         return self._derived["codes", metric]
+
+
+def _record_codes(missing: np.ndarray, failed: np.ndarray) -> np.ndarray:
+    """Per question, the code into `STATUSES` of a missing (first) or failed record; -1: neither."""
+    return np.where(missing, np.int8(STATUSES.index("missing")), np.where(
+        failed, np.int8(STATUSES.index("failed")), np.int8(-1))).astype(np.int8)
 
 
 def _status_codes(b: np.ndarray, c: np.ndarray, record: np.ndarray, higher_is_better: bool) -> np.ndarray:
@@ -458,8 +463,7 @@ def _statuses(b: np.ndarray, c: np.ndarray, missing: np.ndarray, failed: np.ndar
     """Status codes (index into `STATUSES`), questions x metrics, first match wins: missing > failed
     > n/a (a value is NaN) > improved / regressed (candidate - baseline with / against the metric's
     direction `higher`, beyond UNCHANGED_TOLERANCE) > unchanged. `missing`, `failed`: questions x 1."""
-    record = np.where(missing[:, 0], np.int8(STATUSES.index("missing")), np.where(
-        failed[:, 0], np.int8(STATUSES.index("failed")), np.int8(-1))).astype(np.int8)
+    record = _record_codes(missing[:, 0], failed[:, 0])
     return np.column_stack([_status_codes(b[:, j], c[:, j], record, bool(higher[j])) for j in range(b.shape[1])]
                            ) if b.shape[1] else np.zeros(b.shape, dtype=np.int8)
 

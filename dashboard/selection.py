@@ -16,7 +16,7 @@ import streamlit as st
 from scoring.metrics import REGISTRY
 
 from . import data
-from .display import escape, metric_help, metric_name, say
+from .display import escape, file_path, metric_help, metric_name, say
 
 DEFAULT_METRIC = "support"
 
@@ -149,7 +149,8 @@ def database_or_stop() -> None:
         problem = data.schema_problem()
         have_suites = len(data.suites()) > 0
     except data.DatabaseMissing as error:
-        say("error", f"No ragslice database to show: {error}. Build one with: ragslice refresh WORKSPACE --db {path}")
+        say("error", f"No ragslice database to show: {error}. Build one with: ragslice refresh WORKSPACE "
+                     f"--db {file_path(path, shell=True)}")
         st.stop()
     if problem:
         say("error", problem)

@@ -47,6 +47,7 @@ from . import stats, store
 from .errors import invalid
 from .metrics import BY_KEY, REGISTRY
 from .policy import HELDOUT, OPERATIONAL, Policy, Slice, Verdict
+from .schema import table_names
 
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY)
 COUNT_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(c for m in REGISTRY if m.pooled for c in m.pooled))
@@ -454,14 +455,8 @@ def _operational(status: np.ndarray, latency: np.ndarray, cost: np.ndarray, runs
 # --- reading the database -----------------------------------------------------------------------
 
 
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """The tables of the connection's current database (other attached databases are not looked at)."""
-    return {name for (name,) in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()}
-
-
 def _runs(con: duckdb.DuckDBPyConnection, tables: set[str] | None = None) -> pd.DataFrame:
-    if not {"runs", "question_scores", "questions"} <= (_tables(con) if tables is None else tables):
+    if not {"runs", "question_scores", "questions"} <= (table_names(con) if tables is None else tables):
         raise invalid("not a ragslice database (no runs, questions or question_scores table); "
                       "create it with `ragslice refresh WORKSPACE --db FILE`")
     return con.execute(
@@ -648,13 +643,11 @@ def arrow_floats(column: Any) -> np.ndarray:
     return column.to_numpy()
 
 
-
-
 def _score_source(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
     """(FROM clause over the scored rows as `s`, expression of the question's position): the
     `scores_by_position` summary when the database has it, else `question_scores` joined with
     `questions` (the same rows either way)."""
-    if "scores_by_position" in _tables(con):
+    if "scores_by_position" in table_names(con):
         return "scores_by_position s", "s.position"
     return "question_scores s JOIN questions q ON q.suite = s.suite AND q.question_id = s.question_id", "q.position"
 
@@ -813,7 +806,7 @@ def _record_frame(rows: ScoreRows, ids: pd.Index) -> pd.DataFrame:
 
 def _heldout_previous(con: duckdb.DuckDBPyConnection, suite: str, version: str, tables: set[str] | None = None
                       ) -> int:
-    if "heldout_log" not in (_tables(con) if tables is None else tables):
+    if "heldout_log" not in (table_names(con) if tables is None else tables):
         return 0
     return int(con.execute("SELECT count(*) FROM heldout_log WHERE suite = ? AND suite_version = ?",
                            [suite, version]).fetchall()[0][0])
@@ -822,7 +815,7 @@ def _heldout_previous(con: duckdb.DuckDBPyConnection, suite: str, version: str, 
 def _earlier_verdicts(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, tables: set[str] | None = None
                       ) -> tuple[tuple[str, str, str, datetime], ...]:
     """(policy_name, policy_hash, verdict, created_at) of every verdict recorded for these side names, newest first."""
-    if "verdicts" not in (_tables(con) if tables is None else tables):
+    if "verdicts" not in (table_names(con) if tables is None else tables):
         return ()
     rows = con.execute(
         "SELECT policy_name, policy_hash, verdict, created_at FROM verdicts WHERE baseline = ? AND candidate = ? "
@@ -1115,7 +1108,7 @@ def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *
     questions' IDs, tags and text. `compare` then gives the same table, settings, warnings and
     (empty) flaky list, and refuses a policy; a group of repeats (its flaky questions) needs `detail`.
     """
-    tables = _tables(con)
+    tables = table_names(con)
     runs = _runs(con, tables)
     b_side = resolve_side(runs, baseline, "baseline")
     c_side = resolve_side(runs, candidate, "candidate")
@@ -1303,7 +1296,7 @@ def record(db: Path, comparison: Comparison, *, wait_seconds: float = 5.0) -> st
 
 def read_verdicts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Stored verdicts, newest first (empty when none was stored yet)."""
-    if "verdicts" not in _tables(con):
+    if "verdicts" not in table_names(con):
         return pd.DataFrame(columns=["verdict_id", "created_at", "baseline", "candidate", "suite", "suite_version",
                                      "policy_name", "policy_hash", "verdict"])
     return con.execute(

@@ -20,7 +20,7 @@ from .bulk import stage_bulk
 from .chunks import chunk_joins, unit_sql, write_chunks
 from .errors import Problems
 from .records import read_lines, stage_records, stage_runs
-from .schema import SCHEMA_VERSION, create_schema
+from .schema import SCHEMA_VERSION, create_schema, table_names
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
 from .summaries import build_summaries
 from .workspace import Run, Suite, Workspace, load_workspace
@@ -241,8 +241,7 @@ def _stored_schema_version(db: Path) -> str | None:
     if not db.exists():
         return None
     with store.connect_readonly(db) as con:
-        tables = {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        if "meta" not in tables:
+        if "meta" not in table_names(con):
             return None
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return None if row is None else row[0]

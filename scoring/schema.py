@@ -181,3 +181,9 @@ def create_schema(con) -> None:
     """Create every table (if absent) on a read-write connection."""
     for name, columns in TABLES.items():
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
+
+
+def table_names(con) -> set[str]:
+    """The tables of the connection's current database (other attached databases are not looked at)."""
+    return {name for (name,) in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()}

@@ -820,7 +820,8 @@ def paired_many(
 
 
 WORKERS = 2
-"""Threads that tally a batch's variables at once (`paired_many`); 1: one after the other."""
+"""Threads for a batch's independent work (`paired_many`: the variables' tallies, then the seeded
+resampling tasks); 1: one after the other."""
 
 
 @contextmanager

@@ -22,7 +22,7 @@ import duckdb
 
 from .errors import invalid
 from .metrics import REGISTRY
-from .schema import SCHEMA_VERSION, TABLES, create_schema
+from .schema import SCHEMA_VERSION, TABLES, create_schema, table_names
 
 EXPORT_TABLES = ("question_scores", "claims", "retrieved", "records", "questions", "runs")
 
@@ -97,8 +97,7 @@ def stored_hashes(db: Path) -> tuple[dict[str, str], dict[str, str]]:
     if not db.exists():
         return {}, {}
     with connect_readonly(db) as con:
-        tables = {name for (name,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        if not {"suites", "runs"} <= tables:
+        if not {"suites", "runs"} <= table_names(con):
             return {}, {}
         suites = dict(con.execute("SELECT suite, files_hash FROM suites").fetchall())
         runs = dict(con.execute("SELECT run_id, files_hash FROM runs").fetchall())

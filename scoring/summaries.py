@@ -23,6 +23,7 @@ from __future__ import annotations
 import duckdb
 
 from .metrics import REGISTRY
+from .schema import table_names
 
 SUMMARY_TABLES: tuple[str, ...] = ("scores_by_position", "run_totals", "slice_sums")
 SLICE_FAMILIES: dict[str, str] = {
@@ -92,10 +93,7 @@ def build_summaries(con: duckdb.DuckDBPyConnection, *, scored: str | None = None
     `run_id`s just (re)scored, the per-run rows of `scores_by_position` and `slice_sums` are
     replaced for those runs and removed for runs no longer in `runs`; the other runs' rows are
     kept, since their scores and suites did not change (a changed suite re-scores its runs)."""
-    existing = {name for (name,) in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
-    ).fetchall()}
-    if scored is None or not set(SUMMARY_TABLES) <= existing:
+    if scored is None or not set(SUMMARY_TABLES) <= table_names(con):
         con.execute(f"CREATE OR REPLACE TABLE scores_by_position AS {SCORES_BY_POSITION_SQL} "
                     "ORDER BY s.run_id, q.position")
         con.execute(f"CREATE OR REPLACE TABLE slice_sums AS {slice_sums_sql(by_position=True)} "

@@ -201,10 +201,13 @@ def test_every_page_renders_a_group_of_repeats(app, page):
 
 
 def test_missing_database_is_explained(monkeypatch, tmp_path):
-    monkeypatch.setenv("RAGSLICE_DB", str(tmp_path / "absent.duckdb"))
+    absent = tmp_path / "my data" / "absent.duckdb"
+    monkeypatch.setenv("RAGSLICE_DB", str(absent))
     at = AppTest.from_file(str(APP), default_timeout=60).run()
     assert not at.exception
-    assert "ragslice refresh" in at.error[0].proto.body.replace("\\", "")
+    message = at.error[0].proto.body.replace("\\", "")
+    assert "ragslice refresh" in message
+    assert message.endswith(f"--db {shlex.quote(str(absent))}")  # a command the shell takes as written
 
 
 # -- release review ------------------------------------------------------------------------------

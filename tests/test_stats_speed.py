@@ -26,6 +26,7 @@ import streamlit as st
 from scoring import compare as C
 from scoring import stats
 from scoring.refresh import refresh
+from scoring.schema import table_names
 from scoring.synth import write_workspace
 from workspaces import build, build_large
 
@@ -128,7 +129,7 @@ def test_without_detail_the_same_without_the_summary_tables(databases, tmp_path)
     with duckdb.connect(str(databases["synth"]), read_only=True) as con:
         with_summaries = _lean(con, "sys-000", "sys-001")
     with duckdb.connect(str(db), read_only=True) as con:
-        assert "scores_by_position" not in C._tables(con)
+        assert "scores_by_position" not in table_names(con)
         _assert_same_table(_lean(con, "sys-000", "sys-001").table, C.compare(con, "sys-000", "sys-001").table)
         _assert_same_table(_lean(con, "sys-000", "sys-001").table, with_summaries.table)
 
