@@ -22,7 +22,7 @@ import duckdb
 
 from .chunks import chunk_joins, unit_sql
 from .records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
-from .workspace import ID_PATTERN, MAX_CITATIONS, MAX_CLAIMS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
+from .workspace import ID_PATTERN, MAX_CITATIONS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
 
 RECORD_TYPE = (
     '{"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "context": "VARCHAR", "answer": "VARCHAR", '
@@ -131,7 +131,7 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
                  n_bytes > {MAX_LINE_BYTES}
                  OR len(retrieved) > {MAX_RETRIEVED}
                  OR len(list_distinct(retrieved)) <> len(retrieved)   -- a repeat or a null
-                 OR len(claims) > {MAX_CLAIMS}
+                 OR len(claims) > x.max_claims
                  OR len(list_distinct(list_transform(claims, lambda c: c.id))) <> len(claims)
                  OR list_bool_or(list_transform(claims, lambda c: c IS NULL OR c.citations IS NULL
                        OR len(c.citations) > {MAX_CITATIONS}
@@ -141,7 +141,7 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
                  OR NOT coalesce(isfinite(cost_usd) AND cost_usd >= 0, cost_usd IS NULL)),
                count(*) FILTER (WHERE q.question_id IS NULL),
                count(*) - count(DISTINCT (b.run_id, b.question_id))
-        FROM bulk b JOIN stage_runs s ON s.run_id = b.run_id
+        FROM bulk b JOIN stage_runs s ON s.run_id = b.run_id JOIN suites x ON x.suite = s.suite
         LEFT JOIN questions q ON q.suite = s.suite AND q.question_id = b.question_id
     """).fetchone()
     if bad_lines or unknown_questions or repeated_questions:

@@ -15,6 +15,9 @@ from typing import Any, Literal
 from .errors import invalid
 from .metrics import REGISTRY
 
+MAX_CLAIMS = 100
+"""The most claims a record may make (docs/formats.md); a suite may declare fewer (`max_claims`)."""
+
 SEED_ID = re.compile(r"[a-z][a-z0-9-]{0,31}")
 MAX_IDS = 100
 Status = Literal["ok", "missing", "failed"]
@@ -35,6 +38,8 @@ class Labels:
     grades: Mapping[str, int]
     support: Mapping[str, frozenset[str]]
     caller: frozenset[str] | None = None
+    answers_asked: bool = True
+    """Whether the question's suite asks for answers at all: it has expected claims somewhere."""
 
     def relevant(self, level: int = 1) -> set[str]:
         return {doc for doc, grade in self.grades.items() if grade >= level}
@@ -43,6 +48,27 @@ class Labels:
     def answerable(self) -> bool:
         """Answerable means at least one positively graded document."""
         return any(grade > 0 for grade in self.grades.values())
+
+    @property
+    def asks_answer(self) -> bool:
+        """Expected claims, or unanswerable in a suite that asks for answers (`metrics.ASKS_ANSWER`)."""
+        return bool(self.support) or (not self.answerable and self.answers_asked)
+
+
+def suite_labels(questions: Iterable[Mapping[str, Any]]) -> dict[str, Labels]:
+    """Each question's labels, by ID, from a suite's `questions.jsonl` rows (docs/formats.md): a
+    list of relevant IDs is grade 1 each; `answers_asked` is whether any question of the suite has
+    expected claims."""
+    rows = list(questions)
+    asked = any(q.get("support") for q in rows)
+    out = {}
+    for q in rows:
+        rel = q.get("relevant") or {}
+        grades = dict(rel) if isinstance(rel, Mapping) else {d: 1 for d in rel}
+        caller = q.get("caller")
+        out[q["id"]] = Labels(grades, {c: frozenset(d) for c, d in (q.get("support") or {}).items()},
+                              None if caller is None else frozenset(caller), asked)
+    return out
 
 
 @dataclass(frozen=True)
@@ -163,12 +189,15 @@ def score_question(
     known: Collection[str],
     access: Mapping[str, Collection[str]] | None = None,
     status: Status = "ok",
+    max_claims: int = MAX_CLAIMS,
 ) -> dict[str, Any]:
     """Every registry metric for one question and one run's output at context cutoff `k`.
 
     A `missing` or `failed` record is scored as an empty output that also fails every answer
-    metric (retrieval 0 and coverage 0 on answerable questions, support 0, no abstention); a
-    failed record's own ranking and citations still count as disclosures.
+    metric (retrieval 0 and coverage 0 on answerable questions, support 0, no abstention, a false
+    abstention on an answerable question); pooled, it counts as `max_claims` unsupported generated
+    claims (`n_claims`). A failed record's own ranking and citations still count as disclosures.
+    Answer metrics are None on a question that asks for no answer (`Labels.asks_answer`).
     """
     output = output if output is not None and status != "missing" else Output()
     access = access or {}
@@ -182,13 +211,15 @@ def score_question(
     n_expected_supported = len(supported & set(labels.support))
     scores = retrieval_scores(labels, usable.retrieved, cutoff=k, level=level)
     failed = status != "ok"
+    asks = labels.asks_answer
+    answered = not failed and n_claims > 0
     scores.update(
-        support=0.0 if failed else (len(supported) / n_claims if n_claims else None),
+        support=None if not asks else 0.0 if failed else (len(supported) / n_claims if n_claims else None),
         coverage=n_expected_supported / n_expected if n_expected else None,
-        abstention_correct=None if labels.answerable else (not failed and n_claims == 0),
-        false_abstention=(not failed and n_claims == 0) if labels.answerable else None,
+        abstention_correct=(not failed and n_claims == 0) if asks and not labels.answerable else None,
+        false_abstention=(not answered) if asks and labels.answerable else None,
         disclosures=len(restricted),
-        n_claims=n_claims,
+        n_claims=max_claims if failed and asks else n_claims,
         n_supported=len(supported),
         n_expected=n_expected,
         n_expected_supported=n_expected_supported,

@@ -47,6 +47,9 @@ SUITE = "demo"
 SUITE_VERSION = "2026.11"
 CORPUS_VERSION = "corpus-2026-11-01"
 RUBRIC_VERSION = "rubric-3"
+MAX_CLAIMS = 5
+"""The most claims a demo answer may make (its answers make at most 4): what pooled Support charges a
+failed or missing record."""
 K = 5
 RETURNED = 10
 CONTEXT_SEPARATOR = "\n\n"
@@ -2098,6 +2101,7 @@ def generate_demo(out: Path, *, seed: int = SEED) -> None:
     suite_dir.mkdir(parents=True, exist_ok=True)
     _json(suite_dir / "suite.json", {
         "name": SUITE, "version": SUITE_VERSION, "corpus_version": CORPUS_VERSION, "rubric_version": RUBRIC_VERSION,
+        "max_claims": MAX_CLAIMS,
         "description": (
             "Halyard Freight, a fictional logistics software company: service catalog pages, runbooks, release "
             "notes, policies, on-call pages, postmortems and a few restricted documents. Grades: 2 answers the "

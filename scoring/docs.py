@@ -15,13 +15,14 @@ from .metrics import REGISTRY
 def metric_table() -> str:
     """The metric contract: name, numerator, denominator, n/a rule, pooling, direction."""
     lines = [
-        "| metric | seed key | level | numerator | denominator | n/a when | pooled as | better |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| metric | seed key | level | numerator | denominator | n/a when | a failed or missing record | pooled as "
+        "| better |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for m in REGISTRY:
         better = "higher" if m.higher_is_better else "lower"
         lines.append(
-            f"| `{m.name}` | `{m.key}` | {m.level} | {m.numerator} | {m.denominator} | {m.na_rule} | "
+            f"| `{m.name}` | `{m.key}` | {m.level} | {m.numerator} | {m.denominator} | {m.na_rule} | {m.failure} | "
             f"{m.pooling} | {better} |"
         )
     return "\n".join(lines)

@@ -5,6 +5,9 @@ The caller provides these relations (tables or views) on a DuckDB connection; `s
 
     eval_pairs(run_id, suite, question_id, k, status)   status: ok | missing | failed; one row
                                                          per pair and cutoff (WHOLE_RANKING = none)
+    eval_suites(suite, max_claims)                       the most claims an answer may make: what a
+                                                         failed or missing record is charged, pooled
+                                                         (absent: the format's bound, MAX_CLAIMS)
     eval_labels(suite, question_id, doc_id, grade)       graded relevance labels
     eval_support(suite, question_id, claim_id, doc_id)   expected claims and their sources
     eval_documents(suite, doc_id, access)                access: VARCHAR[] ([] = public)
@@ -19,7 +22,7 @@ implementation in `scoring.contract` must agree with every query here (property-
 """
 from __future__ import annotations
 
-from .contract import REASONS
+from .contract import MAX_CLAIMS, REASONS
 from .metrics import REGISTRY, RETRIEVAL_KEYS
 
 WHOLE_RANKING = 2**31 - 1
@@ -35,7 +38,8 @@ RESTRICTED = restricted()
 """The permission rule over a question `q` and a document `d`."""
 
 # Per-pair ingredients: n_hits, n_relevant, k, first_rank, dcg, idcg, ap_sum (retrieval);
-# status, n_claims, n_supported, n_expected, n_expected_supported, answerable, n_disclosed (answer).
+# status, n_generated (claims of an ok record), n_supported, n_expected, n_expected_supported,
+# answerable, asks (the question asks for an answer: `metrics.ASKS_ANSWER`), n_disclosed (answer).
 FORMULAS: dict[str, str] = {
     "precision": "n_hits / k",
     "recall": "n_hits / n_relevant",
@@ -45,10 +49,11 @@ FORMULAS: dict[str, str] = {
     "f1": "CASE WHEN n_hits = 0 THEN 0.0 ELSE 2 * (n_hits / k) * (n_hits / n_relevant) "
     "/ ((n_hits / k) + (n_hits / n_relevant)) END",
     "success": "CASE WHEN n_hits > 0 THEN 1.0 ELSE 0.0 END::DOUBLE",
-    "support": "CASE WHEN status <> 'ok' THEN 0.0 WHEN n_claims > 0 THEN n_supported / n_claims END",
+    "support": "CASE WHEN NOT asks THEN NULL WHEN status <> 'ok' THEN 0.0 WHEN n_generated > 0 "
+    "THEN n_supported / n_generated END",
     "coverage": "CASE WHEN n_expected > 0 THEN n_expected_supported / n_expected END",
-    "abstention_correct": "CASE WHEN NOT answerable THEN status = 'ok' AND n_claims = 0 END",
-    "false_abstention": "CASE WHEN answerable THEN status = 'ok' AND n_claims = 0 END",
+    "abstention_correct": "CASE WHEN asks AND NOT answerable THEN status = 'ok' AND n_generated = 0 END",
+    "false_abstention": "CASE WHEN asks AND answerable THEN status <> 'ok' OR n_generated = 0 END",
     "disclosures": "n_disclosed",
 }
 assert set(FORMULAS) == {m.key for m in REGISTRY}, "every registry metric needs exactly one SQL formula"
@@ -240,31 +245,45 @@ expected AS (
 answerable AS (
   SELECT DISTINCT suite, question_id FROM eval_labels WHERE grade > 0
 ),
+asking AS (
+  -- a suite with expected claims asks for answers
+  SELECT DISTINCT suite FROM eval_support
+),
 disclosed AS (
   SELECT run_id, question_id, k, count(*) AS n_disclosed FROM restricted GROUP BY run_id, question_id, k
 ),
-ingredients AS (
+joined AS (
   SELECT r.*,
-         coalesce(cc.n_claims, 0) AS n_claims,
+         coalesce(cc.n_claims, 0) AS n_generated,
          coalesce(cc.n_supported, 0) AS n_supported,
          coalesce(e.n_expected, 0) AS n_expected,
          coalesce(cc.n_supported, 0) AS n_expected_supported,
          a.question_id IS NOT NULL AS answerable,
+         s.suite IS NOT NULL AS answers_asked,
+         coalesce(m.max_claims, {MAX_CLAIMS}) AS max_claims,
          coalesce(d.n_disclosed, 0) AS n_disclosed
   FROM retrieval r
   LEFT JOIN claim_counts cc ON cc.run_id = r.run_id AND cc.question_id = r.question_id AND cc.k = r.k
   LEFT JOIN expected e ON e.suite = r.suite AND e.question_id = r.question_id
   LEFT JOIN answerable a ON a.suite = r.suite AND a.question_id = r.question_id
+  LEFT JOIN asking s ON s.suite = r.suite
+  LEFT JOIN eval_suites m ON m.suite = r.suite
   LEFT JOIN disclosed d ON d.run_id = r.run_id AND d.question_id = r.question_id AND d.k = r.k
+),
+ingredients AS (
+  SELECT *, n_expected > 0 OR (NOT answerable AND answers_asked) AS asks FROM joined
 )
 SELECT run_id, question_id, k, status, answerable,
     {_metric_columns()},
-    n_claims, n_supported, n_expected, n_expected_supported, n_relevant, n_hits
+    -- pooled Support charges a failed or missing record max_claims unsupported claims
+    CASE WHEN status <> 'ok' AND asks THEN max_claims ELSE n_generated END AS n_claims,
+    n_supported, n_expected, n_expected_supported, n_relevant, n_hits
 FROM ingredients"""
 
 
 INPUT_COLUMNS: dict[str, str] = {
     "eval_pairs": "run_id VARCHAR, suite VARCHAR, question_id VARCHAR, k INTEGER, status VARCHAR",
+    "eval_suites": "suite VARCHAR, max_claims INTEGER",
     "eval_labels": "suite VARCHAR, question_id VARCHAR, doc_id VARCHAR, grade INTEGER",
     "eval_support": "suite VARCHAR, question_id VARCHAR, claim_id VARCHAR, doc_id VARCHAR",
     "eval_documents": "suite VARCHAR, doc_id VARCHAR, access VARCHAR[]",

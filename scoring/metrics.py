@@ -34,9 +34,15 @@ class Metric:
     higher_is_better: bool
     pooled: tuple[str, str] | None
     help: str
+    failure: str = ""
+    """How a failed or missing record enters the numerator and the denominator, in words."""
     aliases: tuple[str, ...] = ()
     value: Value = "rate"
     """rate: a number in [0, 1]; flag: true/false per question (its mean is a rate); count: a whole number."""
+    failures_never_help: bool = True
+    """Turning successful records into failed or missing ones never moves this metric (per question
+    and in every aggregate) in its better direction, nor turns a value into n/a. Property-tested;
+    an exception is declared here and says why in `failure`."""
 
     @property
     def name(self) -> str:
@@ -54,6 +60,14 @@ class Metric:
 
 
 RETRIEVAL_NA = "n/a when the question has no relevant document (unanswerable at this relevance level)"
+RETRIEVAL_FAILURE = "scores 0 (nothing retrieved) on a question it scores; n/a stays n/a"
+ASKS_ANSWER = ("A question asks for an answer when it has expected claims, or when it is unanswerable in a suite "
+               "that has expected claims (the right answer is then an abstention). A retrieval-only suite (no "
+               "expected claim anywhere, e.g. imported from TREC) asks for none.")
+"""When the answer metrics (Support, Coverage, Abstention, FalseAbstention) are defined at all."""
+MAX_CLAIMS_CHARGE = "the suite's max_claims"
+"""What a failed or missing record counts as in pooled Support: unsupported generated claims, as
+many as an answer of the suite may make (`max_claims` in suite.json, at most the format's bound)."""
 CHUNK_RANKS = (" A retrieved chunk stands for its document, counted once at the slot of its first chunk; ranks are "
                "slots (docs/formats.md, Chunks).")
 CHUNK_CITATIONS = (" Citations may name chunks or documents: a claim is judged on the set of documents it cites "
@@ -68,6 +82,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="relevant documents among the first k retrieved",
         denominator="k, even when fewer than k documents were retrieved",
         na_rule=RETRIEVAL_NA,
+        failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=("n_hits", "k"),
         help="Share of the k context slots filled with relevant documents." + CHUNK_RANKS,
@@ -81,6 +96,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="relevant documents among the first k retrieved",
         denominator="relevant documents labelled for the question",
         na_rule=RETRIEVAL_NA,
+        failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=("n_hits", "n_relevant"),
         help="Share of the labelled relevant documents that reached the first k." + CHUNK_RANKS,
@@ -94,6 +110,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="1",
         denominator="rank of the first relevant document within the cutoff (0 when there is none)",
         na_rule=RETRIEVAL_NA,
+        failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
         help="How early the first relevant document appears; without a cutoff the whole ranking counts." + CHUNK_RANKS,
@@ -107,6 +124,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="DCG of the first k: grade (negative grades gain 0) / log2(rank + 1)",
         denominator="DCG of the ideal ranking of every labelled document, cut at k",
         na_rule=RETRIEVAL_NA,
+        failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
         help="Graded gain of the first k, discounted by rank, relative to the best possible ranking." + CHUNK_RANKS,
@@ -120,6 +138,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="sum of precision at the rank of each relevant document retrieved within the cutoff",
         denominator="relevant documents labelled for the question",
         na_rule=RETRIEVAL_NA,
+        failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
         help="Average precision as trec_eval's map; with a cutoff, as its map_cut." + CHUNK_RANKS,
@@ -133,6 +152,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="2 x P@k x R@k",
         denominator="P@k + R@k (0 when both are 0)",
         na_rule=RETRIEVAL_NA,
+        failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
         help="Harmonic mean of P@k and R@k." + CHUNK_RANKS,
@@ -146,6 +166,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="1 when at least one relevant document is among the first k, else 0",
         denominator="1 per question",
         na_rule=RETRIEVAL_NA,
+        failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
         help="Whether any relevant evidence reached the first k." + CHUNK_RANKS,
@@ -159,7 +180,9 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="supported generated claims (>= 1 citation, every citation labelled for that claim, "
         "inside the first k and not restricted for the caller)",
         denominator="generated claims",
-        na_rule="n/a when the answer makes no claim (an abstention); a missing or failed record scores 0",
+        na_rule="n/a when the answer makes no claim (an abstention), or the question asks for no answer",
+        failure="scores 0; pooled, counts as unsupported generated claims, as many as the suite's max_claims "
+        "(the most an answer may make), so no failure can raise pooled Support",
         higher_is_better=True,
         pooled=("n_supported", "n_claims"),
         help="Share of the answer's claims backed by visible, correctly cited evidence." + CHUNK_CITATIONS,
@@ -172,7 +195,8 @@ REGISTRY: tuple[Metric, ...] = (
         cutoff="none",
         numerator="expected claims that the answer makes and supports",
         denominator="expected claims labelled for the question",
-        na_rule="n/a when the question has no expected claim (unanswerable)",
+        na_rule="n/a when the question has no expected claim (unanswerable, or retrieval-only)",
+        failure="scores 0: none of its expected claims is supported, and they stay in the denominator",
         higher_is_better=True,
         pooled=("n_expected_supported", "n_expected"),
         help="Share of the reviewed propositions the answer states with valid support." + CHUNK_CITATIONS,
@@ -183,9 +207,10 @@ REGISTRY: tuple[Metric, ...] = (
         family="Abstention",
         level="answer",
         cutoff="none",
-        numerator="unanswerable questions answered with no claim (a missing or failed record is no abstention)",
-        denominator="unanswerable questions",
-        na_rule="n/a on answerable questions",
+        numerator="unanswerable questions answered with no claim by a successful record",
+        denominator="unanswerable questions that ask for an answer",
+        na_rule="n/a on answerable questions, and on every question of a suite without expected claims",
+        failure="counts as no abstention (0)",
         higher_is_better=True,
         pooled=None,
         help="Whether the system declined, with an empty claim list, a question the corpus cannot answer.",
@@ -197,13 +222,15 @@ REGISTRY: tuple[Metric, ...] = (
         family="FalseAbstention",
         level="answer",
         cutoff="none",
-        numerator="answerable questions whose successful record makes no claim (missing and failed records "
-        "count as failures, not as abstentions)",
-        denominator="answerable questions",
-        na_rule="n/a on unanswerable questions",
+        numerator="answerable questions without a successful answer: the record makes no claim, or is missing or "
+        "failed",
+        denominator="answerable questions that ask for an answer (with expected claims)",
+        na_rule="n/a on unanswerable questions and on answerable questions without expected claims",
+        failure="counts as not answered (1): an answerable question without a successful answer",
         higher_is_better=False,
         pooled=None,
-        help="Whether the system declined a question the corpus can answer: safe, but no help.",
+        help="Whether the system left unanswered a question the corpus can answer: declined it (safe, but no "
+        "help), or failed.",
         aliases=("false_abstention",),
         value="flag",
     ),
@@ -215,6 +242,10 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="documents restricted for the caller that are inside the first k or cited",
         denominator="1 per question (a count, not a rate)",
         na_rule="never n/a: 0 when nothing restricted was shown or cited",
+        failure="counts the restricted documents that its recorded ranking and citations show, none when it "
+        "recorded nothing: the one measure a failure can lower, since a failed request shows nothing; the "
+        "failure-rate gate answers for failures",
+        failures_never_help=False,
         higher_is_better=False,
         pooled=None,
         help="Restricted documents put in front of a caller who may not see them.",

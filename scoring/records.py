@@ -81,8 +81,8 @@ LINE_RULES: list[tuple[str | None, str, str, str]] = [
      "is_obj AND json_type(j, '$.claims') <> 'ARRAY' "
      "OR (json_type(j, '$.claims') = 'ARRAY' AND NOT list_bool_and(list_transform("
      "json_type(j, '$.claims[*]'), lambda t: t = 'OBJECT')))"),
-    ("claims", "to_json(json_array_length(j, '$.claims'))", f"an answer holds at most {MAX_CLAIMS} claims",
-     f"json_array_length(j, '$.claims') > {MAX_CLAIMS}"),
+    ("claims", "to_json(json_array_length(j, '$.claims'))", "an answer holds at most {claim_bound} claims",
+     "json_array_length(j, '$.claims') > max_claims"),
     ("answer", "j->'$.answer'", "expected a string or null",
      "is_obj AND json_type(j, '$.answer') NOT IN ('VARCHAR', 'NULL')"),
     ("context", "j->'$.context'", "expected a string or null",
@@ -267,16 +267,21 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         )
         SELECT t.*,
                q.question_id IS NOT NULL AS known_question,
-               min(t.line) OVER (PARTITION BY t.run_id, t.qid) AS first_line
+               min(t.line) OVER (PARTITION BY t.run_id, t.qid) AS first_line,
+               s.max_claims,
+               CASE WHEN s.max_claims < {MAX_CLAIMS}
+                    THEN s.max_claims || ' (the max_claims of suite ' || t.suite || ')'
+                    ELSE s.max_claims::VARCHAR END AS claim_bound
         FROM typed t
         LEFT JOIN questions q ON q.suite = t.suite AND q.question_id = t.qid
-    """.replace("{WHITESPACE}", WHITESPACE))
+        LEFT JOIN suites s ON s.suite = t.suite
+    """.replace("{WHITESPACE}", WHITESPACE).replace("{MAX_CLAIMS}", str(MAX_CLAIMS)))
     line_rules = [(None if f is None else f"'{f}'", v, r, c) for f, v, r, c in LINE_RULES]
     _collect(con, _checks("parsed", line_rules), paths, problems)
 
     con.execute("""
         CREATE OR REPLACE TEMP TABLE good AS
-        SELECT run_id, line, suite, qid, j FROM parsed
+        SELECT run_id, line, suite, qid, j, max_claims FROM parsed
         WHERE is_obj AND qid IS NOT NULL AND known_question AND line = first_line
     """)
     con.execute("""
@@ -315,7 +320,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         CREATE OR REPLACE TEMP TABLE cl AS
         WITH lists AS (
           SELECT run_id, line, suite, qid, json_extract(j, '$.claims[*]') AS cs FROM good
-          WHERE json_type(j, '$.claims') = 'ARRAY' AND json_array_length(j, '$.claims') <= $max_claims
+          WHERE json_type(j, '$.claims') = 'ARRAY' AND json_array_length(j, '$.claims') <= max_claims
         ),
         flat AS (
           SELECT run_id, line, suite, qid, unnest(cs) AS c, unnest(range(0, len(cs))) AS position FROM lists
@@ -325,7 +330,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
           WHERE json_type(c) = 'OBJECT'
         )
         SELECT *, min(position) OVER (PARTITION BY run_id, qid, claim_id) AS first_position FROM named
-    """, {"max_claims": MAX_CLAIMS})
+    """)
     claim_field = "'claims[' || coalesce(to_json(claim_id)::VARCHAR, position::VARCHAR) || ']'"
     claim_rules = [
         (claim_field + (f" || '.{suffix}'" if suffix else ""), value, rule, condition)

@@ -37,6 +37,7 @@ EVAL_VIEWS = {
                  AS status
         FROM stage_runs r JOIN questions q ON q.suite = r.suite
         LEFT JOIN stage_records s ON s.run_id = r.run_id AND s.question_id = q.question_id""",
+    "eval_suites": "SELECT suite, max_claims FROM suites",
     "eval_labels": "SELECT suite, question_id, doc_id, grade FROM labels",
     "eval_support": "SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM expected_claims",
     # In a passage-level suite a chunk is a unit of its own, with its document's access groups.

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from .metrics import REGISTRY
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
 """2: chunks (the `chunks` table; chunk columns of `retrieved`; `claims.cited_docs`; `suites.unit`;
-`runs.chunk_map`). A refresh rebuilds the scored tables of a database written by an older version."""
+`runs.chunk_map`). A refresh rebuilds the scored tables of a database written by an older version.
+3: rows in no particular order. 4: `suites.max_claims`; a failed or missing record's `n_claims` is the
+suite's max_claims (pooled Support's charge); answer metrics n/a where a question asks for no answer."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -33,7 +35,8 @@ TABLES: dict[str, str] = {
     n_documents INTEGER NOT NULL,
     n_questions INTEGER NOT NULL,
     files_hash VARCHAR NOT NULL,
-    unit VARCHAR NOT NULL""",
+    unit VARCHAR NOT NULL,
+    max_claims INTEGER NOT NULL""",
     "documents": """
     suite VARCHAR NOT NULL,
     doc_id VARCHAR NOT NULL,
@@ -160,6 +163,7 @@ TABLES: dict[str, str] = {
     numerator VARCHAR NOT NULL,
     denominator VARCHAR NOT NULL,
     na_rule VARCHAR NOT NULL,
+    failure VARCHAR NOT NULL,
     higher_is_better BOOLEAN NOT NULL,
     pooled_numerator VARCHAR,
     pooled_denominator VARCHAR,

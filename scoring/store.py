@@ -105,12 +105,13 @@ def stored_hashes(db: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def write_registry(con: duckdb.DuckDBPyConnection) -> None:
-    """Rewrite the `metrics` table from the registry, so users' SQL can read every definition."""
-    con.execute("DELETE FROM metrics")
+    """Rewrite the `metrics` table from the registry, so users' SQL can read every definition
+    (recreated: a database of an older version may hold fewer columns)."""
+    con.execute(f"CREATE OR REPLACE TABLE metrics ({TABLES['metrics']}\n)")
     con.executemany(
-        "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (m.key, m.name, m.family, m.level, m.numerator, m.denominator, m.na_rule, m.higher_is_better,
+            (m.key, m.name, m.family, m.level, m.numerator, m.denominator, m.na_rule, m.failure, m.higher_is_better,
              m.pooled[0] if m.pooled else None, m.pooled[1] if m.pooled else None, m.pooling, m.help,
              list(m.aliases))
             for m in REGISTRY

@@ -73,10 +73,10 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
     staged = {"_suite_documents": document_columns(suite)}
     staged["_suite_questions"], staged["_suite_labels"], staged["_suite_claims"] = question_columns(suite)
     con.execute("INSERT INTO suites (suite, version, corpus_version, rubric_version, description, n_documents, "
-                "n_questions, files_hash, unit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                "n_questions, files_hash, unit, max_claims) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                     suite.name, suite.version, suite.corpus_version, suite.rubric_version, suite.description,
                     staged["_suite_documents"].num_rows, staged["_suite_questions"].num_rows, suite.files_hash,
-                    suite.unit])
+                    suite.unit, suite.max_claims])
     write_chunks(con, suite.name, None, suite.chunks)
     for name, table in staged.items():
         con.register(name, table)

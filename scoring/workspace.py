@@ -24,6 +24,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+from .contract import MAX_CLAIMS
 from .errors import Problems, ValidationError
 
 ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
@@ -34,7 +35,6 @@ FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 """Suite and run IDs are folder names: letters, digits, '.', '_', '-', at most 64 characters."""
 MAX_RETRIEVED = 1000
 """A record's ranking may hold up to 1000 documents (TREC runs rank 1000)."""
-MAX_CLAIMS = 100
 MAX_CITATIONS = 100
 MAX_LABELS = 10_000
 MAX_GRADE = 1000
@@ -43,7 +43,7 @@ MAX_K = 100
 MAX_LINE_BYTES = 8 * 1024 * 1024
 SPLITS = ("dev", "heldout")
 
-SUITE_KEYS = {"name", "version", "corpus_version", "rubric_version", "description", "unit"}
+SUITE_KEYS = {"name", "version", "corpus_version", "rubric_version", "description", "unit", "max_claims"}
 UNITS = ("document", "chunk")
 """What labels name: documents (the default; retrieved and cited chunks stand for their documents) or,
 in a passage-level suite, the suite's chunks (matched exactly)."""
@@ -104,6 +104,9 @@ class Suite:
     rubric_version: str
     description: str | None
     unit: str = "document"
+    max_claims: int = MAX_CLAIMS
+    """The most claims an answer may make (suite.json `max_claims`, default the format's bound): a
+    record with more is refused, and pooled Support charges a failed or missing record this many."""
     documents: dict[str, Document] = field(default_factory=dict)
     questions: dict[str, Question] = field(default_factory=dict)
     chunks: dict[str, Chunk] = field(default_factory=dict)
@@ -471,10 +474,15 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
         check.add("expected 'document' (labels name documents) or 'chunk' (labels name the chunks of "
                   "chunks.jsonl)", "unit", unit)
         return None
+    max_claims = meta.get("max_claims", MAX_CLAIMS)
+    if type(max_claims) is not int or not 1 <= max_claims <= MAX_CLAIMS:
+        check.add(f"expected a whole number from 1 to {MAX_CLAIMS}: the most claims an answer may make",
+                  "max_claims", max_claims)
+        return None
     if name is None or None in values.values():
         return None
     suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description,
-                  unit)
+                  unit, max_claims)
     if known_hash is not None and all(p.exists() for p in suite_files(folder)):
         found = digest(suite_files(folder))
         if found == known_hash:

@@ -6,13 +6,16 @@ import duckdb
 from scoring import engine
 
 
-def engine_rows(corpus, cases, outputs, *, k, access=None, statuses=None, suite="s"):
+def engine_rows(corpus, cases, outputs, *, k, access=None, statuses=None, suite="s", max_claims=None):
     """`outputs[(run, question)]` is a seed run dict; `statuses[(run, question)]` is ok|missing|failed.
 
-    `k` is one cutoff or a sequence of them (one eval_pairs row per pair and cutoff)."""
+    `k` is one cutoff or a sequence of them (one eval_pairs row per pair and cutoff); `max_claims`
+    the suite's (None: no eval_suites row, the format's bound applies)."""
     access = access or {}
     statuses = statuses or {}
     rows = {name: [] for name in engine.INPUT_COLUMNS}
+    if max_claims is not None:
+        rows["eval_suites"] = [(suite, max_claims)]
     rows["eval_documents"] = [(suite, d, list(access.get(d, ()))) for d in corpus]
     for q, case in cases.items():
         rel = case["relevant"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -502,8 +503,9 @@ def reference(unit, suite_map, questions, runs, root: Path) -> tuple[dict, dict]
             c["id"]: c["doc"] for c in map(json.loads, map_file.read_text().splitlines())}
         records = {r["question_id"]: r for r in map(json.loads, (folder / "records.jsonl").read_text().splitlines())}
         for q in questions:
-            labels = Labels(q["relevant"], {c: frozenset(d) for c, d in q["support"].items()},
-                            frozenset(q["caller"]) if q.get("caller") else None)
+            labels = replace(Labels(q["relevant"], {c: frozenset(d) for c, d in q["support"].items()},
+                                    frozenset(q["caller"]) if q.get("caller") else None),
+                             answers_asked=any(x["support"] for x in questions))
             record = records.get(q["id"])
             status = "missing" if record is None else ("failed" if record["error"] else "ok")
             output = None

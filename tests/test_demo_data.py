@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from scipy import stats
 
-from scoring.contract import Labels, Output, map_chunks, score_question
+from scoring.contract import Output, map_chunks, score_question, suite_labels
+from scoring.demo_data import MAX_CLAIMS
 from scoring.demo_data import generate_demo
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
@@ -97,10 +98,9 @@ def score_run(ws: Workspace, run_id: str) -> dict[str, dict[str, Any]]:
     known = ws.doc_ids
     records = run.by_question
     out = {}
+    all_labels = suite_labels(ws.questions)
     for q in ws.questions:
-        caller = q.get("caller")
-        labels = Labels(grades(q), {c: frozenset(docs) for c, docs in q["support"].items()},
-                        None if caller is None else frozenset(caller))
+        labels = all_labels[q["id"]]
         record = records.get(q["id"])
         if record is None:
             output, status = None, "missing"
@@ -110,7 +110,7 @@ def score_run(ws: Workspace, run_id: str) -> dict[str, dict[str, Any]]:
                                 run.chunk_docs)
             status = "failed" if record["error"] else "ok"
         out[q["id"]] = score_question(labels, output, k=run.manifest["k"], known=known, access=access,
-                                      status=status) | {"status": status}
+                                      status=status, max_claims=MAX_CLAIMS) | {"status": status}
     return out
 
 

@@ -8,6 +8,7 @@ groups and callers (including none), and ok / missing / failed records.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import duckdb
 import pytest
@@ -16,8 +17,8 @@ from hypothesis import strategies as st
 from seed_fixture import CASES, CORPUS, EXPECTED_TABLE, RUNS
 from support import display, engine_rows, engine_scores
 
-from scoring import REGISTRY, claim_verdicts
-from scoring.contract import score_question, validate
+from scoring import REGISTRY
+from scoring.contract import Labels, Output, judge_claims, restricted_docs, score_question, validate
 from scoring.engine import WHOLE_RANKING
 
 DOCS = tuple(f"d{i}" for i in range(14))
@@ -41,13 +42,15 @@ def batches(draw, max_questions=10, max_runs=3, permissions=False):
     restricted_docs = _subset(draw, docs, min_size=1) if permissions or draw(st.booleans()) else ()
     access = {d: _subset(draw, GROUPS, min_size=1, max_size=2) for d in restricted_docs}
     cases = {}
+    retrieval_only = draw(st.integers(0, 5)) == 0  # a suite without expected claims (e.g. imported from TREC)
     for q in range(draw(st.integers(min(3, max_questions), max_questions))):
         labelled = _subset(draw, docs, min_size=0 if draw(st.integers(0, 3)) == 0 else 1, max_size=6)
         grades = {d: draw(st.sampled_from((-1, 0, 1, 1, 2, 3))) for d in labelled}
         positive = [d for d, g in grades.items() if g > 0]
         support = {
             f"c{i}": _subset(draw, positive, min_size=1, max_size=2)
-            for i in range(draw(st.integers(1, 3)) if positive else 0)
+            for i in range(draw(st.integers(1, 3)) if positive and not retrieval_only and draw(st.integers(0, 5))
+                           else 0)
         }
         binary = draw(st.booleans()) and all(g == 1 for g in grades.values())
         case = {"relevant": tuple(grades) if binary else grades, "support": support}
@@ -72,7 +75,8 @@ def batches(draw, max_questions=10, max_runs=3, permissions=False):
             statuses[(run, q)] = draw(st.sampled_from(("ok", "ok", "ok", "missing", "failed")))
     cutoffs = tuple(draw(st.lists(CUTOFFS, unique=True, min_size=1, max_size=3)))
     level = draw(st.integers(1, 3))
-    return corpus, access, cases, outputs, statuses, cutoffs, level
+    max_claims = draw(st.sampled_from((None, len(EXTRA_CLAIMS) + 3, 100)))
+    return corpus, access, cases, outputs, statuses, cutoffs, level, max_claims
 
 
 def _same(reference, sql) -> bool:
@@ -84,19 +88,35 @@ def _same(reference, sql) -> bool:
     return math.isclose(float(reference), float(sql), rel_tol=0, abs_tol=1e-9)
 
 
-def _reference(corpus, access, cases, outputs, statuses, cutoffs, level):
+def _labels(corpus, case, out, level) -> tuple[Labels, Output]:
+    """The seed's validation, and a suite's answers asked; an answerable question without expected
+    claims (which the seed refuses, a workspace allows) is read as it is."""
+    grades = _grades(case)
+    if any(g > 0 for g in grades.values()) and not case["support"]:
+        caller = case.get("caller")
+        return (Labels(dict(grades), {}, None if caller is None else frozenset(caller)),
+                Output(tuple(out["retrieved"]), tuple((c, tuple(cs)) for c, cs in out["claims"])))
+    # The cutoff is validated by evaluate (1..100); WHOLE_RANKING lies beyond it, so check once at 1.
+    return validate(corpus, case, out, 1, level)
+
+
+def _reference(corpus, access, cases, outputs, statuses, cutoffs, level, max_claims=None):
     """Scores and verdicts keyed like `engine_scores(..., by_cutoff=True)`."""
     scores, verdicts = {}, {}
+    asked = any(case["support"] for case in cases.values())
     for (run, q), out in outputs.items():
-        # The cutoff is validated by evaluate (1..100); WHOLE_RANKING lies beyond it, so check once at 1.
-        labels, output = validate(corpus, cases[q], out, 1, level)
+        labels, output = _labels(corpus, cases[q], out, level)
+        labels = replace(labels, answers_asked=asked)
         for k in cutoffs:
             scores[(run, q, k)] = score_question(
-                labels, output, k=k, level=level, known=corpus, access=access, status=statuses[(run, q)]
+                labels, output, k=k, level=level, known=corpus, access=access, status=statuses[(run, q)],
+                **({} if max_claims is None else {"max_claims": max_claims}),
             )
             if statuses[(run, q)] == "ok":
                 # Rankings here are at most 14 long, so a cutoff of 100 shows all of them.
-                for v in claim_verdicts(corpus, cases[q], out, k=min(k, 100), access=access):
+                shown = set(output.retrieved[:k]) | {d for _, cites in output.claims for d in cites}
+                restricted = restricted_docs(shown, labels.caller, access)
+                for v in judge_claims(labels, output, k=k, known=corpus, restricted=restricted):
                     verdicts[(run, q, k, v.claim)] = (v.citations, v.reasons)
     return scores, verdicts
 
@@ -110,9 +130,10 @@ def duck():
 
 
 def _check(batch, con, case_tally, name: str) -> None:
-    corpus, access, cases, outputs, statuses, cutoffs, level = batch
+    corpus, access, cases, outputs, statuses, cutoffs, level, *rest = batch
+    max_claims = rest[0] if rest else None
     expected, expected_verdicts = _reference(*batch)
-    rows = engine_rows(corpus, cases, outputs, k=cutoffs, access=access, statuses=statuses)
+    rows = engine_rows(corpus, cases, outputs, k=cutoffs, access=access, statuses=statuses, max_claims=max_claims)
     got, got_verdicts = engine_scores(rows, level=level, by_cutoff=True, con=con)
     assert set(got) == set(expected)
     for key, ref in expected.items():
@@ -183,9 +204,19 @@ def test_reference_and_engine_agree_under_access_control(duck, case_tally, batch
 )
 def test_empty_and_unanswerable_questions_agree(duck, case_tally, cutoffs, variants):
     """Unanswerable questions (only 0 and negative grades, or no label), answered or declined,
-    by runs that retrieve something, nothing, or have no usable record."""
+    by runs that retrieve something, nothing, or have no usable record; in a suite that asks for
+    answers (one question has expected claims) and in one that does not."""
+    for asked in (True, False):
+        _check_unanswerable(duck, case_tally, cutoffs, variants, asked)
+
+
+def _check_unanswerable(duck, case_tally, cutoffs, variants, asked: bool) -> None:
     corpus = {d: f"note {d}" for d in DOCS[:6]}
     cases, outputs, statuses = {}, {}, {}
+    if asked:
+        cases["ask"] = {"relevant": ("d2",), "support": {"c": ("d2",)}}
+        outputs[("r0", "ask")] = outputs[("r1", "ask")] = {"retrieved": ("d2",), "claims": (("c", ("d2",)),)}
+        statuses |= {("r0", "ask"): "ok", ("r1", "ask"): "failed"}
     for i, (retrieved, declined, guessed) in enumerate(variants):
         cases[f"none{i}"] = {"relevant": {"d0": 0, "d1": -1}, "support": {}}
         cases[f"open{i}"] = {"relevant": (), "support": {}}

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from scoring.cli import main
-from scoring.contract import Labels, Output, score_question
+from scoring.contract import MAX_CLAIMS, Output, score_question, suite_labels
 from scoring.metrics import REGISTRY
 from scoring.refresh import refresh
 from seed_fixture import EXPECTED_TABLE
@@ -32,22 +32,22 @@ def reference_scores(workspace: Path, *, k: int | None = None) -> dict[tuple[str
         docs = read_jsonl(suite_dir / "documents.jsonl")
         access = {d["id"]: d.get("access") or [] for d in docs}
         questions = read_jsonl(suite_dir / "questions.jsonl")
-        suites[suite_dir.name] = ({d["id"] for d in docs}, access, questions)
+        max_claims = json.loads((suite_dir / "suite.json").read_text()).get("max_claims", MAX_CLAIMS)
+        suites[suite_dir.name] = ({d["id"] for d in docs}, access, questions, max_claims)
     for run_dir in sorted((workspace / "runs").iterdir()):
         manifest = json.loads((run_dir / "manifest.json").read_text())
-        known, access, questions = suites[manifest["suite"]]
+        known, access, questions, max_claims = suites[manifest["suite"]]
         records = {r["question_id"]: r for r in read_jsonl(run_dir / "records.jsonl")}
+        all_labels = suite_labels(questions)
         for q in questions:
-            rel = q["relevant"]
-            grades = rel if isinstance(rel, dict) else {d: 1 for d in rel}
-            labels = Labels(grades, {c: frozenset(d) for c, d in q["support"].items()},
-                            frozenset(q["caller"]) if q.get("caller") is not None else None)
+            labels = all_labels[q["id"]]
             record = records.get(q["id"])
             status = "missing" if record is None else ("failed" if record.get("error") else "ok")
             output = None if record is None else Output(
                 tuple(record["retrieved"]), tuple((c["id"], tuple(c["citations"])) for c in record["claims"]))
             out[(manifest["run_id"], q["id"])] = score_question(
-                labels, output, k=k or manifest["k"], known=known, access=access, status=status)
+                labels, output, k=k or manifest["k"], known=known, access=access, status=status,
+                max_claims=max_claims)
     return out
 
 

@@ -130,6 +130,10 @@ RECORD_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
     ("claims more than 100",
      lambda ws: set_field(R(ws), 1, "claims", [{"id": f"c{i}", "citations": []} for i in range(101)]),
      [f"{Q1}field 'claims': 101: an answer holds at most 100 claims"]),
+    ("claims more than the suite's max_claims",
+     lambda ws: (set_key(S(ws), "max_claims", 2),
+                 set_field(R(ws), 1, "claims", [{"id": f"c{i}", "citations": []} for i in range(3)])),
+     [f"{Q1}field 'claims': 3: an answer holds at most 2 (the max_claims of suite demo) claims"]),
     ("answer a number", lambda ws: set_field(R(ws), 1, "answer", 1),
      [f"{Q1}field 'answer': 1: expected a string or null"]),
     ("context a list", lambda ws: set_field(R(ws), 1, "context", []),
@@ -311,8 +315,11 @@ SUITE_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
     ("suite.json key twice", lambda ws: S(ws).write_text(
         '{"name": "demo",\n "version": "3",\n "version": "4", "corpus_version": "c", "rubric_version": "r"}'),
      [f"{SUITE_JSON}: not valid JSON (a key appears twice in one object: 'version')"]),
+    *[(f"suite max_claims {bad!r}", lambda ws, bad=bad: set_key(S(ws), "max_claims", bad),
+       [f"{SUITE_JSON}:7: field 'max_claims': {bad!r}: expected a whole number from 1 to 100: the most claims an "
+        "answer may make"]) for bad in (0, 101, "3", True, 2.0)],
     ("suite unknown field", lambda ws: set_key(S(ws), "owner", "me"),
-     [f"{SUITE_JSON}:7: field 'owner': unknown field (allowed: corpus_version, description, name, "
+     [f"{SUITE_JSON}:7: field 'owner': unknown field (allowed: corpus_version, description, max_claims, name, "
       "rubric_version, unit, version; prefix extensions with x_)"]),
     ("suite name missing", lambda ws: drop_key(S(ws), "name"),
      [f"{SUITE_JSON}:1: field 'name': required field is missing"]),
@@ -657,7 +664,7 @@ def test_the_suite_tables_hold_the_checked_suite(ws):
     rows = {table: con.execute(f"SELECT * EXCLUDE (suite) FROM {table} ORDER BY ALL").fetchall()
             for table in ("documents", "questions", "labels", "expected_claims")}
     suite_row = con.execute("SELECT * EXCLUDE (files_hash) FROM suites").fetchall()
-    assert suite_row == [("demo", "3", "corpus-1", "rubric-1", "Small runbooks and policies.", 7, 5, "document")]
+    assert suite_row == [("demo", "3", "corpus-1", "rubric-1", "Small runbooks and policies.", 7, 5, "document", 100)]
     assert rows["documents"] == [
         ("FR940202-2-00150", None, None, "A TREC-style document number.", []),
         ("hr-1", None, "Salary bands", "L5 band is secret.", ["hr"]),
