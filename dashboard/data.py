@@ -1444,11 +1444,20 @@ GATE_COLUMNS = ("name", "passed", "observed", "threshold", "n", "reason", "metri
 
 def gates_frame(gates: Any) -> pd.DataFrame:
     """A verdict's gates as a table in `GATE_COLUMNS` order: from `scoring.policy.GateResult`s (a
-    live verdict) or the decoded JSON of a recorded one (a DataFrame)."""
+    live verdict) or the decoded JSON of a recorded one (a DataFrame). `observed` is the text every
+    rendering shows (`GateResult.observed_text`: never rounded across its threshold) where the
+    verdict holds it."""
     from dataclasses import asdict
 
     frame = gates if isinstance(gates, pd.DataFrame) else pd.DataFrame([asdict(g) for g in gates])
+    if "observed_text" in frame.columns:
+        frame = frame.assign(observed=frame["observed_text"].where(frame["observed_text"].notna(),
+                                                                   frame["observed"].map(_plain_number)))
     return frame[[c for c in GATE_COLUMNS if c in frame.columns]].reset_index(drop=True)
+
+
+def _plain_number(value: Any) -> str:
+    return "n/a" if value is None or value != value else repr(float(value))
 
 
 SLICE_FAMILIES: tuple[str, ...] = ("all", "answerability", "critical", "type", "split", "tag")

@@ -54,6 +54,9 @@ COUNT_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(c for m in REGISTRY if m.po
 SCORE_COLUMNS: tuple[str, ...] = (*METRIC_KEYS, *COUNT_COLUMNS)
 """The per-question score columns a side holds (`ScoreRows.values`, `SideScores.columns`)."""
 SIDES: tuple[str, ...] = ("baseline", "candidate")
+_AT_K = [m.name for m in REGISTRY if m.cutoff != "none"]
+CUTOFF_NAMES = ", ".join(_AT_K[:-1]) + f" and {_AT_K[-1]}"
+"""Every metric stored at the run's cutoff k, in words: what a difference in k makes incomparable."""
 
 VERDICT_TABLES: dict[str, str] = {
     "verdicts": """
@@ -79,7 +82,8 @@ VERDICT_TABLES: dict[str, str] = {
     baseline VARCHAR NOT NULL,
     candidate VARCHAR NOT NULL,
     policy_hash VARCHAR,
-    n_heldout INTEGER NOT NULL""",
+    n_heldout INTEGER NOT NULL,
+    comparison_key VARCHAR""",
 }
 """Tables `record` creates (if absent) in the database; documented in docs/schema.md."""
 
@@ -128,15 +132,36 @@ class Settings:
 
 @dataclass(frozen=True)
 class HeldoutUse:
-    """How often this suite version's held-out questions have been compared, this comparison included."""
+    """How many distinct comparisons this suite version's held-out questions have served, this one
+    included. A comparison is its runs, its policy and its labels (`comparison_key`): printing the
+    same comparison again, in any format, is no new use."""
 
     n_questions: int
     previous: int
     budget: int | None
+    key: str = ""
+    logged: bool = False
+    """Whether this very comparison was logged before."""
 
     @property
     def uses(self) -> int:
         return self.previous + 1
+
+    def describe(self) -> str:
+        """The count and the budget in words."""
+        budget = "no budget set" if self.budget is None else f"budget {self.budget}"
+        return (f"held-out use {self.uses} ({budget}): distinct comparisons of this suite version's "
+                f"{self.n_questions} held-out questions" + ("; this one was logged before" if self.logged else ""))
+
+
+def comparison_key(baseline_runs: Sequence[str], candidate_runs: Sequence[str], policy_hash: str | None,
+                   labels_hash: str) -> str:
+    """What makes two comparisons the same for the held-out budget: the same runs on each side, the
+    same policy text and the same labels."""
+    import hashlib
+
+    payload = json.dumps([sorted(baseline_runs), sorted(candidate_runs), policy_hash, labels_hash])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 COMPARISON_COLUMNS: tuple[str, ...] = (
@@ -329,7 +354,8 @@ class Comparison:
             },
             "heldout": None if self.heldout is None else {
                 "n_questions": self.heldout.n_questions, "uses": self.heldout.uses,
-                "budget": self.heldout.budget},
+                "budget": self.heldout.budget, "comparison_key": self.heldout.key,
+                "logged_before": self.heldout.logged},
             "settings": asdict(self.settings),
             "comparisons": [_jsonable(r) for r in self.table.to_dict(orient="records")],
             "operations": [_jsonable(r) for r in self.operations.to_dict(orient="records")],
@@ -804,12 +830,40 @@ def _record_frame(rows: ScoreRows, ids: pd.Index) -> pd.DataFrame:
     })
 
 
-def _heldout_previous(con: duckdb.DuckDBPyConnection, suite: str, version: str, tables: set[str] | None = None
-                      ) -> int:
+@dataclass(frozen=True)
+class HeldoutLog:
+    """The comparisons logged on one suite version's held-out set: their keys, and how many rows
+    carry none (logged by an older version, each counted as a comparison of its own)."""
+
+    keys: frozenset[str] = frozenset()
+    unkeyed: int = 0
+
+    def previous(self, key: str) -> int:
+        """Distinct comparisons logged other than `key`."""
+        return self.unkeyed + len(self.keys - {key})
+
+
+def _heldout_log(con: duckdb.DuckDBPyConnection, suite: str, version: str, tables: set[str] | None = None
+                 ) -> HeldoutLog:
     if "heldout_log" not in (table_names(con) if tables is None else tables):
-        return 0
-    return int(con.execute("SELECT count(*) FROM heldout_log WHERE suite = ? AND suite_version = ?",
-                           [suite, version]).fetchall()[0][0])
+        return HeldoutLog()
+    columns = {name for (name,) in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'heldout_log' "
+        "AND table_catalog = current_database()").fetchall()}
+    if "comparison_key" not in columns:
+        rows = con.execute("SELECT count(*) FROM heldout_log WHERE suite = ? AND suite_version = ?",
+                           [suite, version]).fetchall()
+        return HeldoutLog(frozenset(), int(rows[0][0]))
+    keys, unkeyed = con.execute(
+        "SELECT coalesce(list(DISTINCT comparison_key) FILTER (WHERE comparison_key IS NOT NULL), []), "
+        "count(*) FILTER (WHERE comparison_key IS NULL) FROM heldout_log WHERE suite = ? AND suite_version = ?",
+        [suite, version]).fetchall()[0]
+    return HeldoutLog(frozenset(keys), int(unkeyed))
+
+
+def _labels_hash(con: duckdb.DuckDBPyConnection, suite: str) -> str:
+    found = con.execute("SELECT files_hash FROM suites WHERE suite = ?", [suite]).fetchall()
+    return str(found[0][0]) if found else ""
 
 
 def _earlier_verdicts(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, tables: set[str] | None = None
@@ -1032,8 +1086,8 @@ def _comparison_warnings(baseline: Side, candidate: Side, n_questions: int, incl
             out.append(f"the repeats of {side.name} use different cutoffs k ({ks})")
     if set(baseline.k) != set(candidate.k):
         shown = lambda s: "/".join(map(str, sorted(set(s.k))))  # noqa: E731
-        out.append(f"k differs (baseline {shown(baseline)}, candidate {shown(candidate)}): P@k, R@k, nDCG@k, F1@k "
-                   "and Success@k compare different cutoffs, and the answer stage saw different context")
+        out.append(f"k differs (baseline {shown(baseline)}, candidate {shown(candidate)}): {CUTOFF_NAMES} compare "
+                   "different cutoffs, and the answer stage saw different context")
     b_rubric = {m.get("rubric_version") for m in baseline.manifests.values()}
     c_rubric = {m.get("rubric_version") for m in candidate.manifests.values()}
     if b_rubric != c_rubric:
@@ -1053,8 +1107,9 @@ class Inputs:
 
     `compare` given Inputs reads nothing, so a reader can close the file before the statistics run.
     `questions`: the compared questions in suite order (`text` None when read without text);
-    `n_heldout`: the suite's held-out questions; `heldout_previous`: earlier comparisons logged on the
-    held-out set of this suite version (0 when no held-out question is compared); `verdicts`:
+    `n_heldout`: the suite's held-out questions; `heldout_log`: the comparisons logged on the held-out
+    set of this suite version (empty when no held-out question is compared); `labels_hash`: the
+    suite's labels as scored (`suites.files_hash`); `verdicts`:
     (policy_name, policy_hash, verdict, created_at) of the verdicts recorded for these side names,
     newest first. Read without detail (`read_inputs`), `questions` holds the slice columns only
     (`read_slice_columns`), `rows` is None and `scores` holds both sides' per-question scores.
@@ -1068,9 +1123,10 @@ class Inputs:
     questions: pd.DataFrame
     n_heldout: int
     rows: ScoreRows | None
-    heldout_previous: int
+    heldout_log: HeldoutLog
     verdicts: tuple[tuple[str, str, str, datetime], ...]
     scores: SideScores | None = None
+    labels_hash: str = ""
 
 
 def read_questions(con: duckdb.DuckDBPyConnection, suite: str, *, with_text: bool = True) -> pd.DataFrame:
@@ -1125,10 +1181,11 @@ def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *
                 not np.array_equal(side_scores.positions, positions) or \
                 any(n not in side_scores.columns[0] for n in SCORE_COLUMNS):
             side_scores = read_side_scores(con, b_side.suite, b_side.run_ids, c_side.run_ids, positions)
-        previous = _heldout_previous(con, b_side.suite, b_side.suite_version, tables) \
-            if include_heldout and n_heldout else 0
-        return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, None, previous,
-                      _earlier_verdicts(con, b_side.name, c_side.name, tables), side_scores)
+        log = _heldout_log(con, b_side.suite, b_side.suite_version, tables) \
+            if include_heldout and n_heldout else HeldoutLog()
+        return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, None, log,
+                      _earlier_verdicts(con, b_side.name, c_side.name, tables), side_scores,
+                      _labels_hash(con, b_side.suite))
     if scores is not None and scores[1].run_ids == (*b_side.run_ids, *c_side.run_ids):
         questions, rows = scores
         n_heldout = int((questions["split"] == HELDOUT).sum()) if include_heldout else int(con.execute(
@@ -1139,10 +1196,10 @@ def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *
         if not include_heldout:
             questions = questions[questions["split"] != HELDOUT]
         rows = _score_rows(con, b_side.suite, b_side.run_ids, c_side.run_ids, questions["position"].to_numpy())
-    previous = _heldout_previous(con, b_side.suite, b_side.suite_version, tables) \
-        if include_heldout and n_heldout else 0
-    return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, rows, previous,
-                  _earlier_verdicts(con, b_side.name, c_side.name, tables))
+    log = _heldout_log(con, b_side.suite, b_side.suite_version, tables) \
+        if include_heldout and n_heldout else HeldoutLog()
+    return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, rows, log,
+                  _earlier_verdicts(con, b_side.name, c_side.name, tables), labels_hash=_labels_hash(con, b_side.suite))
 
 
 def compare(
@@ -1204,7 +1261,9 @@ def compare(
         pd.DataFrame(columns=["side", "question_id", "metric", "values"])
     heldout = None
     if include_heldout and n_heldout:
-        heldout = HeldoutUse(n_heldout, inputs.heldout_previous, pol.heldout_budget if pol else None)
+        key = comparison_key(b_side.run_ids, c_side.run_ids, pol.sha256 if pol else None, inputs.labels_hash)
+        heldout = HeldoutUse(n_heldout, inputs.heldout_log.previous(key), pol.heldout_budget if pol else None, key,
+                             key in inputs.heldout_log.keys)
     warnings = _comparison_warnings(b_side, c_side, len(questions), include_heldout, n_heldout)
     comparison = Comparison(
         baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
@@ -1227,9 +1286,11 @@ def compare(
 
 
 def create_verdict_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Create `verdicts` and `heldout_log` if absent (read-write connection)."""
+    """Create `verdicts` and `heldout_log` if absent, and add the columns a newer version logs (read-write
+    connection)."""
     for name, columns in VERDICT_TABLES.items():
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
+    con.execute("ALTER TABLE heldout_log ADD COLUMN IF NOT EXISTS comparison_key VARCHAR")
 
 
 def _connect_for_write(db: Path, *, wait_seconds: float) -> duckdb.DuckDBPyConnection:
@@ -1277,10 +1338,10 @@ def record(db: Path, comparison: Comparison, *, wait_seconds: float = 5.0) -> st
                 )
             if comparison.heldout is not None:
                 con.execute(
-                    "INSERT INTO heldout_log VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO heldout_log VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [now, comparison.suite, comparison.suite_version, comparison.baseline.name,
                      comparison.candidate.name, comparison.policy.sha256 if comparison.policy else None,
-                     comparison.heldout.n_questions],
+                     comparison.heldout.n_questions, comparison.heldout.key],
                 )
             con.execute("COMMIT")
         except BaseException:
@@ -1322,7 +1383,8 @@ def run_comparison(
 
 
 def compare_command(baseline: str, candidate: str, *, db: Path, policy: str | None, fmt: str) -> int:
-    """``ragslice compare``: 0 when every gate passes, 1 when one fails (2 on bad input, via the CLI)."""
+    """``ragslice compare``: 0 when every gate passes or no policy was given (no verdict), 1 when a
+    gate fails (2 on bad input, via the CLI)."""
     from . import report
 
     comparison = run_comparison(baseline, candidate, db=db, policy=policy)
@@ -1334,7 +1396,7 @@ def compare_command(baseline: str, candidate: str, *, db: Path, policy: str | No
         print(report.text(comparison))
     else:
         raise invalid("format is text, json or markdown", "--format", fmt)
-    return 0 if comparison.verdict.passed else 1
+    return 1 if comparison.verdict.failed else 0
 
 
 __all__ = [

@@ -22,7 +22,8 @@ A gate has exactly one kind, chosen by its threshold keys:
 - ``max_drop`` (with ``alpha``, default 0.05, and ``test``: randomization | ttest | wilcoxon): fail only
   when the mean paired change is significantly worse than ``-max_drop`` (one-sided, see `stats.drop_p`).
 
-A gate over an empty slice fails and says so. The verdict is "pass" only when every gate passes.
+A gate over an empty slice fails and says so. The verdict is "pass" only when every gate passes;
+without a policy there is no verdict ("none"), never a pass.
 The policy's text and its sha256 (of the file bytes) are stored with every verdict.
 """
 from __future__ import annotations
@@ -165,13 +166,14 @@ class Gate:
         if self.kind == "threshold":
             parts = []
             if self.min is not None:
-                parts.append(f">= {self.min:g}")
+                parts.append(f">= {format_bound(self.min)}")
             if self.max is not None:
-                parts.append(f"<= {self.max:g}")
+                parts.append(f"<= {format_bound(self.max)}")
             return " and ".join(parts)
         if self.kind == "regressions":
             return f"<= {self.max_regressions} regressed questions"
-        return f"drop <= {self.max_drop:g} unless significant ({self.test}, one-sided alpha {self.alpha:g})"
+        return (f"drop <= {format_bound(self.max_drop)} unless significant ({self.test}, one-sided alpha "
+                f"{format_bound(self.alpha)})")
 
 
 @dataclass(frozen=True)
@@ -445,6 +447,9 @@ class GateResult:
     p_value: float | None = None
     warning: str | None = None
     line: int | None = None
+    observed_text: str = "n/a"
+    """`observed` as every rendering shows it: for a threshold gate with enough digits that it never
+    reads as on the other side of the threshold (`format_value`)."""
 
 
 @dataclass(frozen=True)
@@ -459,9 +464,10 @@ class DisputedCheck:
 
 @dataclass(frozen=True)
 class Verdict:
-    """pass when every gate passes; the policy's identity travels with it."""
+    """pass when every gate passes, fail when one fails, none when no policy was given (nothing was
+    checked: no verdict, and never a pass); the policy's identity travels with it."""
 
-    verdict: Literal["pass", "fail"]
+    verdict: Literal["pass", "fail", "none"]
     gates: tuple[GateResult, ...]
     policy_name: str | None
     policy_hash: str | None
@@ -473,17 +479,42 @@ class Verdict:
         return self.verdict == "pass"
 
     @property
+    def failed(self) -> bool:
+        return self.verdict == "fail"
+
+    @property
     def failed_gates(self) -> tuple[GateResult, ...]:
         return tuple(g for g in self.gates if not g.passed)
 
 
-def format_value(value: float | None) -> str:
-    """A value in a reason: whole numbers plain, others to three decimals."""
+def format_value(value: float | None, *bounds: float | None) -> str:
+    """A value in a reason: whole numbers plain, others to three decimals (four significant digits
+    from 1000 on), with more digits where fewer would round it onto or across one of `bounds`: shown
+    beside a threshold, it compares to the threshold's printed figure as the value itself does
+    (values within `stats.TIE` of a bound count as equal to it)."""
     if value is None:
         return "n/a"
-    if float(value).is_integer():
+    value = float(value)
+    if value.is_integer():
         return f"{value:.0f}"
-    return f"{value:.4g}" if abs(value) >= 1000 else f"{value:.3f}"
+    shown = f"{value:.4g}" if abs(value) >= 1000 else f"{value:.3f}"
+    for digits in range(4, 18):
+        if all(_same_side(float(shown), value, b) for b in bounds if b is not None):
+            break
+        shown = f"{value:.{digits}g}"
+    return shown
+
+
+def _same_side(shown: float, value: float, bound: float) -> bool:
+    """Whether `shown` lies on the same side of `bound` as `value` (either side when within TIE)."""
+    if abs(value - bound) <= stats.TIE:
+        return True
+    return (shown > bound) == (value > bound) and shown != bound
+
+
+def format_bound(value: float) -> str:
+    """A threshold as written in the policy: the shortest text that reads back as the same number."""
+    return f"{value:.0f}" if float(value).is_integer() else repr(float(value))
 
 
 def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude_disputed: bool = False, seed: int = 0) -> GateResult:
@@ -512,7 +543,8 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude_disputed: bool = Fa
         passed = regressed <= (gate.max_regressions or 0)
         reason = (f"{regressed} of {n} paired questions in {gate.slice} have a worse {label} than the baseline "
                   f"(allowed {gate.max_regressions})")
-        return GateResult(**base, passed=passed, observed=float(regressed), baseline=None, n=n, reason=reason)
+        return GateResult(**base, passed=passed, observed=float(regressed), baseline=None, n=n, reason=reason,
+                          observed_text=f"{regressed} regressed")
     return _drop(gate, base, label, b, c, better, seed)
 
 
@@ -527,14 +559,16 @@ def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude_d
                if gate.metric in OPERATIONAL else "every question in the slice is n/a")
         return GateResult(**base, passed=False, observed=None, baseline=before, n=0,
                           reason=f"{what} has no value: {why}; a gate over an empty slice fails")
+    shown = format_value(value, gate.min, gate.max)
     low_ok = gate.min is None or value >= gate.min - stats.TIE
     high_ok = gate.max is None or value <= gate.max + stats.TIE
     if low_ok and high_ok:
-        reason = f"{what} = {format_value(value)} is {gate.threshold} (n = {n}; baseline {format_value(before)})"
+        reason = f"{what} = {shown} is {gate.threshold} (n = {n}; baseline {format_value(before)})"
     else:
-        broken = f"below min {gate.min:g}" if not low_ok else f"above max {gate.max:g}"
-        reason = f"{what} = {format_value(value)} is {broken} (n = {n}; baseline {format_value(before)})"
-    return GateResult(**base, passed=low_ok and high_ok, observed=value, baseline=before, n=n, reason=reason)
+        broken = f"below min {format_bound(gate.min)}" if not low_ok else f"above max {format_bound(gate.max)}"
+        reason = f"{what} = {shown} is {broken} (n = {n}; baseline {format_value(before)})"
+    return GateResult(**base, passed=low_ok and high_ok, observed=value, baseline=before, n=n, reason=reason,
+                      observed_text=shown)
 
 
 def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, better: np.ndarray, seed: int
@@ -546,13 +580,14 @@ def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, bett
     p = stats.drop_p(better, margin, test=gate.test, seed=seed)  # type: ignore[arg-type]
     significant = p is not None and p < gate.alpha
     if change < 0:
-        worse = f"worse by {format_value(-change)}"
+        worse = f"worse by {format_value(-change, margin)}"
     else:
         worse = f"better by {format_value(change)}" if change > 0 else "unchanged"
-    shown = "n/a" if p is None else f"{p:.3g}"
+    shown = "n/a" if p is None else format_value(p, gate.alpha) if p >= 0.001 else f"{p:.3g}"
     reason = (f"mean {label} on {gate.slice} is {worse} (delta {delta:+.3f}, n = {n}); one-sided {gate.test} "
-              f"p = {shown} that the drop exceeds {margin:g}")
-    reason += f" < alpha {gate.alpha:g}: significant" if significant else f", not below alpha {gate.alpha:g}"
+              f"p = {shown} that the drop exceeds {format_bound(margin)}")
+    alpha = format_bound(gate.alpha)
+    reason += f" < alpha {alpha}: significant" if significant else f", not below alpha {alpha}"
     warning = None
     nonzero = int(np.count_nonzero(np.abs(better + margin) > stats.TIE))
     floor = 2.0 ** -nonzero if gate.test in ("randomization", "wilcoxon") else None
@@ -562,9 +597,10 @@ def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, bett
         warning = (f"n = {n}: the one-sided {gate.test} test cannot go below p = {floor:.3g}, so this gate "
                    f"cannot fail at alpha {gate.alpha:g}")
     elif -change > margin and not significant:
-        warning = f"the mean drop {-change:.3f} exceeds {margin:g} but is not significant at this n"
+        warning = (f"the mean drop {format_value(-change, margin)} exceeds {format_bound(margin)} but is not "
+                   "significant at this n")
     return GateResult(**base, passed=not significant, observed=delta, baseline=float(b.mean()), n=n,
-                      reason=reason, p_value=p, warning=warning)
+                      reason=reason, p_value=p, warning=warning, observed_text=f"delta {delta:+.3f}")
 
 
 def heldout_warning(policy: Policy | None, uses: int, suite: str, suite_version: str) -> str | None:
@@ -616,9 +652,12 @@ def _difference(a: GateResult, b: GateResult) -> str:
     return f"gate {a.name!r}: {state} (observed {format_value(a.observed)} with, {format_value(b.observed)} without)"
 
 
+NO_POLICY = "no policy given: no gate was checked, so there is no verdict"
+
+
 def no_policy_verdict(notes: Sequence[str] = ()) -> Verdict:
-    """The verdict of a comparison without a policy: pass, with nothing checked, and said so."""
-    return Verdict("pass", (), None, None, ("no policy given: no gate was checked",) + tuple(notes))
+    """The verdict of a comparison without a policy: none, with nothing checked, and said so."""
+    return Verdict("none", (), None, None, (NO_POLICY,) + tuple(notes))
 
 
 __all__ = [

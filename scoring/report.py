@@ -21,7 +21,7 @@ import pandas as pd
 from . import store
 from .compare import Comparison, compare, record
 from .errors import invalid
-from .policy import GateResult, display_metric, format_value, load_policy
+from .policy import GateResult, display_metric, load_policy
 
 # --- number formatting ---------------------------------------------------------------------------
 
@@ -85,17 +85,13 @@ MARK_LEGEND = ("* fewer than 10 paired questions: the interval is too narrow and
 
 
 def _gate_value(g: GateResult) -> str:
-    if g.kind == "regressions":
-        return "n/a" if g.observed is None else f"{g.observed:.0f} regressed"
-    if g.kind == "drop":
-        return "n/a" if g.observed is None else f"delta {g.observed:+.3f}"
-    return format_value(g.observed)
+    return g.observed_text
 
 
 def _verdict_line(c: Comparison) -> str:
     v = c.verdict
     if c.policy is None:
-        return "PASS (no policy given: no gate was checked)"
+        return "NONE (no policy given: no gate was checked, so there is no verdict)"
     failed = len(v.failed_gates)
     head = v.verdict.upper()
     return f"{head}: {len(v.gates) - failed} of {len(v.gates)} gates pass" + (
@@ -126,6 +122,8 @@ def text(c: Comparison) -> str:
         "",
         f"VERDICT: {_verdict_line(c)}",
     ]
+    if c.heldout is not None:
+        lines.append(f"Held-out: {c.heldout.describe()} on {c.suite} version {c.suite_version}")
     v = c.verdict
     if c.policy is not None:
         lines += ["", f"Gates (policy {c.policy.name}, {c.policy.path}, sha256 {c.policy.sha256[:12]})"]
@@ -161,10 +159,6 @@ def text(c: Comparison) -> str:
     ops = _operations_lines(c)
     if ops:
         lines += ["", "Operations (every record of every repeat)", *ops]
-    if c.heldout is not None:
-        budget = "no budget set" if c.heldout.budget is None else f"budget {c.heldout.budget}"
-        lines += ["", f"Held-out: {c.heldout.n_questions} held-out questions; comparison number {c.heldout.uses} "
-                      f"on {c.suite} version {c.suite_version} ({budget}); logged"]
     warnings = _all_warnings(c)
     if warnings:
         lines += ["", "Warnings"] + [f"  - {w}" for w in warnings]
@@ -229,7 +223,7 @@ def md(value: Any) -> str:
 def markdown(c: Comparison) -> str:
     """A pull-request comment: verdict, gates, headline deltas, regressions, warnings, method."""
     v = c.verdict
-    icon = "✅" if v.passed else "❌"
+    icon = "✅" if v.passed else "❌" if v.failed else "➖"
     out = [
         f"## {icon} ragslice: {md(_verdict_line(c))}",
         "",
@@ -238,6 +232,8 @@ def markdown(c: Comparison) -> str:
         f"`{md(c.suite_version)}`, corpus `{md(c.corpus_version)}`, {len(c.questions)} questions.",
         "",
     ]
+    if c.heldout is not None:
+        out += [f"**Held-out:** {md(c.heldout.describe())}.", ""]
     if c.policy is not None:
         out += [f"Policy **{md(c.policy.name)}** (`{md(c.policy.path)}`, sha256 `{c.policy.sha256[:12]}`)", "",
                 "| gate | result | observed | threshold | n | reason |", "| --- | --- | ---: | --- | ---: | --- |"]
@@ -644,9 +640,9 @@ def _heldout_html(c: Comparison) -> str:
     h = c.heldout
     if h is None:
         return "<p>This suite has no held-out questions in this comparison.</p>"
-    budget = "no budget set in the policy" if h.budget is None else f"the policy's budget is {h.budget}"
-    return (f"<p>{h.n_questions} held-out questions. This is comparison number {h.uses} on the held-out set of "
-            f"{e(c.suite)} version {e(c.suite_version)} ({budget}); it is logged in <code>heldout_log</code>.</p>")
+    return (f"<p>{e(h.describe())} on {e(c.suite)} version {e(c.suite_version)}. A comparison is its runs, its "
+            "policy text and its labels: printing it again, in any format, is no new use. Every invocation is "
+            "logged in <code>heldout_log</code>.</p>")
 
 
 def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None = None) -> str:
@@ -701,7 +697,9 @@ def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None
         f"<style>{CSS}</style></head><body><main>"
         f"<h1>Release report</h1><p class=\"muted\">{subtitle}</p>"
         f"<div class=\"verdict {v.verdict}\" id=\"verdict-banner\">Verdict: {verdict_text}</div>"
-        f"<p>{e(_verdict_line(c))}. {e(_side_text(c, 'baseline'))}; {e(_side_text(c, 'candidate'))}.</p>"
+        f"<p>{e(_verdict_line(c))}. {e(_side_text(c, 'baseline'))}; {e(_side_text(c, 'candidate'))}."
+        + (f" {e(c.heldout.describe()[0].upper() + c.heldout.describe()[1:])}." if c.heldout is not None else "")
+        + "</p>"
         f"<nav>{nav}</nav>{body}</main></body></html>\n"
     )
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import math
 import shutil
 from pathlib import Path
@@ -178,9 +179,24 @@ def test_holm_spans_the_whole_family(seed_db):
 def test_seed_text_output(seed_copy, capsys):
     assert main(["compare", "A", "B", "--db", str(seed_copy)]) == 0
     out = capsys.readouterr().out
-    assert "VERDICT: PASS (no policy given: no gate was checked)" in out
+    assert "VERDICT: NONE (no policy given: no gate was checked, so there is no verdict)" in out
+    assert "PASS" not in out
     assert "launch [lookup, dev]: Support 1.000 -> 0.500" in out
     assert "only 4 questions" in out
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_without_a_policy_there_is_no_verdict_and_no_pass_mark(seed_copy, fmt, capsys):
+    """Exit 0, JSON "verdict": "none", and no pass wording or mark in any format, although nothing failed."""
+    assert main(["compare", "A", "B", "--db", str(seed_copy), "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    if fmt == "json":
+        doc = json.loads(out)
+        assert doc["verdict"] == "none" and doc["gates"] == [] and doc["policy"] is None
+        assert any("no policy given" in w for w in doc["warnings"])
+    else:
+        assert "✅" not in out and not re.search(r"\bpass\b", out, re.IGNORECASE)
+        assert "there is no verdict" in out
 
 
 def test_json_has_the_documented_keys(seed_copy, tmp_path, capsys):
@@ -202,7 +218,7 @@ def test_json_has_the_documented_keys(seed_copy, tmp_path, capsys):
 def test_markdown_output(seed_copy, capsys):
     assert main(["compare", "A", "B", "--db", str(seed_copy), "--format", "markdown"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("## ✅ ragslice: PASS")
+    assert out.startswith("## ➖ ragslice: NONE (no policy given")  # no policy: no verdict, no pass mark
     assert "| Support | 3 | 0.667 | 0.833 | +0.167 | [-0.500, +1.000] |" in out
     assert "<details><summary>Every metric x slice</summary>" in out
 
@@ -438,26 +454,56 @@ def test_disputed_questions_recompute_the_verdict(ops_db):
     assert any("depends on 1 disputed" in w for w in flip.warnings)
 
 
-def test_heldout_comparisons_are_logged_and_budgeted(ops_copy, tmp_path, capsys):
+def test_heldout_budget_counts_comparisons_not_invocations(ops_copy, tmp_path, capsys):
+    """The same comparison (runs, policy text, labels) printed as JSON, text and markdown is one use of
+    the held-out set; another policy text makes another comparison. Every invocation is logged."""
     pol = write_policy(tmp_path / "p.toml", 'heldout_budget = 1\n[[gates]]\nmetric = "recall"\nmin = 0\n')
-    args = ["compare", "base", "cand", "--db", str(ops_copy), "--policy", str(pol), "--format", "json"]
-    assert main(args) == 0
+    args = ["compare", "base", "cand", "--db", str(ops_copy), "--policy", str(pol)]
+    assert main([*args, "--format", "json"]) == 0
     first = json.loads(capsys.readouterr().out)
-    assert first["heldout"] == {"n_questions": 2, "uses": 1, "budget": 1}
+    assert {k: first["heldout"][k] for k in ("n_questions", "uses", "budget", "logged_before")} == \
+        {"n_questions": 2, "uses": 1, "budget": 1, "logged_before": False}
     assert not any("heldout_budget" in w for w in first["warnings"])
-    assert main(args) == 0
+    for fmt in ("text", "markdown"):
+        assert main([*args, "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "held-out use 1 (budget 1)" in out and "more than the policy's heldout_budget" not in out
+    assert main([*args, "--format", "json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["heldout"]["uses"] == 1 and again["heldout"]["logged_before"]
+    assert again["heldout"]["comparison_key"] == first["heldout"]["comparison_key"]
+    edited = write_policy(tmp_path / "q.toml", 'heldout_budget = 1\n[[gates]]\nmetric = "recall"\nmin = 0.1\n')
+    assert main(["compare", "base", "cand", "--db", str(ops_copy), "--policy", str(edited), "--format", "json"]) == 0
     second = json.loads(capsys.readouterr().out)
     assert second["heldout"]["uses"] == 2
     assert any("used in 2 comparisons, more than the policy's heldout_budget of 1" in w for w in second["warnings"])
-    # without a policy the use is still logged
-    assert main(["compare", "base", "cand", "--db", str(ops_copy)]) == 0
+    # without a policy the use is still logged: a third comparison
+    assert main(["compare", "base", "cand", "--db", str(ops_copy), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["heldout"]["uses"] == 3
     with duckdb.connect(str(ops_copy), read_only=True) as con:
         log = con.execute("SELECT suite, suite_version, baseline, candidate, policy_hash, n_heldout "
                           "FROM heldout_log ORDER BY created_at").fetchall()
+        keys = con.execute("SELECT count(DISTINCT comparison_key) FROM heldout_log").fetchone()[0]
         verdicts = con.execute("SELECT count(*) FROM verdicts").fetchone()[0]
     digest = hashlib.sha256(pol.read_bytes()).hexdigest()
-    assert log == [("s", "1", "base", "cand", digest, 2)] * 2 + [("s", "1", "base", "cand", None, 2)]
-    assert verdicts == 2
+    other = hashlib.sha256(edited.read_bytes()).hexdigest()
+    assert log == [("s", "1", "base", "cand", digest, 2)] * 4 + [("s", "1", "base", "cand", other, 2),
+                                                                  ("s", "1", "base", "cand", None, 2)]
+    assert keys == 3 and verdicts == 5
+
+
+def test_heldout_rows_logged_before_comparison_keys_count_one_each(ops_copy):
+    """A log written by an older version has no comparison_key: each of its rows is a comparison."""
+    with duckdb.connect(str(ops_copy)) as con:
+        con.execute("CREATE TABLE heldout_log (created_at TIMESTAMP NOT NULL, suite VARCHAR NOT NULL, "
+                    "suite_version VARCHAR NOT NULL, baseline VARCHAR NOT NULL, candidate VARCHAR NOT NULL, "
+                    "policy_hash VARCHAR, n_heldout INTEGER NOT NULL)")
+        con.execute("INSERT INTO heldout_log VALUES (now(), 's', '1', 'base', 'cand', NULL, 2), "
+                    "(now(), 's', '1', 'base', 'cand', NULL, 2)")
+    c = comparison(ops_copy, "base", "cand")
+    assert c.heldout.uses == 3
+    C.record(ops_copy, c)
+    assert comparison(ops_copy, "base", "cand").heldout.uses == 3  # logged now, with its key: the same one
 
 
 def test_dev_only_comparison_leaves_heldout_out(ops_copy):
@@ -480,7 +526,9 @@ def test_k_difference_is_warned(tmp_path):
     db = build(tmp_path, [question(1), question(2)],
                {"a": {"records": [hit(1), hit(2)]}, "b": {"records": [hit(1), miss(2)], "k": 5}})
     c = comparison(db, "a", "b")
-    assert any("k differs (baseline 2, candidate 5)" in w for w in c.warnings)
+    warning = next(w for w in c.warnings if "k differs (baseline 2, candidate 5)" in w)
+    # every metric stored at the run's cutoff is named, RR@k and AP@k included
+    assert "P@k, R@k, RR@k, nDCG@k, AP@k, F1@k and Success@k compare different cutoffs" in warning
 
 
 def test_compare_works_on_a_read_only_connection_and_large_n_is_quiet(tmp_path):

@@ -215,12 +215,15 @@ def test_missing_database_is_explained(monkeypatch, tmp_path):
 
 def test_release_review_tiles_counts_and_worst_regression(app):
     at = open_page(app, "release_review", suite="seed-lab", baseline="A", candidate="B", metric="support")
-    # Support, macro over answers with a claim: A (1 + 1 + 0 + 0) / 4 = 0.5; B (0.5 + 1 + 1) / 3 = 0.8333,
-    # region B is an abstention (n/a).
+    # Support, paired over the questions both sides score (region B is an abstention: n/a): A (1 + 1 + 0) / 3
+    # = 0.6667, B (0.5 + 1 + 1) / 3 = 0.8333, delta +0.1667. Unpaired macro means: A (1 + 1 + 0 + 0) / 4 = 0.5,
+    # B 0.8333: their difference (+0.333) is not what the tile shows.
     support = metric_tile(at, "Support")
-    assert (support.value, support.delta) == ("0.833", "+0.333")
-    assert any("baseline 0.500 · n 4 / 3 · n/a 0 / 1 · 1 improved, 1 regressed" in c.value.replace("\\", "")
-               for c in at.caption)
+    assert (support.value, support.delta) == ("0.833", "+0.167")
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert any(c.startswith("paired n 3 · baseline 0.667 · CI [") for c in captions)
+    assert "unpaired macro: baseline 0.500 (n 4, n/a 0) · candidate 0.833 (n 3, n/a 1) · 1 improved, 1 regressed" \
+        in captions
     # R@k on the three answerable questions: A (1 + 0.5 + 1) / 3 = 0.8333, B 1.0.
     recall = metric_tile(at, "R@k")
     assert (recall.value, recall.delta) == ("1.000", "+0.167")
@@ -335,10 +338,10 @@ def test_release_review_evaluates_the_policy_live_without_writing(dashboard_db, 
     # Support macro of B over its scored answers: (0.5 + 1 + 1) / 3 = 0.8333 >= 0.8 (region is an abstention).
     passing = gates.loc["support at least 0.8"]
     assert (bool(passing["passed"]), passing["n"], passing["threshold"]) == (True, 3, ">= 0.8")
-    assert passing["observed"] == pytest.approx(2.5 / 3)
+    assert passing["observed"] == "0.833"  # the text every rendering shows (`GateResult.observed_text`)
     # launch loses support (1 -> 0.5): 1 of the 3 paired answerable questions regressed, 0 allowed.
     failing = gates.loc["no answerable question loses support"]
-    assert (bool(failing["passed"]), failing["observed"], failing["n"]) == (False, 1.0, 3)
+    assert (bool(failing["passed"]), failing["observed"], failing["n"]) == (False, "1 regressed", 3)
     assert list(gates.columns[:6]) == ["passed", "observed", "threshold", "n", "reason", "metric"]
     # Nothing recorded: the file is unchanged and the recorded side says so.
     assert any("No verdict recorded for this comparison yet" in i.proto.body for i in at.info)
@@ -391,15 +394,18 @@ def test_release_review_tiles_carry_the_paired_test(significance_db, monkeypatch
     captions = [c.value.replace("\\", "") for c in at.caption]
     # Support 0 -> 1 on all six questions: the bootstrap interval is [1, 1]; the exact sign-flip p is 2 / 2**6,
     # and Holm multiplies the smallest p by the number of tested rows (at least 32 here), capped at 1.
-    assert "paired n 6 · delta +1.000 · CI [+1.000, +1.000] · Holm p 1.000 · not significant" in captions
-    # Disclosures stay 0: an interval of [0, 0].
-    assert any(c.startswith("paired n 6 · delta +0.000 · CI [+0.000, +0.000]") for c in captions)
+    assert "paired n 6 · baseline 0.000 · CI [+1.000, +1.000] · Holm p 1.000 · not significant" in captions
+    assert (metric_tile(at, "Support").value, metric_tile(at, "Support").delta) == ("1.000", "+1.000")
+    # Disclosures stay 0: an interval of [0, 0], and a zero delta drawn neutral (no arrow colour).
+    assert any(c.startswith("paired n 6 · baseline 0.000 · CI [+0.000, +0.000]") for c in captions)
+    disclosures = metric_tile(at, "Disclosures")
+    assert disclosures.delta == "+0.000" and disclosures.proto.color == type(disclosures.proto).MetricColor.GRAY
 
 
 def test_release_review_without_statistics_for_the_same_runs(app):
     at = open_page(app, "release_review", suite="seed-lab", baseline="A", candidate="A")
-    assert any("No significance" in i.proto.body and "share runs" in i.proto.body for i in at.info)
-    assert metric_tile(at, "Support").value == "0.500"
+    assert any("No paired comparison" in i.proto.body and "share runs" in i.proto.body for i in at.info)
+    assert metric_tile(at, "Support (unpaired)").value == "0.500"
 
 
 # -- statistics ----------------------------------------------------------------------------------

@@ -348,3 +348,28 @@ def test_heldout_warning():
     text = P.heldout_warning(pol, 3, "s", "1")
     assert "used in 3 comparisons" in text and "heldout_budget of 2" in text and "development data" in text
     assert P.heldout_warning(parse(ISSUE_POLICY), 50, "s", "1") is None
+
+
+@pytest.mark.parametrize("metric, aggregate, observed, bound, shown", [
+    ("cost", "mean", 0.00327, "max = 0.00325", "0.00327"),   # three decimals would show 0.003: under the max
+    ("latency", "p95", 2546.4, "max = 2546.3", "2546.4"),    # four significant digits would show 2546
+    ("latency", "p95", 2546.2, "max = 2546.3", "2546"),      # on the right side already: 2546 <= 2546.3
+    ("cost", "mean", 0.0031, "max = 0.004", "0.003"),        # far from the bound: the usual three decimals
+])
+def test_a_gate_line_never_rounds_across_its_threshold(metric, aggregate, observed, bound, shown):
+    ev = evidence()
+    ev.operational[("candidate", metric, aggregate)] = observed
+    r = run(f'metric = "{metric}"\naggregate = "{aggregate}"\n{bound}\n', ev)
+    threshold = float(bound.split("= ")[1])
+    assert r.passed == (observed <= threshold)
+    assert r.observed_text == shown
+    assert f"= {shown} is " in r.reason
+    assert (float(r.observed_text) <= threshold) == r.passed  # the figure shown reads as the verdict does
+
+
+def test_format_value_keeps_a_value_off_its_bounds():
+    assert P.format_value(0.9004, 0.9) == "0.9004" and P.format_value(0.8996, 0.9) == "0.8996"
+    assert P.format_value(0.9 + 1e-12, 0.9) == "0.900"  # within the tie tolerance: equal to it
+    assert P.format_value(0.123, None) == "0.123" and P.format_value(None, 0.5) == "n/a"
+    assert P.format_bound(0.00325) == "0.00325" and P.format_bound(3000.0) == "3000"
+    assert P.format_bound(0.123456789) == "0.123456789"  # printed in full, not to six digits

@@ -8,6 +8,7 @@ from dashboard import data, selection
 from dashboard.display import (escape, file_path, metric_help, metric_name, missing, moment, number, say, signed,
                                table)
 from scoring.metrics import BY_KEY
+from scoring.stats import TIE
 
 KEY_METRICS = ("recall", "ndcg", "support", "coverage", "abstention_correct", "disclosures")
 WORST = 10
@@ -28,8 +29,8 @@ except data.StatisticsUnavailable as error:
 
 GATE_COLUMNS = {
     "passed": st.column_config.CheckboxColumn("passed"),
-    "observed": st.column_config.NumberColumn("observed", format="%.4g",
-                                              help="the candidate's value the threshold is checked against"),
+    "observed": st.column_config.TextColumn("observed",
+                                            help="the candidate's value the threshold is checked against"),
     "threshold": st.column_config.TextColumn("threshold"),
     "n": st.column_config.NumberColumn("n", help="questions (or paired questions, or records) the gate used"),
     "reason": st.column_config.TextColumn("reason", width="large"),
@@ -129,46 +130,51 @@ significance = None if stats is None else stats.table[stats.table["slice"] == "a
 
 st.subheader("Headline metrics")
 st.caption(
-    "Macro mean over the questions each metric scores. Each tile: candidate value and delta; below it the "
-    "baseline, n scored (baseline / candidate) and n/a excluded; then the paired test on all questions: paired n "
-    f"(both sides scored), the mean paired delta with its {stats.confidence:.0%} bootstrap interval and the "
-    f"Holm-adjusted p-value (significant when at most {ALPHA:g}). Every test: the Statistics page."
+    "Paired: each tile compares the two sides on the questions both of them score (n/a excluded on either side), "
+    "as the Statistics page does. The tile shows the candidate's mean over those questions and the mean paired "
+    f"delta; below it the baseline's mean, the paired n, the {stats.confidence:.0%} bootstrap interval and the "
+    f"Holm-adjusted p-value (significant when at most {ALPHA:g}); then each side's own macro mean over every "
+    "question it scores (unpaired)."
     if stats is not None else
-    "Macro mean over the questions each metric scores. Each tile: candidate value and delta; below it the "
-    "baseline, n scored (baseline / candidate) and n/a excluded."
+    "Unpaired: each tile shows each side's own macro mean over the questions it scores, and their difference; "
+    "the paired comparison is unavailable (see the note)."
 )
 if unavailable:
-    say("info", f"No significance: {unavailable}")
-columns = st.columns(len(KEY_METRICS))
-for column, key in zip(columns, KEY_METRICS):
+    say("info", f"No paired comparison: {unavailable}")
+
+
+def tile(key: str) -> None:
+    """One headline tile: paired when the statistics hold the metric, else unpaired and labelled so."""
     row = head.loc[key]
-    with column:
-        better_up = BY_KEY[key].higher_is_better
-        st.metric(
-            metric_name(key),
-            number(row["candidate"]),
-            delta=None if row["delta"] != row["delta"] else signed(row["delta"]),
-            delta_color="normal" if better_up else "inverse",
-            help=metric_help(key),
-            border=True,
-        )
-        n = {c: int(row[c]) for c in ("n_baseline", "n_candidate", "na_baseline", "na_candidate", "improved", "regressed")}
-        st.caption(escape(
-            f"baseline {number(row['baseline'])} · n {n['n_baseline']} / {n['n_candidate']} · "
-            f"n/a {n['na_baseline']} / {n['na_candidate']} · {n['improved']} improved, {n['regressed']} regressed"
-        ))
-        if significance is None:
-            continue
-        if key not in significance.index:
-            st.caption("paired n 0: no question is scored on both sides, no test")
-            continue
-        r = significance.loc[key]
-        p = r["p_holm"]
+    paired = significance.loc[key] if significance is not None and key in significance.index else None
+    value, delta = (paired["candidate"], paired["delta"]) if paired is not None else (row["candidate"], row["delta"])
+    st.metric(
+        metric_name(key) + ("" if paired is not None else " (unpaired)"),
+        number(value),
+        delta=None if missing(delta) else signed(delta),
+        delta_color="off" if missing(delta) or abs(float(delta)) <= TIE else
+        "normal" if BY_KEY[key].higher_is_better else "inverse",
+        help=metric_help(key),
+        border=True,
+    )
+    if paired is not None:
+        p = paired["p_holm"]
         judged = "n/a" if missing(p) else ("significant" if float(p) <= ALPHA else "not significant")
         st.caption(escape(
-            f"paired n {int(r['n'])} · delta {signed(r['delta'])} · CI [{signed(r['ci_low'])}, {signed(r['ci_high'])}] "
-            f"· Holm p {number(p)} · {judged}"
-        ))
+            f"paired n {int(paired['n'])} · baseline {number(paired['baseline'])} · CI [{signed(paired['ci_low'])}, "
+            f"{signed(paired['ci_high'])}] · Holm p {number(p)} · {judged}"))
+    elif significance is not None:
+        st.caption("paired n 0: no question is scored on both sides, no paired delta")
+    n = {c: int(row[c]) for c in ("n_baseline", "n_candidate", "na_baseline", "na_candidate", "improved", "regressed")}
+    st.caption(escape(
+        f"unpaired macro: baseline {number(row['baseline'])} (n {n['n_baseline']}, n/a {n['na_baseline']}) · "
+        f"candidate {number(row['candidate'])} (n {n['n_candidate']}, n/a {n['na_candidate']}) · "
+        f"{n['improved']} improved, {n['regressed']} regressed"))
+
+
+for column, key in zip(st.columns(len(KEY_METRICS)), KEY_METRICS):
+    with column:
+        tile(key)
 
 st.subheader(f"Questions by status on {metric_name(cmp.metric)}")
 row = head.loc[cmp.metric]
