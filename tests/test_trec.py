@@ -20,8 +20,8 @@ from scoring import engine, trec
 from scoring.cli import main
 from scoring.metrics import RETRIEVAL_KEYS
 
-# CI clones the repository into some folder and puts a copy of shared/ beside it.
-REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "trec_eval"
+# trec_eval's test files (qrels, a run, its output), copied unchanged: see data/trec_eval/README.md.
+REFERENCE = Path(__file__).resolve().parent / "data" / "trec_eval"
 
 # trec_eval's names -> ragslice's canonical names (written out here, not taken from the code under test).
 TREC_TO_CANONICAL = {
@@ -39,7 +39,7 @@ GOLDEN_MEASURES = list(TREC_TO_CANONICAL.values())
 def reference_file(name: str) -> Path:
     path = REFERENCE / name
     if not path.is_file():
-        pytest.fail(f"trec_eval reference file missing: {path} (shared/ belongs beside the repository clone)")
+        pytest.fail(f"trec_eval reference file missing: {path} (tests/data/trec_eval/ belongs to the repository)")
     return path
 
 
