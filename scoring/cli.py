@@ -103,8 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", help="run file: qid Q0 docno rank score runid (rank ignored; ordered by score)")
     p.add_argument("-q", action="store_true", help="also print one line per query")
     p.add_argument("-l", "--level", type=int, default=1, help="relevance level for binary measures (default 1)")
-    p.add_argument("-m", "--measures", nargs="+", default=["P@10", "R@10", "nDCG@10", "RR", "AP"],
-                   metavar="MEASURE", help="measures such as P@5 nDCG@20 RR AP (default: P@10 R@10 nDCG@10 RR AP)")
+    p.add_argument("-m", "--measures", action="extend", nargs="+", metavar="MEASURE",
+                   help="measures such as P@5 nDCG@20 RR AP, or as trec_eval prints them (P_5 ndcg_cut_20 "
+                   "recip_rank map); repeat -m, or list several after one -m (default, when no -m is given: "
+                   "P@10 R@10 nDCG@10 RR AP)")
 
     p = add("refresh", cmd_refresh, "Validate a workspace, score every changed run, write the DuckDB file all-or-nothing.",
             "ragslice refresh data/demo --db ragslice.duckdb")

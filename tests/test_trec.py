@@ -124,6 +124,29 @@ def test_trec_eval_names_are_accepted_and_printed_canonically(capsys):
     ]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("-m", "P@5", "-m", "RR", "-m", "AP"), ("-m", "P@5", "RR", "AP"), ("-m", "P@5", "RR", "--measures", "AP"),
+     ("-m", "P@5", "-m", "RR", "AP", "-m", "P_5")],
+    ids=["one-per-m", "several-after-one-m", "mixed", "repeated-measure"],
+)
+def test_repeated_m_options_accumulate_like_trec_eval(capsys, args):
+    reference = trec_eval_output("out.test.aq")
+    code, out, err = run_trec(capsys, reference_file("qrels.test"), reference_file("results.test"), *args)
+    assert code == 0, err
+    assert parse_output(out) == [(m, "all", reference[(m, "all")]) for m in ("P@5", "RR", "AP")]
+
+
+def test_default_measures_only_without_m(capsys):
+    qrels, run = reference_file("qrels.test"), reference_file("results.test")
+    code, out, _ = run_trec(capsys, qrels, run)
+    assert code == 0
+    assert [m for m, _, _ in parse_output(out)] == ["P@10", "R@10", "nDCG@10", "RR", "AP"]
+    code, out, _ = run_trec(capsys, qrels, run, "-m", "RR")
+    assert code == 0
+    assert [m for m, _, _ in parse_output(out)] == ["RR"]
+
+
 def test_real_command_default_measures_match_trec_eval():
     reference = trec_eval_output("out.test.aq")
     done = subprocess.run(
