@@ -1,4 +1,4 @@
-"""TREC files in, trec_eval-style numbers out: `ragslice trec QRELS RUN [-q] [-l LEVEL] [-m ...]`.
+"""TREC files in, trec_eval-style numbers out: `ragslice trec QRELS RUN [-q] [-l LEVEL] [--exclude-na] [-m ...]`.
 
 Both files are read by DuckDB's CSV reader (per-line Python only on the error path) and scored by
 the SQL engine (`scoring.engine.retrieval_sql`); this module only builds the engine's `eval_*`
@@ -14,18 +14,21 @@ once per topic in each file (trec_eval refuses duplicates too). The run ID is th
 
 Conventions, those of trec_eval 10 (which they were checked against):
 - ranking: score descending, ties broken by docno in descending byte order;
-- topics scored: those in both files (run topics missing from the qrels and qrels topics missing
-  from the run are ignored: trec_eval without ``-c``);
+- topics scored: those in both files (run topics missing from the qrels are ignored, as by
+  trec_eval without ``-c``; so are qrels topics missing from the run, as by trec_eval 9 and
+  pytrec_eval, where trec_eval 10.0 without ``-c`` stops with an error);
 - ``-l LEVEL`` (>= 1): a document is relevant when its grade >= LEVEL (binary measures);
   nDCG's gain is the grade (negative grades gain 0), the ideal ranking is built from every
   judged document of the topic, whatever the level;
 - a measure without a cutoff (``RR``, ``AP``) looks at the whole ranking.
 
-n/a: a topic with no document at the relevance level scores n/a for every measure (the
-registry's rule). With ``-q`` its lines read ``n/a``; the ``all`` line is the mean over the
-topics that are not n/a (``n/a`` when every topic is). trec_eval instead scores such a topic 0
-and counts it in its mean, and its ``ndcg_cut`` ignores ``-l``: the two agree whenever every
-scored topic has a relevant document at the level.
+Means. By default the ``all`` line is trec_eval's: the mean over every scored topic, a topic
+with no document at the relevance level scoring what trec_eval gives it, which ``-q`` prints
+too: 0 for every measure but nDCG, which in trec_eval ignores ``-l`` (``ndcg_cut`` scores the
+grades; 0 only for a topic without a positive grade). With ``--exclude-na``, the registry's n/a
+rule: such a topic scores n/a for every measure (its ``-q`` lines read ``n/a``) and the ``all``
+line is the mean over the other topics (``n/a`` when no topic is left). The two means agree
+whenever every scored topic has a relevant document at the level.
 
 Reading takes one of two routes, with the same result (tested to agree). The fast route reads a
 file straight into typed columns when its fields are separated by single spaces (or by single
@@ -143,13 +146,16 @@ _UNCERTIFIED = (b"\v", b"\f", b"\r", b"\x00", b"\x01")
 
 @dataclass(frozen=True)
 class TrecScores:
-    """Per-topic values (None = n/a) and the mean over scored topics, per measure."""
+    """Per-topic values and their mean, per measure: trec_eval's (no n/a; the mean over every
+    scored topic), or with `exclude_na` the registry's (None = n/a; the mean over the other topics,
+    None when every topic is n/a)."""
 
     run_id: str
     measures: tuple[Measure, ...]
     topics: tuple[str, ...]
     values: dict[str, dict[str, float | None]]  # measure name -> qid -> value
-    means: dict[str, float | None]  # measure name -> mean over the non-n/a topics
+    means: dict[str, float | None]  # measure name -> mean over the topics whose value is not None
+    exclude_na: bool = False
 
 
 def parse_measures(texts: Sequence[str]) -> tuple[Measure, ...]:
@@ -418,8 +424,15 @@ def build_inputs(con: duckdb.DuckDBPyConnection, run_id: str, cutoffs: Sequence[
     )
 
 
-def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], *, level: int = 1) -> TrecScores:
-    """Score a TREC run against TREC qrels at relevance `level` (>= 1), trec_eval style."""
+def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], *, level: int = 1,
+                   exclude_na: bool = False) -> TrecScores:
+    """Score a TREC run against TREC qrels at relevance `level` (>= 1).
+
+    Topics scored: those in both files. A topic without a document at the level scores, by
+    default, what trec_eval gives it (0; nDCG its graded value, as trec_eval's ``ndcg_cut``
+    ignores ``-l``) and every scored topic counts in the mean (trec_eval's mean). With
+    `exclude_na` it scores n/a (None) for every measure and the mean is over the other topics
+    (None when no topic is left): the registry's n/a rule."""
     if type(level) is not int or level < 1:
         raise invalid("the relevance level is a whole number >= 1", "level", level)
     wanted = parse_measures(measures)
@@ -437,22 +450,44 @@ def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], 
                         "belong together", path=str(run))
             )
         keys = sorted({m.metric.key for m in wanted})  # identifiers from the registry, never user text
-        scored_rows = con.execute(f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql()})",
-                                  {"level": level}).fetchall()
-        by_cutoff: dict[int, list[tuple]] = {}
-        for row in scored_rows:
-            by_cutoff.setdefault(row[1], []).append(row)
-        values: dict[str, dict[str, float | None]] = {}
-        means: dict[str, float | None] = {}
-        for measure, k in zip(wanted, cutoffs):
-            column = 2 + keys.index(measure.metric.key)
-            per_topic = {row[0]: row[column] for row in by_cutoff.get(k, [])}
-            values[str(measure)] = per_topic
-            scored = [v for v in per_topic.values() if v is not None]
-            means[str(measure)] = math.fsum(scored) / len(scored) if scored else None
+        at_level = _engine_values(con, keys, level)
+        # trec_eval's value of a level-free measure on a topic without a document at the level: the
+        # engine's at level 1, where the measure's value is the same and n/a only without a positive grade.
+        level_free = sorted(set(keys) & _LEVEL_FREE)
+        at_one = at_level if level == 1 or exclude_na or not level_free else _engine_values(con, level_free, 1)
     finally:
         con.close()
-    return TrecScores(run_id, wanted, topics, values, means)
+    values: dict[str, dict[str, float | None]] = {}
+    means: dict[str, float | None] = {}
+    for measure, k in zip(wanted, cutoffs):
+        key = measure.metric.key
+        per_topic = {qid: at_level.get((qid, k, key)) for qid in topics}
+        if not exclude_na:
+            source = at_one if key in _LEVEL_FREE else at_level
+            per_topic = {qid: value if value is not None else _trec_eval_value(source.get((qid, k, key)))
+                         for qid, value in per_topic.items()}
+        values[str(measure)] = per_topic
+        scored = [v for v in per_topic.values() if v is not None]
+        means[str(measure)] = math.fsum(scored) / len(scored) if scored else None
+    return TrecScores(run_id, wanted, topics, values, means, exclude_na)
+
+
+# Measures whose value does not depend on the relevance level (nDCG: gains are the grades, the ideal
+# ranking every judged document); the level only decides when they are n/a.
+_LEVEL_FREE = frozenset({"ndcg"})
+
+
+def _trec_eval_value(value: float | None) -> float:
+    """trec_eval's value where the registry says n/a: 0 (it divides by no relevant document as 0)."""
+    return 0.0 if value is None else value
+
+
+def _engine_values(con: duckdb.DuckDBPyConnection, keys: Sequence[str],
+                   level: int) -> dict[tuple[str, int, str], float | None]:
+    """(qid, cutoff, metric key) -> the engine's value at `level` (None = n/a) over the eval_* inputs."""
+    rows = con.execute(f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql()})",
+                       {"level": level}).fetchall()
+    return {(row[0], row[1], key): value for row in rows for key, value in zip(keys, row[2:])}
 
 
 def _show(value: float | None) -> str:
@@ -470,8 +505,10 @@ def format_scores(scores: TrecScores, *, per_query: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def trec_command(qrels: str, run: str, *, measures: list[str], per_query: bool, level: int) -> int:
-    """`ragslice trec`: print trec_eval-style lines for `run` against `qrels`; 0 on success."""
-    scores = evaluate_files(qrels, run, measures or list(DEFAULT_MEASURES), level=level)
+def trec_command(qrels: str, run: str, *, measures: list[str] | None, per_query: bool, level: int,
+                 exclude_na: bool = False) -> int:
+    """`ragslice trec`: print trec_eval-style lines for `run` against `qrels` (`DEFAULT_MEASURES`
+    when `measures` is empty; means as `evaluate_files` states); 0 on success."""
+    scores = evaluate_files(qrels, run, measures or list(DEFAULT_MEASURES), level=level, exclude_na=exclude_na)
     sys.stdout.write(format_scores(scores, per_query=per_query))
     return 0

@@ -34,6 +34,7 @@ TREC_TO_CANONICAL = {
     **{f"success_{k}": f"Success@{k}" for k in (1, 5, 10)},
 }
 GOLDEN_MEASURES = list(TREC_TO_CANONICAL.values())
+PYTREC_GOLDEN = {canonical: name for name, canonical in TREC_TO_CANONICAL.items()}
 
 
 def reference_file(name: str) -> Path:
@@ -67,6 +68,22 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text().splitlines():
+        qid, _, docno, grade = line.split()
+        qrels.setdefault(qid, {})[docno] = int(grade)
+    return qrels
+
+
+def read_run(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in path.read_text().splitlines():
+        qid, _, docno, _, score, _ = line.split()
+        run.setdefault(qid, {})[docno] = float(score)
+    return run
+
+
 def close(printed: str, exact: float) -> bool:
     """A 4-decimal printed value agrees with an exact one."""
     return abs(float(printed) - exact) <= 0.00005 + 1e-12
@@ -90,9 +107,12 @@ def ragslice_executable() -> str:
 
 @pytest.mark.parametrize(
     ("expected", "qrels", "level"),
-    [("out.test.aq", "qrels.test", 1), ("out.test.aql", "qrels.rel_level", 2)],
+    [("out.test.aq", "qrels.test", 1), ("out.test.aql", "qrels.rel_level", 2), ("out.test.aql3", "qrels.rel_level", 3),
+     ("out.test.aql4", "qrels.rel_level", 4)],
 )
 def test_agrees_with_trec_eval_per_topic_and_all(capsys, expected, qrels, level):
+    # At -l 3 topic 303, at -l 4 topics 302 and 303 have no relevant document: trec_eval's values
+    # and means, by default.
     reference = trec_eval_output(expected)
     code, out, err = run_trec(
         capsys, reference_file(qrels), reference_file("results.test"), "-q", "-l", level, "-m", *GOLDEN_MEASURES
@@ -106,6 +126,36 @@ def test_agrees_with_trec_eval_per_topic_and_all(capsys, expected, qrels, level)
     n = len(GOLDEN_MEASURES)
     assert [qid for _, qid, _ in rows] == ["301"] * n + ["302"] * n + ["303"] * n + ["all"] * n
     assert [m for m, _, _ in rows] == GOLDEN_MEASURES * 4
+
+
+def relevant_counts(name: str) -> dict[str, int]:
+    """qid -> trec_eval's num_rel (relevant documents at its -l level) in one of its outputs."""
+    counts = {}
+    for line in reference_file(name).read_text().splitlines():
+        measure, qid, value = (part.strip() for part in line.split("\t"))
+        if measure == "num_rel" and qid != "all":
+            counts[qid] = int(value)
+    return counts
+
+
+@pytest.mark.parametrize(("expected", "level"), [("out.test.aql3", 3), ("out.test.aql4", 4), ("out.test.aql", 2)])
+def test_exclude_na_leaves_out_topics_without_relevant_documents(capsys, expected, level):
+    # A topic trec_eval counts no relevant document for (num_rel 0) is n/a; the others print
+    # trec_eval's values; `all` is the mean over them (pytrec_eval's exact values, as trec_eval's
+    # are rounded to 4 decimals).
+    reference, counts = trec_eval_output(expected), relevant_counts(expected)
+    qrels_path, run_path = reference_file("qrels.rel_level"), reference_file("results.test")
+    code, out, err = run_trec(capsys, qrels_path, run_path, "-q", "-l", level, "--exclude-na", "-m", *PYTREC_GOLDEN)
+    assert code == 0, err
+    ours = {(measure, qid): value for measure, qid, value in parse_output(out)}
+    scored = sorted(qid for qid, n in counts.items() if n > 0)
+    assert len(scored) == {2: 3, 3: 2, 4: 1}[level]
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_GOLDEN.values()), relevance_level=level).evaluate(run)
+    for measure, name in PYTREC_GOLDEN.items():
+        for qid in counts:
+            assert ours[(measure, qid)] == (reference[(measure, qid)] if qid in scored else "n/a"), (measure, qid)
+        assert close(ours[(measure, "all")], math.fsum(theirs[q][name] for q in scored) / len(scored)), measure
 
 
 def test_trec_eval_names_are_accepted_and_printed_canonically(capsys):
@@ -191,7 +241,7 @@ def collections(draw):
     shared = sorted(set(qrels) & set(run))
     if not shared:
         run[next(iter(qrels))] = {"d1": 1.0, "d2": 1.0}
-    return qrels, run, draw(st.sampled_from([1, 2]))
+    return qrels, run, draw(st.sampled_from([1, 2, 3]))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -208,24 +258,32 @@ def test_agrees_with_pytrec_eval_on_random_runs_with_ties(tmp_path_factory, caps
     code, out, err = run_trec(capsys, qrels_file, run_file, "-q", "-l", level, "-m", *PYTREC)
     assert code == 0, err
     ours = {(m, q): v for m, q, v in parse_output(out)}
+    code, out, err = run_trec(capsys, qrels_file, run_file, "-q", "-l", level, "--exclude-na", "-m", *PYTREC)
+    assert code == 0, err
+    ours_na = {(m, q): v for m, q, v in parse_output(out)}
 
     shared = set(qrels) & set(run)
     theirs = pytrec_eval.RelevanceEvaluator(
         {q: qrels[q] for q in shared}, set(PYTREC.values()), relevance_level=level
     ).evaluate({q: run[q] for q in shared})
-    assert {q for _, q in ours} == shared | {"all"}
+    assert {q for _, q in ours} == {q for _, q in ours_na} == shared | {"all"}
+    answerable = [q for q in shared if any(g >= level for g in qrels[q].values())]
     for measure, name in PYTREC.items():
-        answerable = [q for q in shared if any(g >= level for g in qrels[q].values())]
+        # default: trec_eval's value for every topic, and its mean over every topic
+        for q in shared:
+            assert close(ours[(measure, q)], theirs[q][name]), (measure, q)
+        assert close(ours[(measure, "all")], math.fsum(theirs[q][name] for q in shared) / len(shared)), measure
+        # --exclude-na: n/a without a relevant document at the level, the mean over the others
         for q in shared:
             if q in answerable:
-                assert close(ours[(measure, q)], theirs[q][name]), (measure, q)
+                assert ours_na[(measure, q)] == ours[(measure, q)], (measure, q)
             else:
-                assert ours[(measure, q)] == "n/a", (measure, q)
+                assert ours_na[(measure, q)] == "n/a", (measure, q)
         if answerable:
             mean = math.fsum(theirs[q][name] for q in answerable) / len(answerable)
-            assert close(ours[(measure, "all")], mean), measure
+            assert close(ours_na[(measure, "all")], mean), measure
         else:
-            assert ours[(measure, "all")] == "n/a"
+            assert ours_na[(measure, "all")] == "n/a"
 
 
 # --- conventions on hand-made examples ------------------------------------------------------------
@@ -274,25 +332,49 @@ def test_graded_ndcg_and_relevance_level_by_hand(tmp_path, capsys):
                                  ("R@3", "all", "0.5000"), ("RR", "all", "0.5000")]
 
 
-def test_topic_without_relevant_document_is_na_and_left_out_of_the_mean(tmp_path, capsys):
-    # q1: P@2 = 1/2. q2: judged, nothing relevant -> n/a (trec_eval would say 0 and average 0.25).
-    # q3 only in the qrels and q9 only in the run: ignored.
-    qrels = write(tmp_path / "qrels", "q1 0 a 1\nq2 0 b 0\nq3 0 c 1\n")
-    run = write(tmp_path / "run", "q1 Q0 a 1 2 r\nq1 Q0 x 2 1 r\nq2 Q0 b 1 2 r\nq9 Q0 c 1 2 r\n")
-    code, out, _ = run_trec(capsys, qrels, run, "-q", "-m", "P@2", "AP")
-    assert code == 0
+def test_topic_without_relevant_document_by_hand_trec_eval_mean_and_exclude_na(tmp_path, capsys):
+    # At -l 2 only q1 has a relevant document (a, grade 2); q4 only in the qrels and q9 only in the
+    # run are ignored. Run order by score: q1 b, a; q2 c, d; q3 e.
+    # q1: P@2 = 1/2, RR = 1/2, AP = (1/2) / 1 = 1/2;
+    #     nDCG@2 = (1 + 2/log2 3) / (2 + 1/log2 3) = 2.261860 / 2.630930 = 0.859719.
+    # q2: nothing at grade >= 2: trec_eval scores P@2, RR, AP 0; its nDCG ignores -l: c (grade 1)
+    #     first, ideal c: 1/1 = 1.
+    # q3: no positive grade at all: 0 everywhere, nDCG too (ideal DCG 0).
+    # trec_eval's means over the three topics: 0.5/3 = 0.1667; nDCG@2 (0.859719 + 1 + 0)/3 = 0.619906.
+    # --exclude-na: q2 and q3 are n/a, the means are q1's values.
+    qrels = write(tmp_path / "qrels", "q1 0 a 2\nq1 0 b 1\nq2 0 c 1\nq2 0 d 0\nq3 0 e 0\nq4 0 x 1\n")
+    run = write(tmp_path / "run", "q1 Q0 b 1 3.0 r\nq1 Q0 a 2 2.0 r\nq2 Q0 c 1 1.0 r\nq2 Q0 d 2 0.5 r\n"
+                                  "q3 Q0 e 1 1 r\nq9 Q0 x 1 1 r\n")
+    ndcg_q1 = (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    assert f"{ndcg_q1:.4f}" == "0.8597" and f"{(ndcg_q1 + 1) / 3:.4f}" == "0.6199"
+    measures = ("-m", "P@2", "RR", "AP", "nDCG@2")
+    code, out, err = run_trec(capsys, qrels, run, "-q", "-l", "2", *measures)
+    assert code == 0, err
     assert parse_output(out) == [
-        ("P@2", "q1", "0.5000"), ("AP", "q1", "1.0000"),
-        ("P@2", "q2", "n/a"), ("AP", "q2", "n/a"),
-        ("P@2", "all", "0.5000"), ("AP", "all", "1.0000"),
+        ("P@2", "q1", "0.5000"), ("RR", "q1", "0.5000"), ("AP", "q1", "0.5000"), ("nDCG@2", "q1", "0.8597"),
+        ("P@2", "q2", "0.0000"), ("RR", "q2", "0.0000"), ("AP", "q2", "0.0000"), ("nDCG@2", "q2", "1.0000"),
+        ("P@2", "q3", "0.0000"), ("RR", "q3", "0.0000"), ("AP", "q3", "0.0000"), ("nDCG@2", "q3", "0.0000"),
+        ("P@2", "all", "0.1667"), ("RR", "all", "0.1667"), ("AP", "all", "0.1667"), ("nDCG@2", "all", "0.6199"),
+    ]
+    code, out, err = run_trec(capsys, qrels, run, "-q", "-l", "2", "--exclude-na", *measures)
+    assert code == 0, err
+    assert parse_output(out) == [
+        ("P@2", "q1", "0.5000"), ("RR", "q1", "0.5000"), ("AP", "q1", "0.5000"), ("nDCG@2", "q1", "0.8597"),
+        ("P@2", "q2", "n/a"), ("RR", "q2", "n/a"), ("AP", "q2", "n/a"), ("nDCG@2", "q2", "n/a"),
+        ("P@2", "q3", "n/a"), ("RR", "q3", "n/a"), ("AP", "q3", "n/a"), ("nDCG@2", "q3", "n/a"),
+        ("P@2", "all", "0.5000"), ("RR", "all", "0.5000"), ("AP", "all", "0.5000"), ("nDCG@2", "all", "0.8597"),
     ]
 
 
-def test_every_topic_na_prints_na_means(tmp_path, capsys):
+def test_every_topic_without_relevant_document(tmp_path, capsys):
+    # At -l 2 nothing is relevant: trec_eval's mean is 0 (its nDCG, ignoring -l, is 1: a first, grade 1);
+    # with --exclude-na every topic is n/a, and so is the mean.
     qrels = write(tmp_path / "qrels", "q1 0 a 1\n")
     run = write(tmp_path / "run", "q1 Q0 a 1 2 r\n")
-    code, out, _ = run_trec(capsys, qrels, run, "-l", "2", "-m", "P@1")
-    assert (code, parse_output(out)) == (0, [("P@1", "all", "n/a")])
+    code, out, _ = run_trec(capsys, qrels, run, "-l", "2", "-m", "P@1", "nDCG@1")
+    assert (code, parse_output(out)) == (0, [("P@1", "all", "0.0000"), ("nDCG@1", "all", "1.0000")])
+    code, out, _ = run_trec(capsys, qrels, run, "-l", "2", "--exclude-na", "-m", "P@1", "nDCG@1")
+    assert (code, parse_output(out)) == (0, [("P@1", "all", "n/a"), ("nDCG@1", "all", "n/a")])
 
 
 def test_whitespace_comments_blank_lines_and_crlf(tmp_path, capsys):
