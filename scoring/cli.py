@@ -101,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("trec", cmd_trec, "Evaluate a TREC run against TREC qrels, trec_eval style.",
             "ragslice trec qrels.test results.test -q -m P@5 nDCG@10 RR AP")
     p.add_argument("qrels", help="qrels file: qid 0 docno grade")
-    p.add_argument("run", help="run file: qid Q0 docno rank score runid (rank ignored; ordered by score)")
+    p.add_argument("run", help="run file: qid Q0 docno rank score runid (rank and any later field ignored; "
+                   "ordered by score, a decimal number such as 12.5 or -3.1e-2)")
     p.add_argument("-q", action="store_true", help="also print one line per query")
     p.add_argument("-l", "--level", type=int, default=1, help="relevance level for binary measures (default 1)")
     p.add_argument("--exclude-na", action="store_true",

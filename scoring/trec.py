@@ -7,8 +7,12 @@ input relations (suite ``trec``, run ID from the run file).
 Files (UTF-8; LF or CRLF line endings, one kind per file; fields separated by any run of
 whitespace; blank lines and lines whose first field starts with ``#`` are skipped):
     qrels   ``qid 0 docno grade``                      exactly 4 fields, grade a whole number
-    run     ``qid Q0 docno rank score runid``          exactly 6 fields, score a finite number
-The second column of both files and the rank column of the run are ignored. A docno may appear
+    run     ``qid Q0 docno rank score runid ...``      6 fields or more, score a decimal number
+The second column of both files, the rank column of the run and any field after its ``runid`` are
+ignored, as by trec_eval (whose qrels reader refuses a fifth field: so does this one). A score is
+a finite decimal number, plain or with an exponent (``12``, ``-0.5``, ``.5``, ``3.1e-2``): the
+texts C's ``atof`` reads whole, as trec_eval does; other texts Python's ``float`` or DuckDB would
+take (``1_000``, which ``atof`` reads as 1; ``inf``, ``nan``) are refused. A docno may appear
 once per topic in each file (trec_eval refuses duplicates too). The run ID is the last line's
 ``runid``, as in trec_eval.
 
@@ -32,7 +36,8 @@ whenever every scored topic has a relevant document at the level.
 
 Reading takes one of two routes, with the same result (tested to agree). The fast route reads a
 file straight into typed columns when its fields are separated by single spaces (or by single
-tabs, in a file without spaces) and it holds no other whitespace or control byte (no CR, VT, FF,
+tabs, in a file without spaces), its lines have no field beyond the layout's (a run's ignored
+fields send it to the line route) and it holds no other whitespace or control byte (no CR, VT, FF,
 NUL or 0x01, so LF endings); it certifies every rule above in sets: field count, no empty field,
 no comment line, grade or score, no repeated docno (hashes of (qid, docno): the top 32 bits
 sorted, the few that meet compared in full). A file it cannot certify takes the line route: every line numbered and split on whitespace, each rule
@@ -76,15 +81,18 @@ SUITE = "trec"
 MAX_PROBLEMS = 20
 FileKind = Literal["qrels", "run"]
 
-_LAYOUT: dict[FileKind, tuple[int, str]] = {
-    "qrels": (4, "qid 0 docno grade"),
-    "run": (6, "qid Q0 docno rank score runid"),
+# (fields a line needs, their names, whether fields after them are allowed and ignored)
+_LAYOUT: dict[FileKind, tuple[int, str, bool]] = {
+    "qrels": (4, "qid 0 docno grade", False),
+    "run": (6, "qid Q0 docno rank score runid", True),
 }
 
 # The typed values, one definition for both routes ({} is the field's text): a grade is a whole
-# number that fits an INTEGER, a score any text DuckDB casts to a DOUBLE (finiteness is a rule).
+# number that fits an INTEGER, a score a decimal number, plain or with an exponent, as a DOUBLE
+# (finiteness is a rule of its own; a text of another shape is NULL, whatever DuckDB would cast).
 _GRADE = "CASE WHEN regexp_full_match({0}, '[+-]?[0-9]+') THEN TRY_CAST({0} AS INTEGER) END"
-_SCORE = "TRY_CAST({0} AS DOUBLE)"
+_SCORE = r"CASE WHEN regexp_full_match({0}, '[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?') " \
+         "THEN TRY_CAST({0} AS DOUBLE) END"
 
 # --- the line route: every line numbered, split, checked -------------------------------------------
 
@@ -113,7 +121,7 @@ _COLUMNS: dict[FileKind, str] = {
 
 _BAD_ROWS: dict[FileKind, str] = {
     "qrels": "NOT skip AND (n_fields <> 4 OR grade IS NULL)",
-    "run": "NOT skip AND (n_fields <> 6 OR score IS NULL OR NOT isfinite(score))",
+    "run": "NOT skip AND (n_fields < 6 OR score IS NULL OR NOT isfinite(score))",
 }
 
 # The field a bad row is reported for (0-based): the grade of a qrels line, the score of a run line.
@@ -127,16 +135,17 @@ _KEPT: dict[FileKind, str] = {"qrels": "qid, docno, grade, hash(qid, docno) AS p
 
 # --- the fast route: typed columns, every rule certified in sets ----------------------------------
 
-# Every field is text except the run's score: the CSV reader parses a DOUBLE exactly as TRY_CAST
-# does (same accepted texts, same values), and a score it refuses sends the file to the line route.
+# Every field is read as text and typed by the definitions above. A line with more fields than these
+# (a run's ignored ones) stops the CSV reader: such a file takes the line route.
 _FAST_FIELDS: dict[FileKind, dict[str, str]] = {
     "qrels": {"qid": "VARCHAR", "iter": "VARCHAR", "docno": "VARCHAR", "grade": "VARCHAR"},
-    "run": {"qid": "VARCHAR", "iter": "VARCHAR", "docno": "VARCHAR", "rank": "VARCHAR", "score": "DOUBLE",
+    "run": {"qid": "VARCHAR", "iter": "VARCHAR", "docno": "VARCHAR", "rank": "VARCHAR", "score": "VARCHAR",
             "runid": "VARCHAR"},
 }
-_FAST_VALUE: dict[FileKind, str] = {"qrels": f"{_GRADE.format('grade')} AS grade", "run": "score"}
+_FAST_VALUE: dict[FileKind, str] = {"qrels": f"{_GRADE.format('grade')} AS grade",
+                                    "run": f"{_SCORE.format('score')} AS score"}
 _IGNORED: dict[FileKind, tuple[str, ...]] = {"qrels": ("iter",), "run": ("iter", "rank", "runid")}
-# Checked on the table: an empty field reads as NULL, a bad grade as NULL.
+# Checked on the table: an empty field reads as NULL, a bad grade or score as NULL.
 _FAST_VALID: dict[FileKind, str] = {"qrels": "qid IS NOT NULL AND docno IS NOT NULL AND grade IS NOT NULL",
                                     "run": "qid IS NOT NULL AND docno IS NOT NULL AND isfinite(score)"}
 # Bytes that make a file take the line route: whitespace other than the delimiter and LF (the line
@@ -205,7 +214,7 @@ def _read_fast(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> st
     shape = _certified_shape(path)
     if shape is None:
         return None
-    delim, last_field = shape
+    delim, run_id = shape
     table = f"trec_{kind}"  # kind is one of two literals
     columns = ", ".join(f"'{name}': '{sql_type}'" for name, sql_type in _FAST_FIELDS[kind].items())
     ignored = " AND ".join(f"{name} IS NOT NULL" for name in _IGNORED[kind])
@@ -235,7 +244,7 @@ def _read_fast(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> st
         con.execute(f"DROP TABLE {table}")
         con.execute(f"DROP TABLE {table}_topics")
         return None
-    return "" if kind == "qrels" else last_field
+    return "" if kind == "qrels" else run_id
 
 
 def _create_topics(con: duckdb.DuckDBPyConnection, kind: FileKind) -> None:
@@ -257,8 +266,9 @@ def _may_repeat_a_docno(con: duckdb.DuckDBPyConnection, table: str) -> bool:
 
 
 def _certified_shape(path: Path) -> tuple[str, str] | None:
-    """The delimiter (space, or tab when the file has no space) and the last field of the last
-    non-blank line (a run's ID), when no byte of the file sends it to the line route; else None."""
+    """The delimiter (space, or tab when the file has no space) and the sixth field of the last
+    non-blank line (a run's ID; "" when it has fewer), when no byte of the file sends it to the
+    line route; else None."""
     with path.open("rb") as handle:
         try:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -278,7 +288,8 @@ def _certified_shape(path: Path) -> tuple[str, str] | None:
                 start = data.rfind(b"\n", 0, end) + 1
                 fields = data[start:end].split()
                 if fields:
-                    return delim.decode(), fields[-1].decode("utf-8", errors="replace")
+                    run_id = fields[5] if len(fields) >= 6 else b""
+                    return delim.decode(), run_id.decode("utf-8", errors="replace")
                 end = start - 1
     return None
 
@@ -306,7 +317,7 @@ def _read_lines(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> s
 
 
 def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, table: str) -> list[Problem]:
-    n_fields, layout = _LAYOUT[kind]
+    n_fields, layout, _ = _LAYOUT[kind]
     where = str(path)
     if con.execute(f"SELECT count(*) FROM {table} WHERE NOT skip").fetchone()[0] == 0:
         return [Problem(rule=f"the file has no lines; expected lines of `{layout}`", path=where)]
@@ -314,7 +325,7 @@ def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, t
         f"SELECT rowid + 1, n_fields, qid FROM {table} WHERE {_BAD_ROWS[kind]} ORDER BY rowid LIMIT {MAX_PROBLEMS}"
     ).fetchall()
     if bad:
-        shown = _fields_of_lines(path, {line_no for line_no, found, _ in bad if found == n_fields})
+        shown = _fields_of_lines(path, {line_no for line_no, found, _ in bad if found >= n_fields})
         return [_bad_line(kind, where, line_no, found, qid, shown.get(line_no)) for line_no, found, qid in bad]
     duplicates = con.execute(
         f"""WITH rows AS (SELECT rowid + 1 AS line_no, qid, docno FROM {table} WHERE NOT skip),
@@ -332,12 +343,18 @@ def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, t
 
 
 def _bad_line(kind: FileKind, where: str, line_no: int, found: int, qid: str, fields: list[str] | None) -> Problem:
-    n_fields, layout = _LAYOUT[kind]
-    if found != n_fields:
-        return Problem(rule=f"expected {n_fields} fields (`{layout}`), found {found}", path=where, line=line_no)
+    n_fields, layout, more = _LAYOUT[kind]
+    if found < n_fields or (found > n_fields and not more):
+        rule = f"expected at least {n_fields} fields (`{layout}`, later fields ignored)" if more else \
+            f"expected {n_fields} fields (`{layout}`)"
+        rule += f", found {found}"
+        if found > n_fields:
+            rule += f" (trec_eval refuses a field after the {layout.split()[-1]} too)"
+        return Problem(rule=rule, path=where, line=line_no)
     name = "grade" if kind == "qrels" else "score"
     rule = "the grade is a whole number, e.g. 0, 1, 2" if kind == "qrels" else \
-        "the score is a finite number, e.g. 12.5 or -3.1e-2"
+        "the score is a finite decimal number, plain or with an exponent, e.g. 12, -0.5, .5, 3.1e-2 (not 1_000, " \
+        "0x10, inf or nan)"
     value = fields[_CHECKED_FIELD[kind]] if fields else None
     return Problem(rule=rule, field=name, value=value, has_value=fields is not None, path=where, line=line_no,
                    question=qid)

@@ -407,13 +407,12 @@ def good_run(tmp_path):
 @pytest.mark.parametrize(
     ("text", "line", "words"),
     [
-        ("q1 Q0 d1 1 2.0 r\n\nq1 Q0 d2 2 1.0\n", 3, "expected 6 fields"),
-        ("q1 Q0 d1 1 2.0 r extra\n", 1, "expected 6 fields"),
+        ("q1 Q0 d1 1 2.0 r\n\nq1 Q0 d2 2 1.0\n", 3, "expected at least 6 fields"),
         ("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 high r\n", 2, "score"),
         ("q1 Q0 d1 1 nan r\n", 1, "finite"),
         ("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq1 Q0 d1 3 0.5 r\n", 3, "at line 1"),
     ],
-    ids=["too-few-fields", "too-many-fields", "non-numeric-score", "nan-score", "duplicate-docno"],
+    ids=["too-few-fields", "non-numeric-score", "nan-score", "duplicate-docno"],
 )
 def test_malformed_run_line_names_file_and_line(tmp_path, capsys, good_qrels, text, line, words):
     run = write(tmp_path / "bad-run", text)
@@ -421,6 +420,46 @@ def test_malformed_run_line_names_file_and_line(tmp_path, capsys, good_qrels, te
     assert code == 2
     assert out == ""
     assert f"{run}:{line}:" in err and words in err
+
+
+@pytest.mark.parametrize("score", ["1_000", "inf", "-Infinity", "nan", "NaN", "0x10", "1e400", "1,5", "1.5.2", "1e",
+                                   "e5", ".", "+", "--1", "1d5", "1.5f", "\u0661", "\uff11"])
+@pytest.mark.parametrize("line", [1, 2])
+def test_score_other_than_a_decimal_number_is_refused(tmp_path, capsys, good_qrels, score, line):
+    # Python's float() takes 1_000, inf, nan and full-width digits, DuckDB 1_000, inf and nan, C's
+    # atof (trec_eval) reads 1_000 as 1: a score is a plain decimal or exponent number, or refused.
+    lines = ["q1 Q0 d1 1 2.0 r", "q1 Q0 d2 2 1.0 r"]
+    lines[line - 1] = f"q1 Q0 d{line} {line} {score} r"
+    run = write(tmp_path / "run", "".join(f"{text}\n" for text in lines))
+    code, out, err = run_trec(capsys, good_qrels, run, "-m", "RR")
+    assert (code, out) == (2, "")
+    assert f"{run}:{line}: question 'q1': field 'score': '{score}': the score is a finite decimal number" in err
+
+
+@pytest.mark.parametrize("score", ["12", "-0.5", ".5", "5.", "+3", "-0", "3.1e-2", "1E+05", "1e-400", "007.50"])
+def test_decimal_scores_are_read_as_atof_reads_them(tmp_path, capsys, score):
+    # d1 holds the score under test, d2 the same value written plainly (the float of the text):
+    # equal scores tie and the docno breaks the tie, "d2" > "d1", so d2 ranks first and RR = 1/2.
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\n")
+    value = float(score)
+    run = write(tmp_path / "run", f"q1 Q0 d1 1 {score} r\nq1 Q0 d2 2 {value!r} r\n")
+    code, out, err = run_trec(capsys, qrels, run, "-m", "RR")
+    assert (code, parse_output(out)) == (0, [("RR", "all", "0.5000")]), err
+
+
+def test_run_fields_after_the_run_id_are_ignored(tmp_path, capsys, monkeypatch):
+    # trec_eval skips the rest of a run line after its sixth field: results.test with one or more
+    # fields added scores as trec_eval scored the file without them; the run ID is the sixth field.
+    taken = routes_taken(monkeypatch)
+    reference = trec_eval_output("out.test.aq")
+    lines = reference_file("results.test").read_text().splitlines()
+    for name, extra in (("one", lambda n: " x"), ("several", lambda n: f"\t{n} more fields" if n % 2 else " #7")):
+        run = write(tmp_path / name, "".join(f"{line}{extra(n)}\n" for n, line in enumerate(lines)))
+        code, out, err = run_trec(capsys, reference_file("qrels.test"), run, "-q", "-m", *GOLDEN_MEASURES)
+        assert code == 0, err
+        assert {(m, q): v for m, q, v in parse_output(out)} == reference
+        assert trec.evaluate_files(reference_file("qrels.test"), run, ["RR"]).run_id == "STANDARD"
+    assert taken.count(("run", False)) == 4  # a line with more fields than six takes the line route
 
 
 @pytest.mark.slow
@@ -443,11 +482,13 @@ def test_line_numbers_stay_exact_in_a_file_read_in_parallel(tmp_path, capsys, go
     ("text", "line", "words"),
     [
         ("q1 0 d1 1\nq1 0 d2\n", 2, "expected 4 fields"),
+        ("q1 0 d1 1\nq1 0 d2 1 extra\n", 2, "expected 4 fields (`qid 0 docno grade`), found 5 (trec_eval "
+                                           "refuses a field after the grade too)"),
         ("q1 0 d1 yes\n", 1, "grade"),
         ("q1 0 d1 1\nq1 0 d2 1.5\n", 2, "whole number"),
         ("q1 0 d1 1\nq1 0 d1 0\n", 2, "at line 1"),
     ],
-    ids=["too-few-fields", "non-numeric-grade", "fractional-grade", "duplicate-docno"],
+    ids=["too-few-fields", "too-many-fields", "non-numeric-grade", "fractional-grade", "duplicate-docno"],
 )
 def test_malformed_qrels_line_names_file_and_line(tmp_path, capsys, good_run, text, line, words):
     qrels = write(tmp_path / "bad-qrels", text)
@@ -558,7 +599,8 @@ ODD_VALUES = {
     "qid": ["#q", "q\x01", "é"],
     "docno": ["d\x00x", "d\x01", "d\rx", "\ufeffd", "d\vx", "d\fx", "d x"],
     "score": ["1_000", "0x10", "nan", "inf", "-Infinity", "1e400", "1e-400", "4.9e-324", "x", "1,5", "", "+1.5e+3",
-              "5.", "-0", "0.1000000000000000055511151231257827", "1.7976931348623159e308"],
+              "5.", "-0", "0.1000000000000000055511151231257827", "1.7976931348623159e308", ".5e-3", "1E+05", "1e",
+              "e5", ".", "+", "1.5.2", "1d5", "\u0661", "1__0", "_1"],
     "grade": ["+1", "02", "1.5", "x", "2147483648", "1_0", ""],
     "other": [""],
 }
@@ -577,6 +619,8 @@ def trec_text(draw, kind: str) -> bytes:
     ending, text_edits = "\n", set()
     for oddity in draw(st.lists(st.sampled_from(ODDITIES), max_size=2)):
         i = draw(st.integers(0, len(lines) - 1))
+        if oddity in ("value", "gap", "short") and len(lines[i]) < len(LAYOUT[kind]):
+            continue  # a blank line, or one already short of a field
         if oddity == "value":
             f = draw(st.integers(0, len(LAYOUT[kind]) - 1))
             lines[i][f] = draw(st.sampled_from(ODD_VALUES[LAYOUT[kind][f]]))
