@@ -1,6 +1,10 @@
 """`ragslice trec`: agreement with trec_eval's own output and with pytrec_eval, TREC conventions
-(ranking by score, ties by docno descending), the short-list denominator, n/a topics, errors
-that name file and line (exit code 2), and the fast read agreeing with the line-by-line read."""
+(ranking by score, ties by docno descending), the short-list denominator, trec_eval's mean and
+the n/a rule (--exclude-na) for topics without a relevant document, repeated -m, trec_eval's
+reading of the files (fields after the run ID ignored, decimal scores only), errors that name
+file and line (exit code 2), and the fast read agreeing with the line-by-line read.
+
+trec_eval's files are in tests/data/trec_eval/ (see its README.md)."""
 from __future__ import annotations
 
 import math
@@ -195,6 +199,17 @@ def test_default_measures_only_without_m(capsys):
     code, out, _ = run_trec(capsys, qrels, run, "-m", "RR")
     assert code == 0
     assert [m for m, _, _ in parse_output(out)] == ["RR"]
+
+
+def test_means_match_trec_eval_default_output(capsys):
+    # out.test: trec_eval's default measures, means only; those ragslice knows, with their runid.
+    printed = dict(line.split()[::2] for line in reference_file("out.test").read_text().splitlines())
+    wanted = ["map", "recip_rank", "P_5", "P_10", "P_20", "P_100", "P_1000"]
+    code, out, err = run_trec(capsys, reference_file("qrels.test"), reference_file("results.test"), "-m", *wanted)
+    assert code == 0, err
+    assert parse_output(out) == [(TREC_TO_CANONICAL[name], "all", printed[name]) for name in wanted]
+    assert trec.evaluate_files(reference_file("qrels.test"), reference_file("results.test"), ["RR"]).run_id == \
+        printed["runid"] == "STANDARD"
 
 
 def test_real_command_default_measures_match_trec_eval():
