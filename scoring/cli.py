@@ -22,7 +22,8 @@ def _examples(*lines: str) -> str:
 def cmd_trec(args: argparse.Namespace) -> int:
     from .trec import trec_command
 
-    return trec_command(args.qrels, args.run, measures=args.measures, per_query=args.q, level=args.level)
+    return trec_command(args.qrels, args.run, measures=args.measures, per_query=args.q, level=args.level,
+                        exclude_na=args.exclude_na)
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
@@ -100,11 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("trec", cmd_trec, "Evaluate a TREC run against TREC qrels, trec_eval style.",
             "ragslice trec qrels.test results.test -q -m P@5 nDCG@10 RR AP")
     p.add_argument("qrels", help="qrels file: qid 0 docno grade")
-    p.add_argument("run", help="run file: qid Q0 docno rank score runid (rank ignored; ordered by score)")
+    p.add_argument("run", help="run file: qid Q0 docno rank score runid (rank and any later field ignored; "
+                   "ordered by score, a decimal number such as 12.5 or -3.1e-2)")
     p.add_argument("-q", action="store_true", help="also print one line per query")
     p.add_argument("-l", "--level", type=int, default=1, help="relevance level for binary measures (default 1)")
-    p.add_argument("-m", "--measures", nargs="+", default=["P@10", "R@10", "nDCG@10", "RR", "AP"],
-                   metavar="MEASURE", help="measures such as P@5 nDCG@20 RR AP (default: P@10 R@10 nDCG@10 RR AP)")
+    p.add_argument("--exclude-na", action="store_true",
+                   help="ragslice's n/a rule: a query without a relevant document at the level (-l) is n/a "
+                   "(its -q lines print n/a) and the `all` line is the mean over the other queries (n/a if "
+                   "none is left). Default: trec_eval's mean, over every query in both files, such a query "
+                   "scoring what trec_eval prints for it (0; nDCG its graded value, as trec_eval's nDCG "
+                   "ignores -l)")
+    p.add_argument("-m", "--measures", action="extend", nargs="+", metavar="MEASURE",
+                   help="measures such as P@5 nDCG@20 RR AP, or as trec_eval prints them (P_5 ndcg_cut_20 "
+                   "recip_rank map); repeat -m, or list several after one -m (default, when no -m is given: "
+                   "P@10 R@10 nDCG@10 RR AP)")
 
     p = add("refresh", cmd_refresh, "Validate a workspace, score every changed run, write the DuckDB file all-or-nothing.",
             "ragslice refresh data/demo --db ragslice.duckdb")

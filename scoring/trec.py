@@ -1,4 +1,4 @@
-"""TREC files in, trec_eval-style numbers out: `ragslice trec QRELS RUN [-q] [-l LEVEL] [-m ...]`.
+"""TREC files in, trec_eval-style numbers out: `ragslice trec QRELS RUN [-q] [-l LEVEL] [--exclude-na] [-m ...]`.
 
 Both files are read by DuckDB's CSV reader (per-line Python only on the error path) and scored by
 the SQL engine (`scoring.engine.retrieval_sql`); this module only builds the engine's `eval_*`
@@ -7,29 +7,37 @@ input relations (suite ``trec``, run ID from the run file).
 Files (UTF-8; LF or CRLF line endings, one kind per file; fields separated by any run of
 whitespace; blank lines and lines whose first field starts with ``#`` are skipped):
     qrels   ``qid 0 docno grade``                      exactly 4 fields, grade a whole number
-    run     ``qid Q0 docno rank score runid``          exactly 6 fields, score a finite number
-The second column of both files and the rank column of the run are ignored. A docno may appear
+    run     ``qid Q0 docno rank score runid ...``      6 fields or more, score a decimal number
+The second column of both files, the rank column of the run and any field after its ``runid`` are
+ignored, as by trec_eval (whose qrels reader refuses a fifth field: so does this one). A score is
+a finite decimal number, plain or with an exponent (``12``, ``-0.5``, ``.5``, ``3.1e-2``): the
+texts C's ``atof`` reads whole, as trec_eval does; other texts Python's ``float`` or DuckDB would
+take (``1_000``, which ``atof`` reads as 1; ``inf``, ``nan``) are refused. A docno may appear
 once per topic in each file (trec_eval refuses duplicates too). The run ID is the last line's
 ``runid``, as in trec_eval.
 
 Conventions, those of trec_eval 10 (which they were checked against):
 - ranking: score descending, ties broken by docno in descending byte order;
-- topics scored: those in both files (run topics missing from the qrels and qrels topics missing
-  from the run are ignored: trec_eval without ``-c``);
+- topics scored: those in both files (run topics missing from the qrels are ignored, as by
+  trec_eval without ``-c``; so are qrels topics missing from the run, as by trec_eval 9 and
+  pytrec_eval, where trec_eval 10.0 without ``-c`` stops with an error);
 - ``-l LEVEL`` (>= 1): a document is relevant when its grade >= LEVEL (binary measures);
   nDCG's gain is the grade (negative grades gain 0), the ideal ranking is built from every
   judged document of the topic, whatever the level;
 - a measure without a cutoff (``RR``, ``AP``) looks at the whole ranking.
 
-n/a: a topic with no document at the relevance level scores n/a for every measure (the
-registry's rule). With ``-q`` its lines read ``n/a``; the ``all`` line is the mean over the
-topics that are not n/a (``n/a`` when every topic is). trec_eval instead scores such a topic 0
-and counts it in its mean, and its ``ndcg_cut`` ignores ``-l``: the two agree whenever every
-scored topic has a relevant document at the level.
+Means. By default the ``all`` line is trec_eval's: the mean over every scored topic, a topic
+with no document at the relevance level scoring what trec_eval gives it, which ``-q`` prints
+too: 0 for every measure but nDCG, which in trec_eval ignores ``-l`` (``ndcg_cut`` scores the
+grades; 0 only for a topic without a positive grade). With ``--exclude-na``, the registry's n/a
+rule: such a topic scores n/a for every measure (its ``-q`` lines read ``n/a``) and the ``all``
+line is the mean over the other topics (``n/a`` when no topic is left). The two means agree
+whenever every scored topic has a relevant document at the level.
 
 Reading takes one of two routes, with the same result (tested to agree). The fast route reads a
 file straight into typed columns when its fields are separated by single spaces (or by single
-tabs, in a file without spaces) and it holds no other whitespace or control byte (no CR, VT, FF,
+tabs, in a file without spaces), its lines have no field beyond the layout's (a run's ignored
+fields send it to the line route) and it holds no other whitespace or control byte (no CR, VT, FF,
 NUL or 0x01, so LF endings); it certifies every rule above in sets: field count, no empty field,
 no comment line, grade or score, no repeated docno (hashes of (qid, docno): the top 32 bits
 sorted, the few that meet compared in full). A file it cannot certify takes the line route: every line numbered and split on whitespace, each rule
@@ -73,15 +81,18 @@ SUITE = "trec"
 MAX_PROBLEMS = 20
 FileKind = Literal["qrels", "run"]
 
-_LAYOUT: dict[FileKind, tuple[int, str]] = {
-    "qrels": (4, "qid 0 docno grade"),
-    "run": (6, "qid Q0 docno rank score runid"),
+# (fields a line needs, their names, whether fields after them are allowed and ignored)
+_LAYOUT: dict[FileKind, tuple[int, str, bool]] = {
+    "qrels": (4, "qid 0 docno grade", False),
+    "run": (6, "qid Q0 docno rank score runid", True),
 }
 
 # The typed values, one definition for both routes ({} is the field's text): a grade is a whole
-# number that fits an INTEGER, a score any text DuckDB casts to a DOUBLE (finiteness is a rule).
+# number that fits an INTEGER, a score a decimal number, plain or with an exponent, as a DOUBLE
+# (finiteness is a rule of its own; a text of another shape is NULL, whatever DuckDB would cast).
 _GRADE = "CASE WHEN regexp_full_match({0}, '[+-]?[0-9]+') THEN TRY_CAST({0} AS INTEGER) END"
-_SCORE = "TRY_CAST({0} AS DOUBLE)"
+_SCORE = r"CASE WHEN regexp_full_match({0}, '[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?') " \
+         "THEN TRY_CAST({0} AS DOUBLE) END"
 
 # --- the line route: every line numbered, split, checked -------------------------------------------
 
@@ -110,7 +121,7 @@ _COLUMNS: dict[FileKind, str] = {
 
 _BAD_ROWS: dict[FileKind, str] = {
     "qrels": "NOT skip AND (n_fields <> 4 OR grade IS NULL)",
-    "run": "NOT skip AND (n_fields <> 6 OR score IS NULL OR NOT isfinite(score))",
+    "run": "NOT skip AND (n_fields < 6 OR score IS NULL OR NOT isfinite(score))",
 }
 
 # The field a bad row is reported for (0-based): the grade of a qrels line, the score of a run line.
@@ -124,16 +135,17 @@ _KEPT: dict[FileKind, str] = {"qrels": "qid, docno, grade, hash(qid, docno) AS p
 
 # --- the fast route: typed columns, every rule certified in sets ----------------------------------
 
-# Every field is text except the run's score: the CSV reader parses a DOUBLE exactly as TRY_CAST
-# does (same accepted texts, same values), and a score it refuses sends the file to the line route.
+# Every field is read as text and typed by the definitions above. A line with more fields than these
+# (a run's ignored ones) stops the CSV reader: such a file takes the line route.
 _FAST_FIELDS: dict[FileKind, dict[str, str]] = {
     "qrels": {"qid": "VARCHAR", "iter": "VARCHAR", "docno": "VARCHAR", "grade": "VARCHAR"},
-    "run": {"qid": "VARCHAR", "iter": "VARCHAR", "docno": "VARCHAR", "rank": "VARCHAR", "score": "DOUBLE",
+    "run": {"qid": "VARCHAR", "iter": "VARCHAR", "docno": "VARCHAR", "rank": "VARCHAR", "score": "VARCHAR",
             "runid": "VARCHAR"},
 }
-_FAST_VALUE: dict[FileKind, str] = {"qrels": f"{_GRADE.format('grade')} AS grade", "run": "score"}
+_FAST_VALUE: dict[FileKind, str] = {"qrels": f"{_GRADE.format('grade')} AS grade",
+                                    "run": f"{_SCORE.format('score')} AS score"}
 _IGNORED: dict[FileKind, tuple[str, ...]] = {"qrels": ("iter",), "run": ("iter", "rank", "runid")}
-# Checked on the table: an empty field reads as NULL, a bad grade as NULL.
+# Checked on the table: an empty field reads as NULL, a bad grade or score as NULL.
 _FAST_VALID: dict[FileKind, str] = {"qrels": "qid IS NOT NULL AND docno IS NOT NULL AND grade IS NOT NULL",
                                     "run": "qid IS NOT NULL AND docno IS NOT NULL AND isfinite(score)"}
 # Bytes that make a file take the line route: whitespace other than the delimiter and LF (the line
@@ -143,13 +155,16 @@ _UNCERTIFIED = (b"\v", b"\f", b"\r", b"\x00", b"\x01")
 
 @dataclass(frozen=True)
 class TrecScores:
-    """Per-topic values (None = n/a) and the mean over scored topics, per measure."""
+    """Per-topic values and their mean, per measure: trec_eval's (no n/a; the mean over every
+    scored topic), or with `exclude_na` the registry's (None = n/a; the mean over the other topics,
+    None when every topic is n/a)."""
 
     run_id: str
     measures: tuple[Measure, ...]
     topics: tuple[str, ...]
     values: dict[str, dict[str, float | None]]  # measure name -> qid -> value
-    means: dict[str, float | None]  # measure name -> mean over the non-n/a topics
+    means: dict[str, float | None]  # measure name -> mean over the topics whose value is not None
+    exclude_na: bool = False
 
 
 def parse_measures(texts: Sequence[str]) -> tuple[Measure, ...]:
@@ -199,7 +214,7 @@ def _read_fast(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> st
     shape = _certified_shape(path)
     if shape is None:
         return None
-    delim, last_field = shape
+    delim, run_id = shape
     table = f"trec_{kind}"  # kind is one of two literals
     columns = ", ".join(f"'{name}': '{sql_type}'" for name, sql_type in _FAST_FIELDS[kind].items())
     ignored = " AND ".join(f"{name} IS NOT NULL" for name in _IGNORED[kind])
@@ -229,7 +244,7 @@ def _read_fast(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> st
         con.execute(f"DROP TABLE {table}")
         con.execute(f"DROP TABLE {table}_topics")
         return None
-    return "" if kind == "qrels" else last_field
+    return "" if kind == "qrels" else run_id
 
 
 def _create_topics(con: duckdb.DuckDBPyConnection, kind: FileKind) -> None:
@@ -251,8 +266,9 @@ def _may_repeat_a_docno(con: duckdb.DuckDBPyConnection, table: str) -> bool:
 
 
 def _certified_shape(path: Path) -> tuple[str, str] | None:
-    """The delimiter (space, or tab when the file has no space) and the last field of the last
-    non-blank line (a run's ID), when no byte of the file sends it to the line route; else None."""
+    """The delimiter (space, or tab when the file has no space) and the sixth field of the last
+    non-blank line (a run's ID; "" when it has fewer), when no byte of the file sends it to the
+    line route; else None."""
     with path.open("rb") as handle:
         try:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -272,7 +288,8 @@ def _certified_shape(path: Path) -> tuple[str, str] | None:
                 start = data.rfind(b"\n", 0, end) + 1
                 fields = data[start:end].split()
                 if fields:
-                    return delim.decode(), fields[-1].decode("utf-8", errors="replace")
+                    run_id = fields[5] if len(fields) >= 6 else b""
+                    return delim.decode(), run_id.decode("utf-8", errors="replace")
                 end = start - 1
     return None
 
@@ -300,7 +317,7 @@ def _read_lines(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> s
 
 
 def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, table: str) -> list[Problem]:
-    n_fields, layout = _LAYOUT[kind]
+    n_fields, layout, _ = _LAYOUT[kind]
     where = str(path)
     if con.execute(f"SELECT count(*) FROM {table} WHERE NOT skip").fetchone()[0] == 0:
         return [Problem(rule=f"the file has no lines; expected lines of `{layout}`", path=where)]
@@ -308,7 +325,7 @@ def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, t
         f"SELECT rowid + 1, n_fields, qid FROM {table} WHERE {_BAD_ROWS[kind]} ORDER BY rowid LIMIT {MAX_PROBLEMS}"
     ).fetchall()
     if bad:
-        shown = _fields_of_lines(path, {line_no for line_no, found, _ in bad if found == n_fields})
+        shown = _fields_of_lines(path, {line_no for line_no, found, _ in bad if found >= n_fields})
         return [_bad_line(kind, where, line_no, found, qid, shown.get(line_no)) for line_no, found, qid in bad]
     duplicates = con.execute(
         f"""WITH rows AS (SELECT rowid + 1 AS line_no, qid, docno FROM {table} WHERE NOT skip),
@@ -326,12 +343,18 @@ def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, t
 
 
 def _bad_line(kind: FileKind, where: str, line_no: int, found: int, qid: str, fields: list[str] | None) -> Problem:
-    n_fields, layout = _LAYOUT[kind]
-    if found != n_fields:
-        return Problem(rule=f"expected {n_fields} fields (`{layout}`), found {found}", path=where, line=line_no)
+    n_fields, layout, more = _LAYOUT[kind]
+    if found < n_fields or (found > n_fields and not more):
+        rule = f"expected at least {n_fields} fields (`{layout}`, later fields ignored)" if more else \
+            f"expected {n_fields} fields (`{layout}`)"
+        rule += f", found {found}"
+        if found > n_fields:
+            rule += f" (trec_eval refuses a field after the {layout.split()[-1]} too)"
+        return Problem(rule=rule, path=where, line=line_no)
     name = "grade" if kind == "qrels" else "score"
     rule = "the grade is a whole number, e.g. 0, 1, 2" if kind == "qrels" else \
-        "the score is a finite number, e.g. 12.5 or -3.1e-2"
+        "the score is a finite decimal number, plain or with an exponent, e.g. 12, -0.5, .5, 3.1e-2 (not 1_000, " \
+        "0x10, inf or nan)"
     value = fields[_CHECKED_FIELD[kind]] if fields else None
     return Problem(rule=rule, field=name, value=value, has_value=fields is not None, path=where, line=line_no,
                    question=qid)
@@ -418,8 +441,15 @@ def build_inputs(con: duckdb.DuckDBPyConnection, run_id: str, cutoffs: Sequence[
     )
 
 
-def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], *, level: int = 1) -> TrecScores:
-    """Score a TREC run against TREC qrels at relevance `level` (>= 1), trec_eval style."""
+def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], *, level: int = 1,
+                   exclude_na: bool = False) -> TrecScores:
+    """Score a TREC run against TREC qrels at relevance `level` (>= 1).
+
+    Topics scored: those in both files. A topic without a document at the level scores, by
+    default, what trec_eval gives it (0; nDCG its graded value, as trec_eval's ``ndcg_cut``
+    ignores ``-l``) and every scored topic counts in the mean (trec_eval's mean). With
+    `exclude_na` it scores n/a (None) for every measure and the mean is over the other topics
+    (None when no topic is left): the registry's n/a rule."""
     if type(level) is not int or level < 1:
         raise invalid("the relevance level is a whole number >= 1", "level", level)
     wanted = parse_measures(measures)
@@ -437,22 +467,44 @@ def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], 
                         "belong together", path=str(run))
             )
         keys = sorted({m.metric.key for m in wanted})  # identifiers from the registry, never user text
-        scored_rows = con.execute(f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql()})",
-                                  {"level": level}).fetchall()
-        by_cutoff: dict[int, list[tuple]] = {}
-        for row in scored_rows:
-            by_cutoff.setdefault(row[1], []).append(row)
-        values: dict[str, dict[str, float | None]] = {}
-        means: dict[str, float | None] = {}
-        for measure, k in zip(wanted, cutoffs):
-            column = 2 + keys.index(measure.metric.key)
-            per_topic = {row[0]: row[column] for row in by_cutoff.get(k, [])}
-            values[str(measure)] = per_topic
-            scored = [v for v in per_topic.values() if v is not None]
-            means[str(measure)] = math.fsum(scored) / len(scored) if scored else None
+        at_level = _engine_values(con, keys, level)
+        # trec_eval's value of a level-free measure on a topic without a document at the level: the
+        # engine's at level 1, where the measure's value is the same and n/a only without a positive grade.
+        level_free = sorted(set(keys) & _LEVEL_FREE)
+        at_one = at_level if level == 1 or exclude_na or not level_free else _engine_values(con, level_free, 1)
     finally:
         con.close()
-    return TrecScores(run_id, wanted, topics, values, means)
+    values: dict[str, dict[str, float | None]] = {}
+    means: dict[str, float | None] = {}
+    for measure, k in zip(wanted, cutoffs):
+        key = measure.metric.key
+        per_topic = {qid: at_level.get((qid, k, key)) for qid in topics}
+        if not exclude_na:
+            source = at_one if key in _LEVEL_FREE else at_level
+            per_topic = {qid: value if value is not None else _trec_eval_value(source.get((qid, k, key)))
+                         for qid, value in per_topic.items()}
+        values[str(measure)] = per_topic
+        scored = [v for v in per_topic.values() if v is not None]
+        means[str(measure)] = math.fsum(scored) / len(scored) if scored else None
+    return TrecScores(run_id, wanted, topics, values, means, exclude_na)
+
+
+# Measures whose value does not depend on the relevance level (nDCG: gains are the grades, the ideal
+# ranking every judged document); the level only decides when they are n/a.
+_LEVEL_FREE = frozenset({"ndcg"})
+
+
+def _trec_eval_value(value: float | None) -> float:
+    """trec_eval's value where the registry says n/a: 0 (it divides by no relevant document as 0)."""
+    return 0.0 if value is None else value
+
+
+def _engine_values(con: duckdb.DuckDBPyConnection, keys: Sequence[str],
+                   level: int) -> dict[tuple[str, int, str], float | None]:
+    """(qid, cutoff, metric key) -> the engine's value at `level` (None = n/a) over the eval_* inputs."""
+    rows = con.execute(f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql()})",
+                       {"level": level}).fetchall()
+    return {(row[0], row[1], key): value for row in rows for key, value in zip(keys, row[2:])}
 
 
 def _show(value: float | None) -> str:
@@ -470,8 +522,10 @@ def format_scores(scores: TrecScores, *, per_query: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def trec_command(qrels: str, run: str, *, measures: list[str], per_query: bool, level: int) -> int:
-    """`ragslice trec`: print trec_eval-style lines for `run` against `qrels`; 0 on success."""
-    scores = evaluate_files(qrels, run, measures or list(DEFAULT_MEASURES), level=level)
+def trec_command(qrels: str, run: str, *, measures: list[str] | None, per_query: bool, level: int,
+                 exclude_na: bool = False) -> int:
+    """`ragslice trec`: print trec_eval-style lines for `run` against `qrels` (`DEFAULT_MEASURES`
+    when `measures` is empty; means as `evaluate_files` states); 0 on success."""
+    scores = evaluate_files(qrels, run, measures or list(DEFAULT_MEASURES), level=level, exclude_na=exclude_na)
     sys.stdout.write(format_scores(scores, per_query=per_query))
     return 0

@@ -5,12 +5,11 @@ import json
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from scoring.cli import main
 from scoring.refresh import refresh
 
-TREC = Path(__file__).resolve().parents[2] / "shared" / "reference" / "trec_eval"
+TREC = Path(__file__).resolve().parent / "data" / "trec_eval"  # trec_eval's test files, see its README.md
 
 
 def trec_eval_values(path: Path) -> dict[tuple[str, str], float]:
@@ -21,7 +20,6 @@ def trec_eval_values(path: Path) -> dict[tuple[str, str], float]:
     return out
 
 
-@pytest.mark.skipif(not TREC.is_dir(), reason="needs ../shared/reference/trec_eval beside the checkout")
 def test_trec_import_scores_like_trec_eval_at_the_imported_cutoff(tmp_path, capsys):
     ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
     assert main(["import", "trec", "--qrels", str(TREC / "qrels.test"), "--run", str(TREC / "results.test"),

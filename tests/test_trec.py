@@ -1,6 +1,10 @@
 """`ragslice trec`: agreement with trec_eval's own output and with pytrec_eval, TREC conventions
-(ranking by score, ties by docno descending), the short-list denominator, n/a topics, errors
-that name file and line (exit code 2), and the fast read agreeing with the line-by-line read."""
+(ranking by score, ties by docno descending), the short-list denominator, trec_eval's mean and
+the n/a rule (--exclude-na) for topics without a relevant document, repeated -m, trec_eval's
+reading of the files (fields after the run ID ignored, decimal scores only), errors that name
+file and line (exit code 2), and the fast read agreeing with the line-by-line read.
+
+trec_eval's files are in tests/data/trec_eval/ (see its README.md)."""
 from __future__ import annotations
 
 import math
@@ -20,8 +24,8 @@ from scoring import engine, trec
 from scoring.cli import main
 from scoring.metrics import RETRIEVAL_KEYS
 
-# CI clones the repository into some folder and puts a copy of shared/ beside it.
-REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "trec_eval"
+# trec_eval's test files (qrels, a run, its output), copied unchanged: see data/trec_eval/README.md.
+REFERENCE = Path(__file__).resolve().parent / "data" / "trec_eval"
 
 # trec_eval's names -> ragslice's canonical names (written out here, not taken from the code under test).
 TREC_TO_CANONICAL = {
@@ -34,12 +38,13 @@ TREC_TO_CANONICAL = {
     **{f"success_{k}": f"Success@{k}" for k in (1, 5, 10)},
 }
 GOLDEN_MEASURES = list(TREC_TO_CANONICAL.values())
+PYTREC_GOLDEN = {canonical: name for name, canonical in TREC_TO_CANONICAL.items()}
 
 
 def reference_file(name: str) -> Path:
     path = REFERENCE / name
     if not path.is_file():
-        pytest.fail(f"trec_eval reference file missing: {path} (shared/ belongs beside the repository clone)")
+        pytest.fail(f"trec_eval reference file missing: {path} (tests/data/trec_eval/ belongs to the repository)")
     return path
 
 
@@ -67,6 +72,22 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text().splitlines():
+        qid, _, docno, grade = line.split()
+        qrels.setdefault(qid, {})[docno] = int(grade)
+    return qrels
+
+
+def read_run(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in path.read_text().splitlines():
+        qid, _, docno, _, score, _ = line.split()
+        run.setdefault(qid, {})[docno] = float(score)
+    return run
+
+
 def close(printed: str, exact: float) -> bool:
     """A 4-decimal printed value agrees with an exact one."""
     return abs(float(printed) - exact) <= 0.00005 + 1e-12
@@ -90,9 +111,12 @@ def ragslice_executable() -> str:
 
 @pytest.mark.parametrize(
     ("expected", "qrels", "level"),
-    [("out.test.aq", "qrels.test", 1), ("out.test.aql", "qrels.rel_level", 2)],
+    [("out.test.aq", "qrels.test", 1), ("out.test.aql", "qrels.rel_level", 2), ("out.test.aql3", "qrels.rel_level", 3),
+     ("out.test.aql4", "qrels.rel_level", 4)],
 )
 def test_agrees_with_trec_eval_per_topic_and_all(capsys, expected, qrels, level):
+    # At -l 3 topic 303, at -l 4 topics 302 and 303 have no relevant document: trec_eval's values
+    # and means, by default.
     reference = trec_eval_output(expected)
     code, out, err = run_trec(
         capsys, reference_file(qrels), reference_file("results.test"), "-q", "-l", level, "-m", *GOLDEN_MEASURES
@@ -106,6 +130,36 @@ def test_agrees_with_trec_eval_per_topic_and_all(capsys, expected, qrels, level)
     n = len(GOLDEN_MEASURES)
     assert [qid for _, qid, _ in rows] == ["301"] * n + ["302"] * n + ["303"] * n + ["all"] * n
     assert [m for m, _, _ in rows] == GOLDEN_MEASURES * 4
+
+
+def relevant_counts(name: str) -> dict[str, int]:
+    """qid -> trec_eval's num_rel (relevant documents at its -l level) in one of its outputs."""
+    counts = {}
+    for line in reference_file(name).read_text().splitlines():
+        measure, qid, value = (part.strip() for part in line.split("\t"))
+        if measure == "num_rel" and qid != "all":
+            counts[qid] = int(value)
+    return counts
+
+
+@pytest.mark.parametrize(("expected", "level"), [("out.test.aql3", 3), ("out.test.aql4", 4), ("out.test.aql", 2)])
+def test_exclude_na_leaves_out_topics_without_relevant_documents(capsys, expected, level):
+    # A topic trec_eval counts no relevant document for (num_rel 0) is n/a; the others print
+    # trec_eval's values; `all` is the mean over them (pytrec_eval's exact values, as trec_eval's
+    # are rounded to 4 decimals).
+    reference, counts = trec_eval_output(expected), relevant_counts(expected)
+    qrels_path, run_path = reference_file("qrels.rel_level"), reference_file("results.test")
+    code, out, err = run_trec(capsys, qrels_path, run_path, "-q", "-l", level, "--exclude-na", "-m", *PYTREC_GOLDEN)
+    assert code == 0, err
+    ours = {(measure, qid): value for measure, qid, value in parse_output(out)}
+    scored = sorted(qid for qid, n in counts.items() if n > 0)
+    assert len(scored) == {2: 3, 3: 2, 4: 1}[level]
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_GOLDEN.values()), relevance_level=level).evaluate(run)
+    for measure, name in PYTREC_GOLDEN.items():
+        for qid in counts:
+            assert ours[(measure, qid)] == (reference[(measure, qid)] if qid in scored else "n/a"), (measure, qid)
+        assert close(ours[(measure, "all")], math.fsum(theirs[q][name] for q in scored) / len(scored)), measure
 
 
 def test_trec_eval_names_are_accepted_and_printed_canonically(capsys):
@@ -122,6 +176,40 @@ def test_trec_eval_names_are_accepted_and_printed_canonically(capsys):
         ("AP", "all", reference[("AP", "all")]),
         ("R@100", "all", reference[("R@100", "all")]),
     ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("-m", "P@5", "-m", "RR", "-m", "AP"), ("-m", "P@5", "RR", "AP"), ("-m", "P@5", "RR", "--measures", "AP"),
+     ("-m", "P@5", "-m", "RR", "AP", "-m", "P_5")],
+    ids=["one-per-m", "several-after-one-m", "mixed", "repeated-measure"],
+)
+def test_repeated_m_options_accumulate_like_trec_eval(capsys, args):
+    reference = trec_eval_output("out.test.aq")
+    code, out, err = run_trec(capsys, reference_file("qrels.test"), reference_file("results.test"), *args)
+    assert code == 0, err
+    assert parse_output(out) == [(m, "all", reference[(m, "all")]) for m in ("P@5", "RR", "AP")]
+
+
+def test_default_measures_only_without_m(capsys):
+    qrels, run = reference_file("qrels.test"), reference_file("results.test")
+    code, out, _ = run_trec(capsys, qrels, run)
+    assert code == 0
+    assert [m for m, _, _ in parse_output(out)] == ["P@10", "R@10", "nDCG@10", "RR", "AP"]
+    code, out, _ = run_trec(capsys, qrels, run, "-m", "RR")
+    assert code == 0
+    assert [m for m, _, _ in parse_output(out)] == ["RR"]
+
+
+def test_means_match_trec_eval_default_output(capsys):
+    # out.test: trec_eval's default measures, means only; those ragslice knows, with their runid.
+    printed = dict(line.split()[::2] for line in reference_file("out.test").read_text().splitlines())
+    wanted = ["map", "recip_rank", "P_5", "P_10", "P_20", "P_100", "P_1000"]
+    code, out, err = run_trec(capsys, reference_file("qrels.test"), reference_file("results.test"), "-m", *wanted)
+    assert code == 0, err
+    assert parse_output(out) == [(TREC_TO_CANONICAL[name], "all", printed[name]) for name in wanted]
+    assert trec.evaluate_files(reference_file("qrels.test"), reference_file("results.test"), ["RR"]).run_id == \
+        printed["runid"] == "STANDARD"
 
 
 def test_real_command_default_measures_match_trec_eval():
@@ -168,7 +256,7 @@ def collections(draw):
     shared = sorted(set(qrels) & set(run))
     if not shared:
         run[next(iter(qrels))] = {"d1": 1.0, "d2": 1.0}
-    return qrels, run, draw(st.sampled_from([1, 2]))
+    return qrels, run, draw(st.sampled_from([1, 2, 3]))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -185,24 +273,32 @@ def test_agrees_with_pytrec_eval_on_random_runs_with_ties(tmp_path_factory, caps
     code, out, err = run_trec(capsys, qrels_file, run_file, "-q", "-l", level, "-m", *PYTREC)
     assert code == 0, err
     ours = {(m, q): v for m, q, v in parse_output(out)}
+    code, out, err = run_trec(capsys, qrels_file, run_file, "-q", "-l", level, "--exclude-na", "-m", *PYTREC)
+    assert code == 0, err
+    ours_na = {(m, q): v for m, q, v in parse_output(out)}
 
     shared = set(qrels) & set(run)
     theirs = pytrec_eval.RelevanceEvaluator(
         {q: qrels[q] for q in shared}, set(PYTREC.values()), relevance_level=level
     ).evaluate({q: run[q] for q in shared})
-    assert {q for _, q in ours} == shared | {"all"}
+    assert {q for _, q in ours} == {q for _, q in ours_na} == shared | {"all"}
+    answerable = [q for q in shared if any(g >= level for g in qrels[q].values())]
     for measure, name in PYTREC.items():
-        answerable = [q for q in shared if any(g >= level for g in qrels[q].values())]
+        # default: trec_eval's value for every topic, and its mean over every topic
+        for q in shared:
+            assert close(ours[(measure, q)], theirs[q][name]), (measure, q)
+        assert close(ours[(measure, "all")], math.fsum(theirs[q][name] for q in shared) / len(shared)), measure
+        # --exclude-na: n/a without a relevant document at the level, the mean over the others
         for q in shared:
             if q in answerable:
-                assert close(ours[(measure, q)], theirs[q][name]), (measure, q)
+                assert ours_na[(measure, q)] == ours[(measure, q)], (measure, q)
             else:
-                assert ours[(measure, q)] == "n/a", (measure, q)
+                assert ours_na[(measure, q)] == "n/a", (measure, q)
         if answerable:
             mean = math.fsum(theirs[q][name] for q in answerable) / len(answerable)
-            assert close(ours[(measure, "all")], mean), measure
+            assert close(ours_na[(measure, "all")], mean), measure
         else:
-            assert ours[(measure, "all")] == "n/a"
+            assert ours_na[(measure, "all")] == "n/a"
 
 
 # --- conventions on hand-made examples ------------------------------------------------------------
@@ -251,25 +347,49 @@ def test_graded_ndcg_and_relevance_level_by_hand(tmp_path, capsys):
                                  ("R@3", "all", "0.5000"), ("RR", "all", "0.5000")]
 
 
-def test_topic_without_relevant_document_is_na_and_left_out_of_the_mean(tmp_path, capsys):
-    # q1: P@2 = 1/2. q2: judged, nothing relevant -> n/a (trec_eval would say 0 and average 0.25).
-    # q3 only in the qrels and q9 only in the run: ignored.
-    qrels = write(tmp_path / "qrels", "q1 0 a 1\nq2 0 b 0\nq3 0 c 1\n")
-    run = write(tmp_path / "run", "q1 Q0 a 1 2 r\nq1 Q0 x 2 1 r\nq2 Q0 b 1 2 r\nq9 Q0 c 1 2 r\n")
-    code, out, _ = run_trec(capsys, qrels, run, "-q", "-m", "P@2", "AP")
-    assert code == 0
+def test_topic_without_relevant_document_by_hand_trec_eval_mean_and_exclude_na(tmp_path, capsys):
+    # At -l 2 only q1 has a relevant document (a, grade 2); q4 only in the qrels and q9 only in the
+    # run are ignored. Run order by score: q1 b, a; q2 c, d; q3 e.
+    # q1: P@2 = 1/2, RR = 1/2, AP = (1/2) / 1 = 1/2;
+    #     nDCG@2 = (1 + 2/log2 3) / (2 + 1/log2 3) = 2.261860 / 2.630930 = 0.859719.
+    # q2: nothing at grade >= 2: trec_eval scores P@2, RR, AP 0; its nDCG ignores -l: c (grade 1)
+    #     first, ideal c: 1/1 = 1.
+    # q3: no positive grade at all: 0 everywhere, nDCG too (ideal DCG 0).
+    # trec_eval's means over the three topics: 0.5/3 = 0.1667; nDCG@2 (0.859719 + 1 + 0)/3 = 0.619906.
+    # --exclude-na: q2 and q3 are n/a, the means are q1's values.
+    qrels = write(tmp_path / "qrels", "q1 0 a 2\nq1 0 b 1\nq2 0 c 1\nq2 0 d 0\nq3 0 e 0\nq4 0 x 1\n")
+    run = write(tmp_path / "run", "q1 Q0 b 1 3.0 r\nq1 Q0 a 2 2.0 r\nq2 Q0 c 1 1.0 r\nq2 Q0 d 2 0.5 r\n"
+                                  "q3 Q0 e 1 1 r\nq9 Q0 x 1 1 r\n")
+    ndcg_q1 = (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    assert f"{ndcg_q1:.4f}" == "0.8597" and f"{(ndcg_q1 + 1) / 3:.4f}" == "0.6199"
+    measures = ("-m", "P@2", "RR", "AP", "nDCG@2")
+    code, out, err = run_trec(capsys, qrels, run, "-q", "-l", "2", *measures)
+    assert code == 0, err
     assert parse_output(out) == [
-        ("P@2", "q1", "0.5000"), ("AP", "q1", "1.0000"),
-        ("P@2", "q2", "n/a"), ("AP", "q2", "n/a"),
-        ("P@2", "all", "0.5000"), ("AP", "all", "1.0000"),
+        ("P@2", "q1", "0.5000"), ("RR", "q1", "0.5000"), ("AP", "q1", "0.5000"), ("nDCG@2", "q1", "0.8597"),
+        ("P@2", "q2", "0.0000"), ("RR", "q2", "0.0000"), ("AP", "q2", "0.0000"), ("nDCG@2", "q2", "1.0000"),
+        ("P@2", "q3", "0.0000"), ("RR", "q3", "0.0000"), ("AP", "q3", "0.0000"), ("nDCG@2", "q3", "0.0000"),
+        ("P@2", "all", "0.1667"), ("RR", "all", "0.1667"), ("AP", "all", "0.1667"), ("nDCG@2", "all", "0.6199"),
+    ]
+    code, out, err = run_trec(capsys, qrels, run, "-q", "-l", "2", "--exclude-na", *measures)
+    assert code == 0, err
+    assert parse_output(out) == [
+        ("P@2", "q1", "0.5000"), ("RR", "q1", "0.5000"), ("AP", "q1", "0.5000"), ("nDCG@2", "q1", "0.8597"),
+        ("P@2", "q2", "n/a"), ("RR", "q2", "n/a"), ("AP", "q2", "n/a"), ("nDCG@2", "q2", "n/a"),
+        ("P@2", "q3", "n/a"), ("RR", "q3", "n/a"), ("AP", "q3", "n/a"), ("nDCG@2", "q3", "n/a"),
+        ("P@2", "all", "0.5000"), ("RR", "all", "0.5000"), ("AP", "all", "0.5000"), ("nDCG@2", "all", "0.8597"),
     ]
 
 
-def test_every_topic_na_prints_na_means(tmp_path, capsys):
+def test_every_topic_without_relevant_document(tmp_path, capsys):
+    # At -l 2 nothing is relevant: trec_eval's mean is 0 (its nDCG, ignoring -l, is 1: a first, grade 1);
+    # with --exclude-na every topic is n/a, and so is the mean.
     qrels = write(tmp_path / "qrels", "q1 0 a 1\n")
     run = write(tmp_path / "run", "q1 Q0 a 1 2 r\n")
-    code, out, _ = run_trec(capsys, qrels, run, "-l", "2", "-m", "P@1")
-    assert (code, parse_output(out)) == (0, [("P@1", "all", "n/a")])
+    code, out, _ = run_trec(capsys, qrels, run, "-l", "2", "-m", "P@1", "nDCG@1")
+    assert (code, parse_output(out)) == (0, [("P@1", "all", "0.0000"), ("nDCG@1", "all", "1.0000")])
+    code, out, _ = run_trec(capsys, qrels, run, "-l", "2", "--exclude-na", "-m", "P@1", "nDCG@1")
+    assert (code, parse_output(out)) == (0, [("P@1", "all", "n/a"), ("nDCG@1", "all", "n/a")])
 
 
 def test_whitespace_comments_blank_lines_and_crlf(tmp_path, capsys):
@@ -302,13 +422,12 @@ def good_run(tmp_path):
 @pytest.mark.parametrize(
     ("text", "line", "words"),
     [
-        ("q1 Q0 d1 1 2.0 r\n\nq1 Q0 d2 2 1.0\n", 3, "expected 6 fields"),
-        ("q1 Q0 d1 1 2.0 r extra\n", 1, "expected 6 fields"),
+        ("q1 Q0 d1 1 2.0 r\n\nq1 Q0 d2 2 1.0\n", 3, "expected at least 6 fields"),
         ("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 high r\n", 2, "score"),
         ("q1 Q0 d1 1 nan r\n", 1, "finite"),
         ("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq1 Q0 d1 3 0.5 r\n", 3, "at line 1"),
     ],
-    ids=["too-few-fields", "too-many-fields", "non-numeric-score", "nan-score", "duplicate-docno"],
+    ids=["too-few-fields", "non-numeric-score", "nan-score", "duplicate-docno"],
 )
 def test_malformed_run_line_names_file_and_line(tmp_path, capsys, good_qrels, text, line, words):
     run = write(tmp_path / "bad-run", text)
@@ -316,6 +435,46 @@ def test_malformed_run_line_names_file_and_line(tmp_path, capsys, good_qrels, te
     assert code == 2
     assert out == ""
     assert f"{run}:{line}:" in err and words in err
+
+
+@pytest.mark.parametrize("score", ["1_000", "inf", "-Infinity", "nan", "NaN", "0x10", "1e400", "1,5", "1.5.2", "1e",
+                                   "e5", ".", "+", "--1", "1d5", "1.5f", "\u0661", "\uff11"])
+@pytest.mark.parametrize("line", [1, 2])
+def test_score_other_than_a_decimal_number_is_refused(tmp_path, capsys, good_qrels, score, line):
+    # Python's float() takes 1_000, inf, nan and full-width digits, DuckDB 1_000, inf and nan, C's
+    # atof (trec_eval) reads 1_000 as 1: a score is a plain decimal or exponent number, or refused.
+    lines = ["q1 Q0 d1 1 2.0 r", "q1 Q0 d2 2 1.0 r"]
+    lines[line - 1] = f"q1 Q0 d{line} {line} {score} r"
+    run = write(tmp_path / "run", "".join(f"{text}\n" for text in lines))
+    code, out, err = run_trec(capsys, good_qrels, run, "-m", "RR")
+    assert (code, out) == (2, "")
+    assert f"{run}:{line}: question 'q1': field 'score': '{score}': the score is a finite decimal number" in err
+
+
+@pytest.mark.parametrize("score", ["12", "-0.5", ".5", "5.", "+3", "-0", "3.1e-2", "1E+05", "1e-400", "007.50"])
+def test_decimal_scores_are_read_as_atof_reads_them(tmp_path, capsys, score):
+    # d1 holds the score under test, d2 the same value written plainly (the float of the text):
+    # equal scores tie and the docno breaks the tie, "d2" > "d1", so d2 ranks first and RR = 1/2.
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\n")
+    value = float(score)
+    run = write(tmp_path / "run", f"q1 Q0 d1 1 {score} r\nq1 Q0 d2 2 {value!r} r\n")
+    code, out, err = run_trec(capsys, qrels, run, "-m", "RR")
+    assert (code, parse_output(out)) == (0, [("RR", "all", "0.5000")]), err
+
+
+def test_run_fields_after_the_run_id_are_ignored(tmp_path, capsys, monkeypatch):
+    # trec_eval skips the rest of a run line after its sixth field: results.test with one or more
+    # fields added scores as trec_eval scored the file without them; the run ID is the sixth field.
+    taken = routes_taken(monkeypatch)
+    reference = trec_eval_output("out.test.aq")
+    lines = reference_file("results.test").read_text().splitlines()
+    for name, extra in (("one", lambda n: " x"), ("several", lambda n: f"\t{n} more fields" if n % 2 else " #7")):
+        run = write(tmp_path / name, "".join(f"{line}{extra(n)}\n" for n, line in enumerate(lines)))
+        code, out, err = run_trec(capsys, reference_file("qrels.test"), run, "-q", "-m", *GOLDEN_MEASURES)
+        assert code == 0, err
+        assert {(m, q): v for m, q, v in parse_output(out)} == reference
+        assert trec.evaluate_files(reference_file("qrels.test"), run, ["RR"]).run_id == "STANDARD"
+    assert taken.count(("run", False)) == 4  # a line with more fields than six takes the line route
 
 
 @pytest.mark.slow
@@ -338,11 +497,13 @@ def test_line_numbers_stay_exact_in_a_file_read_in_parallel(tmp_path, capsys, go
     ("text", "line", "words"),
     [
         ("q1 0 d1 1\nq1 0 d2\n", 2, "expected 4 fields"),
+        ("q1 0 d1 1\nq1 0 d2 1 extra\n", 2, "expected 4 fields (`qid 0 docno grade`), found 5 (trec_eval "
+                                           "refuses a field after the grade too)"),
         ("q1 0 d1 yes\n", 1, "grade"),
         ("q1 0 d1 1\nq1 0 d2 1.5\n", 2, "whole number"),
         ("q1 0 d1 1\nq1 0 d1 0\n", 2, "at line 1"),
     ],
-    ids=["too-few-fields", "non-numeric-grade", "fractional-grade", "duplicate-docno"],
+    ids=["too-few-fields", "too-many-fields", "non-numeric-grade", "fractional-grade", "duplicate-docno"],
 )
 def test_malformed_qrels_line_names_file_and_line(tmp_path, capsys, good_run, text, line, words):
     qrels = write(tmp_path / "bad-qrels", text)
@@ -453,7 +614,8 @@ ODD_VALUES = {
     "qid": ["#q", "q\x01", "é"],
     "docno": ["d\x00x", "d\x01", "d\rx", "\ufeffd", "d\vx", "d\fx", "d x"],
     "score": ["1_000", "0x10", "nan", "inf", "-Infinity", "1e400", "1e-400", "4.9e-324", "x", "1,5", "", "+1.5e+3",
-              "5.", "-0", "0.1000000000000000055511151231257827", "1.7976931348623159e308"],
+              "5.", "-0", "0.1000000000000000055511151231257827", "1.7976931348623159e308", ".5e-3", "1E+05", "1e",
+              "e5", ".", "+", "1.5.2", "1d5", "\u0661", "1__0", "_1"],
     "grade": ["+1", "02", "1.5", "x", "2147483648", "1_0", ""],
     "other": [""],
 }
@@ -472,6 +634,8 @@ def trec_text(draw, kind: str) -> bytes:
     ending, text_edits = "\n", set()
     for oddity in draw(st.lists(st.sampled_from(ODDITIES), max_size=2)):
         i = draw(st.integers(0, len(lines) - 1))
+        if oddity in ("value", "gap", "short") and len(lines[i]) < len(LAYOUT[kind]):
+            continue  # a blank line, or one already short of a field
         if oddity == "value":
             f = draw(st.integers(0, len(LAYOUT[kind]) - 1))
             lines[i][f] = draw(st.sampled_from(ODD_VALUES[LAYOUT[kind][f]]))
