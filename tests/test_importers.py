@@ -173,6 +173,39 @@ def test_ragas_k_is_the_number_of_contexts_delivered_not_a_fixed_ten(tmp_path, c
     assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 2, 0.5, 1.0, 1.0), ("q-00002", 2, 0.5, 1.0, 1.0)]
 
 
+def test_ragas_k_flag_sets_the_cutoff(tmp_path, capsys):
+    """--k 5: the same two delivered contexts, one relevant at rank 2: P@5 = 1/5, R@5 = 1, RR = 1/2."""
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "q", "retrieved_context_ids": ["b", "a"], "reference_context_ids": ["a"], "response": "r"},
+    ])
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws, "--k", "5") == 0
+    assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 5, 0.2, 1.0, 0.5)]
+
+
+@pytest.mark.parametrize("k", ["0", "101"])
+def test_ragas_k_flag_out_of_range_is_refused(tmp_path, capsys, k):
+    samples = write_samples(tmp_path / "s.jsonl", [{"user_input": "q", "retrieved_context_ids": ["a"]}])
+    assert import_ragas(samples, tmp_path / "ws", "--k", k) == 2
+    assert "field '--k'" in capsys.readouterr().err
+    assert not (tmp_path / "ws").exists()
+
+
+def test_ragas_more_contexts_than_the_largest_cutoff_needs_the_k_flag(tmp_path, capsys):
+    ids = [f"c{i}" for i in range(101)]
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "q", "retrieved_context_ids": ["c0"]},
+        {"user_input": "q2", "retrieved_context_ids": ids, "reference_context_ids": ["c100"]},
+    ])
+    assert import_ragas(samples, tmp_path / "ws") == 2
+    err = capsys.readouterr().err
+    assert f"{samples}:2: field 'retrieved_context_ids'" in err and "--k" in err
+    assert not (tmp_path / "ws").exists()
+    # With --k 100 the 101st context is recorded but outside the cutoff: R@100 = 0.
+    assert import_ragas(samples, tmp_path / "ws", "--k", "100") == 0
+    assert scored(tmp_path / "ws", tmp_path / "db.duckdb", "question_id, k, recall")[1] == ("q-00002", 100, 0.0)
+
+
 def test_ragas_duplicate_context_keeps_its_slot(tmp_path, capsys):
     """A context delivered twice fills two slots and counts once (docs/formats.md "Chunks"): ranks
     [c7, c7, c3], relevant {c3}: c3 is at slot 3, so RR = 1/3 and P@3 = 1/3 (collapsing the repeat
@@ -339,3 +372,10 @@ def test_ragas_unreadable_file_is_refused(tmp_path, capsys, text, rule):
     assert import_ragas(samples, tmp_path / "ws") == 2
     assert rule in capsys.readouterr().err
     assert not (tmp_path / "ws").exists()
+
+
+def test_ragas_help_has_an_example(capsys):
+    with pytest.raises(SystemExit):
+        main(["import", "ragas", "--help"])
+    out = capsys.readouterr().out
+    assert "example:" in out and "ragslice import ragas samples.jsonl --out ws/" in out and "--k" in out
