@@ -1,6 +1,7 @@
 """`ragslice import`: TREC files and Ragas samples become workspaces that refresh and score."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import duckdb
 import pytest
 
 from scoring.cli import main
+from scoring.importers import context_id, normalise_context
 from scoring.refresh import refresh
 
 TREC = Path(__file__).resolve().parents[2] / "shared" / "reference" / "trec_eval"
@@ -240,6 +242,14 @@ def test_ragas_duplicate_text_context_keeps_its_slot(tmp_path, capsys):
     retrieved = read_jsonl(ws / "runs" / "s" / "records.jsonl")[0]["retrieved"]
     assert len(retrieved) == 3 and retrieved[1] == retrieved[0] + "#2"
     assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 3, pytest.approx(1 / 3), 1.0, pytest.approx(1 / 3))]
+
+
+def test_ragas_text_context_id_is_the_documented_hash_of_the_normalised_text():
+    """docs/formats.md: ctx- + the first 16 hex digits of SHA-256 of NFC, whitespace-collapsed,
+    stripped, casefolded text ("e" + combining acute is NFC "\u00e9")."""
+    expected = "ctx-" + hashlib.sha256("caf\u00e9 owns the alert.".encode()).hexdigest()[:16]
+    assert context_id("  Cafe\u0301 OWNS\tthe\n alert. ") == expected
+    assert normalise_context("  Cafe\u0301 OWNS\tthe\n alert. ") == "caf\u00e9 owns the alert."
 
 
 def test_ragas_whole_number_context_ids_are_ids_as_ragas_compares_them(tmp_path, capsys):
