@@ -50,7 +50,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     if args.source == "trec":
         return import_trec_command(args.qrels, args.run, Path(args.out), chunk_map=args.chunk_map)
-    return import_ragas_command(args.file, Path(args.out))
+    return import_ragas_command(args.file, Path(args.out), k=args.k)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -144,9 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--run", action="append", required=True, help="a TREC run file (repeat for several)")
     t.add_argument("--chunk-map", help="TSV passage_id<TAB>doc_id: keep passage IDs as chunks")
     t.add_argument("--out", required=True)
-    r = isub.add_parser("ragas", help="Ragas ID-based samples (JSON Lines or a JSON list)")
-    r.add_argument("file")
-    r.add_argument("--out", required=True)
+    ragas_help = "Ragas single-turn samples (EvaluationDataset.to_jsonl output, or a JSON list) to a suite and a run"
+    r = isub.add_parser("ragas", help=ragas_help, description=ragas_help + ".", formatter_class=fmt,
+                        epilog=_examples("ragslice import ragas samples.jsonl --out ws/",
+                                         "ragslice import ragas samples.json --out ws/ --k 5"))
+    r.add_argument("file", help="JSON Lines, one sample a line, or a JSON list of samples")
+    r.add_argument("--out", required=True, help="workspace folder to write (suite 'ragas', run named after FILE)")
+    r.add_argument("--k", type=int, help="context cutoff (default: the most contexts any sample delivered)")
 
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")

@@ -1,12 +1,14 @@
 """`ragslice import`: TREC files and Ragas samples become workspaces that refresh and score."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import duckdb
 
 from scoring.cli import main
+from scoring.importers import context_id, normalise_context
 from scoring.refresh import refresh
 
 TREC = Path(__file__).resolve().parent / "data" / "trec_eval"  # trec_eval's test files, see its README.md
@@ -55,32 +57,333 @@ def test_trec_import_skips_comment_and_blank_lines_of_the_qrels(tmp_path, capsys
     assert rr == {"1": 0.5, "2": 1.0}  # d1 (the relevant one) at rank 2; d3 at rank 1
 
 
-def test_ragas_samples_become_a_suite_and_a_run(tmp_path, capsys):
-    samples = tmp_path / "eval-2026.jsonl"
-    rows = [
+# --- Ragas ---------------------------------------------------------------------------------------
+
+RAGAS = Path(__file__).resolve().parent / "data" / "ragas"
+SCORES = "question_id, k, precision, recall, rr"
+
+
+def write_samples(path: Path, rows: list) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def import_ragas(samples: Path, ws: Path, *extra: str) -> int:
+    return main(["import", "ragas", str(samples), "--out", str(ws), *extra])
+
+
+def scored(ws: Path, db: Path, columns: str = SCORES) -> list[tuple]:
+    refresh(ws, db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(f"SELECT {columns} FROM question_scores ORDER BY question_id").fetchall()
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_ragas_text_only_samples_score_by_normalised_text_at_the_delivered_k(tmp_path, capsys):
+    """Ragas' own `to_jsonl` output (contexts as text, no IDs) imports, refreshes and scores.
+
+    k = 2: the most contexts a sample delivered. Contexts equal after normalisation (case, whitespace)
+    are one document: N (planning note), A (Aurora), S (switch back), T (smoke tests, never retrieved).
+    q1 ranks [N, A], relevant {A}: P@2 = 1/2, R@2 = 1/1, RR = 1/2.
+    q2 ranks [S],    relevant {S, T}: P@2 = 1/2 (k stays the denominator), R@2 = 1/2, RR = 1/1.
+    q3 ranks [N, S], relevant {A}: 0 hits, P = R = RR = 0."""
+    ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
+    assert import_ragas(RAGAS / "text-only.jsonl", ws) == 0
+    assert "run text-only" in capsys.readouterr().out
+    # `ragslice refresh` through the command line, then the stored scores.
+    assert main(["refresh", str(ws), "--db", str(db), "--quiet"]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        got = con.execute(f"SELECT {SCORES} FROM question_scores ORDER BY question_id").fetchall()
+        docs = dict(con.execute("SELECT doc_id, text FROM documents").fetchall())
+    assert got == [("q-00001", 2, 0.5, 1.0, 0.5), ("q-00002", 2, 0.5, 0.5, 1.0), ("q-00003", 2, 0.0, 0.0, 0.0)]
+    assert sorted(docs.values()) == ["Aurora owns the latency alert.", "Run the smoke tests after a rollback.",
+                                     "Switch traffic back to the previous version.", "The planning note from March."]
+    questions = read_jsonl(ws / "suites" / "ragas" / "questions.jsonl")
+    records = read_jsonl(ws / "runs" / "text-only" / "records.jsonl")
+    aurora = next(d for d, t in docs.items() if t.startswith("Aurora"))
+    assert questions[0]["relevant"] == [aurora] and records[0]["retrieved"][1] == aurora
+    assert all(q["support"] == {} for q in questions)
+    assert [r["answer"] for r in records] == ["The Aurora team owns it.", "Switch traffic back.", "Nobody knows."]
+    assert all(r["claims"] == [] for r in records)
+
+
+def test_ragas_text_only_import_writes_rankings_and_relevance(tmp_path, capsys):
+    """Contexts without IDs once imported as questions with no relevant document and empty
+    rankings (and an empty documents.jsonl that refresh refused)."""
+    ws = tmp_path / "ws"
+    assert import_ragas(RAGAS / "text-only.jsonl", ws) == 0
+    questions = read_jsonl(ws / "suites" / "ragas" / "questions.jsonl")
+    records = read_jsonl(ws / "runs" / "text-only" / "records.jsonl")
+    assert [len(q["relevant"]) for q in questions] == [1, 2, 1]
+    assert [len(r["retrieved"]) for r in records] == [2, 1, 2]
+    assert len(read_jsonl(ws / "suites" / "ragas" / "documents.jsonl")) == 4
+
+
+def test_ragas_reference_contexts_without_ids_match_the_retrieved_contexts_by_text(tmp_path, capsys):
+    """Relevance from `reference_contexts` (no `reference_context_ids`): matched by normalised text
+    to a context known by ID. The question is answerable (it once became unanswerable and scored a
+    correct abstention); ranks [c7, c2], relevant {c2}: P@2 = 1/2, R@2 = 1, RR = 1/2."""
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "Who owns the alert?", "retrieved_context_ids": ["c7", "c2"],
+         "retrieved_contexts": ["Old note.", "Aurora owns the alert."],
+         "reference_contexts": ["aurora owns  the alert."], "response": "Aurora."},
+    ])
+    ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
+    assert import_ragas(samples, ws) == 0
+    assert read_jsonl(ws / "suites" / "ragas" / "questions.jsonl")[0]["relevant"] == ["c2"]
+    got = scored(ws, db, SCORES + ", answerable, abstention_correct")
+    assert got == [("q-00001", 2, 0.5, 1.0, 0.5, True, None)]
+
+
+def test_ragas_id_samples_keep_context_text_and_add_unretrieved_references(tmp_path, capsys):
+    """ID-based samples: k = 2 (the most contexts delivered). q1 ranks [c7, c2], relevant {c2}:
+    P@2 = 1/2, R@2 = 1, RR = 1/2. q2 ranks [c3], relevant {c3, c4}: P@2 = 1/2, R@2 = 1/2, RR = 1.
+    c4 (never retrieved) is a document of the suite, marked as having no text."""
+    samples = write_samples(tmp_path / "eval-2026.jsonl", [
         {"user_input": "Who owns the alert?", "retrieved_context_ids": ["c7", "c2"],
          "reference_context_ids": ["c2"], "response": "The Aurora team.",
          "retrieved_contexts": ["Old planning note.", "Aurora owns the alert."]},
         {"user_input": "What are the two rollback actions?", "retrieved_context_ids": ["c3"],
          "reference_context_ids": ["c3", "c4"], "response": "Switch traffic back."},
-    ]
-    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ])
     ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
-    assert main(["import", "ragas", str(samples), "--out", str(ws)]) == 0
+    assert import_ragas(samples, ws) == 0
     assert "run eval-2026" in capsys.readouterr().out
+    got = scored(ws, db, SCORES + ", support, coverage")
+    assert got == [("q-00001", 2, 0.5, 1.0, 0.5, None, None), ("q-00002", 2, 0.5, 0.5, 1.0, None, None)]
+    with duckdb.connect(str(db), read_only=True) as con:
+        texts = dict(con.execute("SELECT doc_id, text FROM documents").fetchall())
+    assert texts["c2"] == "Aurora owns the alert."
+    assert texts["c4"] == "Ragas context c4 (text not in the Ragas samples)"
+
+
+def test_ragas_k_is_the_number_of_contexts_delivered_not_a_fixed_ten(tmp_path, capsys):
+    """2 contexts delivered, 1 relevant: P@k = 1/2 at k = 2 (a fixed k = 10 made it 1/10)."""
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "q", "retrieved_context_ids": ["a", "b"], "reference_context_ids": ["a"], "response": "r"},
+        {"user_input": "q2", "retrieved_context_ids": ["b"], "reference_context_ids": ["b"], "response": "r"},
+    ])
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws) == 0
+    assert json.loads((ws / "runs" / "s" / "manifest.json").read_text())["k"] == 2
+    # q1: a at rank 1 of 2 slots; q2: b at rank 1, one slot delivered of k = 2.
+    assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 2, 0.5, 1.0, 1.0), ("q-00002", 2, 0.5, 1.0, 1.0)]
+
+
+def test_ragas_k_flag_sets_the_cutoff(tmp_path, capsys):
+    """--k 5: the same two delivered contexts, one relevant at rank 2: P@5 = 1/5, R@5 = 1, RR = 1/2."""
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "q", "retrieved_context_ids": ["b", "a"], "reference_context_ids": ["a"], "response": "r"},
+    ])
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws, "--k", "5") == 0
+    assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 5, 0.2, 1.0, 0.5)]
+
+
+@pytest.mark.parametrize("k", ["0", "101"])
+def test_ragas_k_flag_out_of_range_is_refused(tmp_path, capsys, k):
+    samples = write_samples(tmp_path / "s.jsonl", [{"user_input": "q", "retrieved_context_ids": ["a"]}])
+    assert import_ragas(samples, tmp_path / "ws", "--k", k) == 2
+    assert "field '--k'" in capsys.readouterr().err
+    assert not (tmp_path / "ws").exists()
+
+
+def test_ragas_more_contexts_than_the_largest_cutoff_needs_the_k_flag(tmp_path, capsys):
+    ids = [f"c{i}" for i in range(101)]
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "q", "retrieved_context_ids": ["c0"]},
+        {"user_input": "q2", "retrieved_context_ids": ids, "reference_context_ids": ["c100"]},
+    ])
+    assert import_ragas(samples, tmp_path / "ws") == 2
+    err = capsys.readouterr().err
+    assert f"{samples}:2: field 'retrieved_context_ids'" in err and "--k" in err
+    assert not (tmp_path / "ws").exists()
+    # With --k 100 the 101st context is recorded but outside the cutoff: R@100 = 0.
+    assert import_ragas(samples, tmp_path / "ws", "--k", "100") == 0
+    assert scored(tmp_path / "ws", tmp_path / "db.duckdb", "question_id, k, recall")[1] == ("q-00002", 100, 0.0)
+
+
+def test_ragas_duplicate_context_keeps_its_slot(tmp_path, capsys):
+    """A context delivered twice fills two slots and counts once (docs/formats.md "Chunks"): ranks
+    [c7, c7, c3], relevant {c3}: c3 is at slot 3, so RR = 1/3 and P@3 = 1/3 (collapsing the repeat
+    once moved c3 to rank 2: RR = 1/2)."""
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "Which runbook?", "retrieved_context_ids": ["c7", "c7", "c3"],
+         "retrieved_contexts": ["Old note.", "Old note.", "The rollback runbook."],
+         "reference_context_ids": ["c3"], "response": "The rollback runbook."},
+    ])
+    ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
+    assert import_ragas(samples, ws) == 0
+    run = ws / "runs" / "s"
+    assert read_jsonl(run / "records.jsonl")[0]["retrieved"] == ["c7", "c7#2", "c3"]
+    assert read_jsonl(run / "chunks.jsonl") == [
+        {"id": "c7#2", "doc": "c7", "doc_version": "ragas-s.jsonl", "text": "Old note."}]
+    got = scored(ws, db, SCORES + ", n_hits")
+    assert got == [("q-00001", 3, pytest.approx(1 / 3), 1.0, pytest.approx(1 / 3), 1)]
+    with duckdb.connect(str(db), read_only=True) as con:
+        slots = con.execute("SELECT rank, doc_id, chunk_id, counted FROM retrieved ORDER BY rank").fetchall()
+    assert slots == [(1, "c7", None, True), (2, "c7", "c7#2", False), (3, "c3", None, True)]
+
+
+def test_ragas_duplicate_text_context_keeps_its_slot(tmp_path, capsys):
+    """Two contexts equal after normalisation are one document delivered twice: ranks [X, X, Y],
+    relevant {Y}: RR = 1/3."""
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "q", "retrieved_contexts": ["Same text.", "same  TEXT.", "Other text."],
+         "reference_contexts": ["Other text."], "response": "r"},
+    ])
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws) == 0
+    retrieved = read_jsonl(ws / "runs" / "s" / "records.jsonl")[0]["retrieved"]
+    assert len(retrieved) == 3 and retrieved[1] == retrieved[0] + "#2"
+    assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 3, pytest.approx(1 / 3), 1.0, pytest.approx(1 / 3))]
+
+
+def test_ragas_text_context_id_is_the_documented_hash_of_the_normalised_text():
+    """docs/formats.md: ctx- + the first 16 hex digits of SHA-256 of NFC, whitespace-collapsed,
+    stripped, casefolded text ("e" + combining acute is NFC "\u00e9")."""
+    expected = "ctx-" + hashlib.sha256("caf\u00e9 owns the alert.".encode()).hexdigest()[:16]
+    assert context_id("  Cafe\u0301 OWNS\tthe\n alert. ") == expected
+    assert normalise_context("  Cafe\u0301 OWNS\tthe\n alert. ") == "caf\u00e9 owns the alert."
+
+
+def test_ragas_whole_number_context_ids_are_ids_as_ragas_compares_them(tmp_path, capsys):
+    """Ragas types context IDs as strings or integers and compares them as strings: 3 is "3"."""
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "q", "retrieved_context_ids": [4, 3], "reference_context_ids": ["3"], "response": "r"},
+    ])
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws) == 0
+    assert read_jsonl(ws / "runs" / "s" / "records.jsonl")[0]["retrieved"] == ["4", "3"]
+    assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 2, 0.5, 1.0, 0.5)]
+
+
+SAMPLE = {"user_input": "Who owns the alert?", "retrieved_context_ids": ["c1", "c2"],
+          "reference_context_ids": ["c1"], "response": "Aurora."}
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "json-list", "samples-object", "pretty-object"])
+def test_ragas_one_sample_file_is_read(tmp_path, capsys, layout):
+    """One sample: a one-line JSONL file (once refused), a JSON list of one, `{"samples": [...]}`,
+    or one pretty-printed object. Ranks [c1, c2], relevant {c1}: P@2 = 1/2, R@2 = 1, RR = 1."""
+    text = {"jsonl": json.dumps(SAMPLE) + "\n", "json-list": json.dumps([SAMPLE], indent=2),
+            "samples-object": json.dumps({"samples": [SAMPLE]}), "pretty-object": json.dumps(SAMPLE, indent=2)}[layout]
+    samples = tmp_path / "one.json"
+    samples.write_text(text)
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws) == 0
+    assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 2, 0.5, 1.0, 1.0)]
+
+
+def test_ragas_sample_id_field_names_the_question(tmp_path, capsys):
+    samples = write_samples(tmp_path / "s.jsonl", [{**SAMPLE, "id": "alert-owner"}, SAMPLE])
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws) == 0
+    assert [q["id"] for q in read_jsonl(ws / "suites" / "ragas" / "questions.jsonl")] == ["alert-owner", "q-00002"]
+
+
+@pytest.mark.xfail(reason="answer metrics n/a on a suite without expected claims", strict=True)
+def test_ragas_answer_metrics_are_na_never_a_false_abstention(tmp_path, capsys):
+    """Ragas samples carry no claims: the suite has no expected claims, so every answer metric is
+    n/a; an answered sample was once scored a false abstention."""
+    ws = tmp_path / "ws"
+    assert import_ragas(RAGAS / "text-only.jsonl", ws) == 0
+    got = scored(ws, tmp_path / "db.duckdb", "support, coverage, abstention_correct, false_abstention")
+    assert got == [(None, None, None, None)] * 3
+
+
+def test_ragas_import_writes_no_expected_claims_and_no_claims(tmp_path, capsys):
+    """What the answer metrics read: no expected claim in the suite, no claim in any record, the
+    response kept as the answer."""
+    ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
+    assert import_ragas(RAGAS / "text-only.jsonl", ws) == 0
     refresh(ws, db)
     with duckdb.connect(str(db), read_only=True) as con:
-        got = con.execute("SELECT question_id, k, precision, recall, rr, support, coverage FROM question_scores "
-                          "ORDER BY question_id").fetchall()
-        text = con.execute("SELECT text FROM documents WHERE doc_id = 'c2'").fetchone()[0]
-    # k = 10 slots; q1 finds its one relevant context at rank 2; q2 finds 1 of 2 at rank 1.
-    assert got == [("q-00001", 10, 0.1, 1.0, 0.5, None, None), ("q-00002", 10, 0.1, 0.5, 1.0, None, None)]
-    assert text == "Aurora owns the alert."
+        assert con.execute("SELECT count(*) FROM expected_claims").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
+        assert con.execute("SELECT sum(n_claims), sum(n_expected) FROM question_scores").fetchone() == (0, 0)
+        answers = con.execute("SELECT answer FROM records ORDER BY question_id").fetchall()
+    assert answers == [("The Aurora team owns it.",), ("Switch traffic back.",), ("Nobody knows.",)]
 
 
-def test_ragas_bad_sample_names_file_and_line(tmp_path, capsys):
+GOOD = {"user_input": "ok", "retrieved_context_ids": ["a"], "reference_context_ids": ["a"], "response": "r"}
+
+
+@pytest.mark.parametrize("bad, where", [
+    ({"retrieved_context_ids": ["a"]}, "field 'user_input': required field is missing"),
+    ({"user_input": "", "retrieved_context_ids": ["a"]}, "field 'user_input'"),
+    ({"user_input": [{"content": "hi", "type": "human"}]}, "field 'user_input': a multi-turn sample"),
+    ({"user_input": "q", "retrieved_contexts": [1, 2]}, "field 'retrieved_contexts[0]'"),
+    ({"user_input": "q", "retrieved_contexts": "one context"}, "field 'retrieved_contexts'"),
+    ({"user_input": "q", "retrieved_contexts": ["a", " "]}, "field 'retrieved_contexts[1]'"),
+    ({"user_input": "q", "retrieved_context_ids": ["a", "b"], "retrieved_contexts": ["A."]},
+     "field 'retrieved_context_ids': lists 2 IDs but 'retrieved_contexts' lists 1"),
+    ({"user_input": "q", "retrieved_context_ids": ["a"], "reference_context_ids": [1.5]},
+     "field 'reference_context_ids[0]'"),
+    ({"user_input": "q", "retrieved_context_ids": ["a"], "reference_context_ids": [None]},
+     "field 'reference_context_ids[0]'"),
+    ({"user_input": "q", "retrieved_context_ids": ["a"], "reference_context_ids": "a"},
+     "field 'reference_context_ids'"),
+    ({"user_input": "q", "retrieved_context_ids": ["has space"]}, "field 'retrieved_context_ids[0]'"),
+    ({"user_input": "q", "retrieved_context_ids": ["a"], "response": 3}, "field 'response'"),
+    ({"user_input": "q", "retrieved_contexts": ["A."], "reference_context_ids": ["a"]},
+     "field 'reference_context_ids'"),
+    ({"user_input": "q", "retrieved_context_ids": ["a"], "reference_contexts": ["A."]}, "field 'reference_contexts'"),
+    ({"user_input": "q", "retrieved_context_ids": ["a"], "retrieved_contexts": ["Another text."]},
+     "field 'retrieved_context_ids[0]'"),
+    ({**GOOD, "id": "q-00001"}, "field 'id'"),
+    ([1, 2], "expected a Ragas sample object"),
+])
+def test_ragas_unusable_sample_is_refused_with_its_line_and_nothing_written(tmp_path, capsys, bad, where):
     samples = tmp_path / "bad.jsonl"
-    samples.write_text('{"user_input": "ok", "retrieved_context_ids": ["a"], "reference_context_ids": []}\n'
-                       '{"user_input": "", "retrieved_context_ids": []}\n')
-    assert main(["import", "ragas", str(samples), "--out", str(tmp_path / "ws")]) == 2
-    assert f"{samples}:2: field 'user_input'" in capsys.readouterr().err
+    first = {**GOOD, "retrieved_contexts": ["Text of a."]}
+    samples.write_text(json.dumps(first) + "\n\n" + json.dumps(bad) + "\n")
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws) == 2
+    err = capsys.readouterr().err
+    assert f"{samples}:3: {where}" in err, err
+    assert not ws.exists()
+
+
+def test_ragas_unusable_sample_of_a_json_list_is_named_by_its_index(tmp_path, capsys):
+    samples = tmp_path / "bad.json"
+    samples.write_text(json.dumps([GOOD, GOOD, {"retrieved_context_ids": ["a"]}], indent=2))
+    assert import_ragas(samples, tmp_path / "ws") == 2
+    assert f"{samples}[2]: field 'user_input'" in capsys.readouterr().err
+    assert not (tmp_path / "ws").exists()
+
+
+def test_ragas_position_id_taken_by_an_earlier_sample_id_is_refused(tmp_path, capsys):
+    samples = write_samples(tmp_path / "s.jsonl", [{**GOOD, "id": "q-00002"}, GOOD])
+    assert import_ragas(samples, tmp_path / "ws") == 2
+    err = capsys.readouterr().err
+    assert f"{samples}:2: field 'id': 'q-00002': the question ID this sample gets from its position" in err
+    assert f"is the 'id' of the sample at {samples}:1" in err
+    assert not (tmp_path / "ws").exists()
+
+
+def test_ragas_file_without_retrieved_contexts_is_refused(tmp_path, capsys):
+    samples = write_samples(tmp_path / "s.jsonl", [{"user_input": "q", "response": "r", "reference": "x"}])
+    assert import_ragas(samples, tmp_path / "ws") == 2
+    assert "no sample lists retrieved contexts" in capsys.readouterr().err
+    assert not (tmp_path / "ws").exists()
+
+
+@pytest.mark.parametrize("text, rule", [("", "holds no samples"), ("{not json\n", "not valid JSON"),
+                                        ('{"samples": 3}', "expected a JSON list")])
+def test_ragas_unreadable_file_is_refused(tmp_path, capsys, text, rule):
+    samples = tmp_path / "s.json"
+    samples.write_text(text)
+    assert import_ragas(samples, tmp_path / "ws") == 2
+    assert rule in capsys.readouterr().err
+    assert not (tmp_path / "ws").exists()
+
+
+def test_ragas_help_has_an_example(capsys):
+    with pytest.raises(SystemExit):
+        main(["import", "ragas", "--help"])
+    out = capsys.readouterr().out
+    assert "example:" in out and "ragslice import ragas samples.jsonl --out ws/" in out and "--k" in out
