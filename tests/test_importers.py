@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from scoring.cli import main
 from scoring.importers import context_id, normalise_context
@@ -40,6 +41,22 @@ def test_trec_import_scores_like_trec_eval_at_the_imported_cutoff(tmp_path, caps
         assert round(ndcg, 4) == expected[("ndcg_cut_10", qid)]
         assert round(ap, 4) == expected[("map_cut_10", qid)]
     assert n_docs >= 3000  # every judged docno plus every retrieved one
+
+
+def test_a_retrieval_only_suite_asks_for_no_answer(tmp_path, capsys):
+    """TREC files hold no expected claims: no question asks for an answer, so Support, Coverage,
+    Abstention and FalseAbstention are n/a on every topic, the one judged only at grade 0 included
+    (they once read as a false abstention on every topic and a correct abstention on that one)."""
+    qrels, run, ws = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "ws"
+    qrels.write_text("1 0 d1 1\n2 0 d2 0\n")
+    run.write_text("1 Q0 d1 1 2.0 sys\n2 Q0 d2 1 1.0 sys\n")
+    assert main(["import", "trec", "--qrels", str(qrels), "--run", str(run), "--out", str(ws)]) == 0
+    capsys.readouterr()
+    refresh(ws, tmp_path / "db.duckdb")
+    with duckdb.connect(str(tmp_path / "db.duckdb"), read_only=True) as con:
+        rows = con.execute("SELECT question_id, answerable, recall, support, coverage, abstention_correct, "
+                           "false_abstention FROM question_scores ORDER BY question_id").fetchall()
+    assert rows == [("1", True, 1.0, None, None, None, None), ("2", False, None, None, None, None, None)]
 
 
 def test_trec_import_skips_comment_and_blank_lines_of_the_qrels(tmp_path, capsys):
@@ -285,7 +302,6 @@ def test_ragas_sample_id_field_names_the_question(tmp_path, capsys):
     assert [q["id"] for q in read_jsonl(ws / "suites" / "ragas" / "questions.jsonl")] == ["alert-owner", "q-00002"]
 
 
-@pytest.mark.xfail(reason="answer metrics n/a on a suite without expected claims", strict=True)
 def test_ragas_answer_metrics_are_na_never_a_false_abstention(tmp_path, capsys):
     """Ragas samples carry no claims: the suite has no expected claims, so every answer metric is
     n/a; an answered sample was once scored a false abstention."""
