@@ -1,0 +1,334 @@
+"""A failure never helps: turning successful records into failed or missing ones never raises a
+higher-is-better figure, never lowers a lower-is-better one, never turns a value into n/a, and never
+turns a failing gate into a passing one.
+
+Checked over the whole path on random workspaces: workspace files -> `ragslice refresh` ->
+`question_scores` and `slice_sums` -> `ragslice compare --format json` (the candidate's paired means,
+every gate) -> the dashboard's data functions. The candidate's records are the ones that fail; the
+registry declares the one exception (`Metric.failures_never_help`: Disclosures counts what a request
+actually showed). Latency and cost are measured over the records that report them: a missing record
+reports none, so the failure-rate gate answers for missing ones there.
+
+One more limit is declared, not hidden: Support is n/a on an abstention, so a candidate that fails
+where it abstained adds a question to the pairs of a comparison. That can move a mean paired delta and
+the max_drop test of Support either way, and it can give a max_regressions gate on Support its first
+pair (a gate without a pair fails; with one unchanged pair it passes). The candidate's own paired mean
+cannot rise, a regressions count cannot fall once a pair exists, and both are checked. Threshold gates
+here sit above the worst value: a `min = 0` gate passes on any value, so an all-n/a slice that a failure
+fills with zeros would pass it.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scoring.cli import main
+from scoring.metrics import BY_KEY, REGISTRY
+from scoring.policy import metric_aggregates
+from scoring.refresh import refresh
+from workspaces import write_json, write_jsonl
+
+REPO = Path(__file__).resolve().parents[1]
+SEED_LAB = REPO / "data" / "seed-lab"
+DOCS = [f"d{i}" for i in range(8)]
+RESTRICTED = "d7"
+TYPES = ("lookup", "multi")
+SLICES = ("all", "answerable", "unanswerable", "critical", *(f"type:{t}" for t in TYPES))
+KEPT = [m for m in REGISTRY if m.failures_never_help]
+MAX_CLAIMS = 3
+FAILURE_RATE = ("failure_rate", "rate")
+
+
+# --- random workspaces ------------------------------------------------------------------------------
+
+
+@st.composite
+def workspaces(draw) -> dict[str, Any]:
+    """A suite (answerable questions with and without expected claims, unanswerable ones, a caller who
+    may not see one document) and two runs, base and cand, with some failed and missing records."""
+    questions = []
+    retrieval_only_suite = draw(st.integers(0, 6)) == 0
+    for i in range(draw(st.integers(3, 7))):
+        kind = draw(st.sampled_from(("answer", "answer", "unanswerable", "retrieval")))
+        if retrieval_only_suite and kind == "answer":
+            kind = "retrieval"
+        positive = draw(st.lists(st.sampled_from(DOCS[:6]), unique=True, min_size=1, max_size=2))
+        zero = draw(st.sampled_from([None, DOCS[6]]))
+        relevant = {} if kind == "unanswerable" else {d: draw(st.integers(1, 2)) for d in positive}
+        if zero:
+            relevant[zero] = 0
+        support = {f"c{j}": [d] for j, d in enumerate(positive)} if kind == "answer" else {}
+        q = {"id": f"q{i}", "text": f"Question {i}?", "type": draw(st.sampled_from(TYPES)), "split": "dev",
+             "critical": draw(st.booleans()), "relevant": relevant, "support": support}
+        if draw(st.booleans()):
+            q["caller"] = ["eng"]
+        questions.append(q)
+    runs = {}
+    for run_id in ("base", "cand"):
+        records = []
+        for q in questions:
+            if draw(st.integers(0, 9)) == 0:
+                continue  # missing already
+            retrieved = draw(st.permutations(DOCS))[: draw(st.integers(0, 5))]
+            pool = [*q["support"], "x1", "x2"]
+            claim_ids = draw(st.lists(st.sampled_from(pool), unique=True, max_size=MAX_CLAIMS))
+            claims = [{"id": c, "citations": draw(st.lists(st.sampled_from([*DOCS, "ghost"]), unique=True,
+                                                            max_size=2))} for c in claim_ids]
+            records.append({"question_id": q["id"], "retrieved": retrieved, "claims": claims, "answer": "a",
+                            "latency_ms": float(draw(st.integers(1, 5000))), "cost_usd": draw(st.integers(0, 9)) / 1000,
+                            "error": "boom" if draw(st.integers(0, 9)) == 0 else None})
+        if not records:  # a run records at least one question
+            return draw(workspaces())
+        runs[run_id] = records
+    ok = [i for i, r in enumerate(runs["cand"]) if r["error"] is None]
+    if not ok:
+        return draw(workspaces())
+    chosen = draw(st.lists(st.sampled_from(ok), unique=True, min_size=1))
+    turned = {i: draw(st.sampled_from(("failed", "missing"))) for i in chosen}
+    if sum(how == "missing" for how in turned.values()) == len(runs["cand"]):
+        turned[chosen[0]] = "failed"  # a records file holds at least one record
+    return {"questions": questions, "runs": runs, "turned": turned}
+
+
+def write_workspace(root: Path, drawn: dict[str, Any], *, fail: bool) -> Path:
+    """The drawn workspace; with `fail`, the chosen candidate records failed (error set, the rest as
+    recorded) or missing (line dropped)."""
+    suite = root / "suites" / "s"
+    write_json(suite / "suite.json", {"name": "s", "version": "1", "corpus_version": "c", "rubric_version": "r",
+                                      "max_claims": MAX_CLAIMS})
+    write_jsonl(suite / "documents.jsonl", [{"id": d, "text": f"Text {d}.", **({"access": ["hr"]} if d == RESTRICTED
+                                                                                else {})} for d in DOCS])
+    write_jsonl(suite / "questions.jsonl", drawn["questions"])
+    for run_id, records in drawn["runs"].items():
+        rows = []
+        for i, record in enumerate(records):
+            how = drawn["turned"].get(i) if fail and run_id == "cand" else None
+            if how == "missing":
+                continue
+            rows.append({**record, "error": "upstream timeout"} if how == "failed" else record)
+        write_json(root / "runs" / run_id / "manifest.json", {
+            "run_id": run_id, "suite": "s", "suite_version": "1", "corpus_version": "c",
+            "created_at": "2026-11-01T00:00:00Z", "code_revision": "x", "retrieval": {}, "k": 3,
+            "prompt_revision": "p", "model": "m", "generation": {}, "rubric_version": "r"})
+        write_jsonl(root / "runs" / run_id / "records.jsonl", rows)
+    return root
+
+
+# --- what each side of the change shows -------------------------------------------------------------
+
+
+def gate_policy(path: Path) -> Path:
+    """A gate for every metric that failures cannot help, on every slice and aggregate; a
+    regressions gate and (but Support) a max_drop gate per metric; the failure-rate gate."""
+    lines = ['name = "every figure"']
+    for m in KEPT:
+        bound = "min = 0.5" if m.higher_is_better else "max = 0.5"
+        for s in SLICES:
+            for aggregate in metric_aggregates(m.key):
+                lines += ["[[gates]]", f'name = "{m.key} {aggregate} {s}"', f'metric = "{m.key}"', f'slice = "{s}"',
+                          f'aggregate = "{aggregate}"', bound]
+            lines += ["[[gates]]", f'name = "{m.key} regressions {s}"', f'metric = "{m.key}"', f'slice = "{s}"',
+                      "max_regressions = 0"]
+            if m.key != "support":
+                lines += ["[[gates]]", f'name = "{m.key} drop {s}"', f'metric = "{m.key}"', f'slice = "{s}"',
+                          "max_drop = 0.1"]
+    lines += ["[[gates]]", 'name = "failure rate"', 'metric = "failure_rate"', "max = 0.05"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def observe(ws: Path, db: Path, policy: Path) -> dict[str, Any]:
+    """Everything the candidate shows: per-question scores, slice sums, compare JSON, dashboard data."""
+    refresh(ws, db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        cur = con.execute("SELECT * FROM question_scores WHERE run_id = 'cand'")
+        names = [d[0] for d in cur.description]
+        scores = {row[names.index("question_id")]: dict(zip(names, row)) for row in cur.fetchall()}
+        cur = con.execute("SELECT * FROM slice_sums WHERE run_id = 'cand'")
+        names = [d[0] for d in cur.description]
+        sums = {(r[names.index("family")], r[names.index("slice")]): dict(zip(names, r)) for r in cur.fetchall()}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["compare", "base", "cand", "--db", str(db), "--policy", str(policy), "--format", "json"])
+    assert code in (0, 1)
+    document = json.loads(out.getvalue())
+    return {"scores": scores, "sums": sums, "compare": document, "dashboard": dashboard_figures(db)}
+
+
+def dashboard_figures(db: Path) -> dict[str, Any]:
+    """The candidate's figures as the dashboard's data module gives them: headline macro means and
+    every slice family's macro and pooled values."""
+    from dashboard import data
+
+    os.environ[data.DB_ENV] = str(db)
+    sides = {s.name: s for s in data.sides("s")}
+    base, cand = sides["base"], sides["cand"]
+    head = data.headline("s", base, cand).set_index("metric")["candidate"].to_dict()
+    slices = {}
+    for by, frame in data.aggregates("s", base, cand, ("all", "answerable", "type")).items():
+        for r in frame.to_dict("records"):
+            slices[(by, r["slice"], r["metric"])] = (r["c_macro"], r["c_pooled"])
+    return {"headline": head, "slices": slices}
+
+
+# --- the invariant -------------------------------------------------------------------------------
+
+
+def na(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def no_better(before: Any, after: Any, higher_is_better: bool, where: Any) -> None:
+    """`after` is no better than `before` in the metric's direction, and not n/a where `before` was a value."""
+    if na(before):
+        return
+    assert not na(after), f"{where}: {before} turned into n/a"
+    if higher_is_better:
+        assert float(after) <= float(before) + 1e-9, f"{where}: rose from {before} to {after}"
+    else:
+        assert float(after) >= float(before) - 1e-9, f"{where}: fell from {before} to {after}"
+
+
+def worst(m) -> float:
+    return 0.0 if m.higher_is_better else 1.0
+
+
+def assert_no_failure_helps(before: dict[str, Any], after: dict[str, Any], turned: set[str]) -> None:
+    for qid, row in before["scores"].items():
+        new = after["scores"][qid]
+        for m in KEPT:
+            no_better(row[m.key], new[m.key], m.higher_is_better, (qid, m.key))
+            if qid in turned and not na(new[m.key]):
+                assert float(new[m.key]) == worst(m), (qid, m.key, new[m.key])
+    for key, row in before["sums"].items():
+        new = after["sums"][key]
+        for m in KEPT:
+            if row[f"{m.key}__n"]:
+                no_better(row[f"{m.key}__sum"] / row[f"{m.key}__n"], new[f"{m.key}__sum"] / new[f"{m.key}__n"]
+                          if new[f"{m.key}__n"] else None, m.higher_is_better, (key, m.key, "macro"))
+            if m.pooled and row[f"{m.key}__den"]:
+                pooled = row[f"{m.key}__num"] / row[f"{m.key}__den"]
+                again = new[f"{m.key}__num"] / new[f"{m.key}__den"] if new[f"{m.key}__den"] else None
+                no_better(pooled, again, m.higher_is_better, (key, m.key, "pooled"))
+    old_rows = {(r["metric"], r["slice"]): r for r in before["compare"]["comparisons"]}
+    new_rows = {(r["metric"], r["slice"]): r for r in after["compare"]["comparisons"]}
+    for (key, s), row in old_rows.items():
+        m = BY_KEY[key]
+        if not m.failures_never_help:
+            continue
+        assert (key, s) in new_rows, f"{key} on {s}: the candidate lost every paired question"
+        no_better(row["candidate"], new_rows[key, s]["candidate"], m.higher_is_better, (key, s, "paired mean"))
+        no_better(row["candidate_pooled"], new_rows[key, s]["candidate_pooled"], m.higher_is_better,
+                  (key, s, "paired pooled"))
+    old_gates = {g["name"]: g for g in before["compare"]["gates"]}
+    for gate in after["compare"]["gates"]:
+        was = old_gates[gate["name"]]
+        if gate["kind"] == "threshold":
+            higher = gate["metric"] not in ("failure_rate",) and BY_KEY[gate["metric"]].higher_is_better
+            no_better(was["observed"], gate["observed"], higher, ("gate", gate["name"]))
+        elif gate["kind"] == "regressions" and was["observed"] is not None:
+            assert gate["observed"] is not None and gate["observed"] >= was["observed"], gate["name"]
+    for gate in after["compare"]["gates"]:
+        was = old_gates[gate["name"]]
+        if gate["metric"] == "support" and gate["kind"] == "regressions" and was["n"] == 0:
+            continue  # no pair before: the failure made the first (see the module docstring)
+        assert was["passed"] or not gate["passed"], f"gate {gate['name']!r} failed before the failures, passes after"
+    if after["compare"]["verdict"] == "pass":
+        assert before["compare"]["verdict"] == "pass"
+    for key, value in before["dashboard"]["headline"].items():
+        if BY_KEY[key].failures_never_help:
+            no_better(value, after["dashboard"]["headline"][key], BY_KEY[key].higher_is_better, ("headline", key))
+    for (by, s, key), (macro, pooled) in before["dashboard"]["slices"].items():
+        if BY_KEY[key].failures_never_help:
+            new_macro, new_pooled = after["dashboard"]["slices"][by, s, key]
+            no_better(macro, new_macro, BY_KEY[key].higher_is_better, ("dashboard", by, s, key, "macro"))
+            no_better(pooled, new_pooled, BY_KEY[key].higher_is_better, ("dashboard", by, s, key, "pooled"))
+
+
+EXAMPLES = int(os.environ.get("RAGSLICE_FAILURE_EXAMPLES", "12"))
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(workspaces())
+def test_turning_records_into_failures_never_helps(tmp_path_factory, drawn):
+    root = tmp_path_factory.mktemp("failures")
+    policy = gate_policy(root / "policy.toml")
+    before = observe(write_workspace(root / "before", drawn, fail=False), root / "before.duckdb", policy)
+    after = observe(write_workspace(root / "after", drawn, fail=True), root / "after.duckdb", policy)
+    turned = {drawn["runs"]["cand"][i]["question_id"] for i in drawn["turned"]}
+    assert_no_failure_helps(before, after, turned)
+
+
+def test_the_registry_declares_disclosures_as_the_one_exception():
+    assert [m.key for m in REGISTRY if not m.failures_never_help] == ["disclosures"]
+    assert all(m.failure for m in REGISTRY)
+
+
+# --- the two cases that were reported, by hand -------------------------------------------------------
+
+
+def fail_records(ws: Path, run_id: str, questions: set[str] | None = None) -> None:
+    path = ws / "runs" / run_id / "records.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for row in rows:
+        if questions is None or row["question_id"] in questions:
+            row["error"] = "upstream timeout"
+    write_jsonl(path, rows)
+
+
+def pooled_support_gate(tmp_path: Path) -> Path:
+    return gate_path(tmp_path, '[[gates]]\nmetric = "support"\naggregate = "pooled"\nmin = 0.9\n')
+
+
+def gate_path(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "policy.toml"
+    path.write_text(f'name = "g"\n{body}', encoding="utf-8")
+    return path
+
+
+def compare_json(db: Path, policy: Path, capsys) -> dict[str, Any]:
+    code = main(["compare", "A", "B", "--db", str(db), "--policy", str(policy), "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == (1 if document["verdict"] == "fail" else 0)
+    return document
+
+
+def test_a_failed_record_does_not_pass_a_pooled_support_gate(tmp_path, capsys):
+    """Seed-lab run B fails on launch (the answer with the bonus claim). Pooled Support: B made 5 claims,
+    4 supported: 4 / 5 = 0.8. Failed, launch counts as 3 unsupported claims (seed-lab's max_claims):
+    rollback 2 / 2 and owner 1 / 1 give (2 + 1) / (3 + 2 + 1) = 0.5. It once read 3 / 3 = 1.0 and passed."""
+    ws = shutil.copytree(SEED_LAB, tmp_path / "ws")
+    policy = pooled_support_gate(tmp_path)
+    refresh(ws, tmp_path / "before.duckdb")
+    gate = compare_json(tmp_path / "before.duckdb", policy, capsys)["gates"][0]
+    assert (gate["passed"], gate["observed"]) == (False, pytest.approx(0.8))
+    fail_records(ws, "B", {"launch"})
+    refresh(ws, tmp_path / "after.duckdb")
+    gate = compare_json(tmp_path / "after.duckdb", policy, capsys)["gates"][0]
+    assert (gate["passed"], gate["observed"]) == (False, pytest.approx(0.5))
+    with duckdb.connect(str(tmp_path / "after.duckdb"), read_only=True) as con:
+        row = con.execute("SELECT status, support, n_claims, n_supported, false_abstention FROM question_scores "
+                          "WHERE run_id = 'B' AND question_id = 'launch'").fetchone()
+    assert row == ("failed", 0.0, 3, 0, True)
+
+
+def test_a_total_outage_reads_as_every_answerable_question_unanswered(tmp_path, capsys):
+    """FalseAbstention (lower is better) once scored a failed record 0, so an outage read as an
+    improvement and a max gate on it passed. Every answerable seed question failed: 3 / 3 = 1.0."""
+    ws = shutil.copytree(SEED_LAB, tmp_path / "ws")
+    policy = gate_path(tmp_path, '[[gates]]\nmetric = "false_abstention"\nslice = "answerable"\nmax = 0.2\n')
+    fail_records(ws, "B")
+    refresh(ws, tmp_path / "db.duckdb")
+    gate = compare_json(tmp_path / "db.duckdb", policy, capsys)["gates"][0]
+    assert (gate["passed"], gate["observed"], gate["n"]) == (False, 1.0, 3)
