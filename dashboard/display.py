@@ -96,6 +96,7 @@ def metric_help(key: str) -> str:
         f"Numerator: {m.numerator}.",
         f"Denominator: {m.denominator}.",
         f"n/a: {m.na_rule}.",
+        f"A failed or missing record: {m.failure}.",
         f"Pooled: {m.pooling}.",
         f"Direction: {direction}.",
     ]

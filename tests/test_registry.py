@@ -99,7 +99,7 @@ def test_every_metric_declares_its_contract():
     for m in REGISTRY:
         assert m.level in ("retrieval", "answer")
         assert m.cutoff in ("required", "optional", "none")
-        assert m.numerator and m.denominator and m.na_rule and m.help, m.key
+        assert m.numerator and m.denominator and m.na_rule and m.help and m.failure, m.key
         assert (m.level == "retrieval") == (m.cutoff != "none"), m.key
     assert [m.key for m in REGISTRY if not m.higher_is_better] == ["false_abstention", "disclosures"]
 
@@ -166,3 +166,12 @@ def test_bad_measures_are_rejected_with_the_rule(text, rule):
     assert rule in str(err.value)
     # The message quotes the offending part: the whole measure, or its unknown metric name.
     assert repr(text) in str(err.value) or repr(text.partition("@")[0]) in str(err.value)
+
+
+def test_the_dashboard_tooltip_states_every_part_of_the_contract():
+    from dashboard.display import escape, metric_help
+
+    for m in REGISTRY:
+        shown = metric_help(m.key)
+        for part in (m.help, m.numerator, m.denominator, m.na_rule, m.failure, m.pooling):
+            assert escape(part) in shown, (m.key, part)
