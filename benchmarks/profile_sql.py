@@ -16,8 +16,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from scoring import refresh as refresh_module
-from scoring import store
+from scoring.store import refresh as refresh_module
+from scoring.store import database as store
 
 
 class TimedConnection:
@@ -108,16 +108,16 @@ def report(total: float, log: list[tuple[str, float]], phases: dict[str, float],
 
 
 def profile_trec(qrels: Path, run: Path, measures: list[str]) -> tuple[float, list[tuple[str, float]], dict[str, float]]:
-    """(total seconds, statement timings, phase timings) of one `scoring.trec.evaluate_files`."""
+    """(total seconds, statement timings, phase timings) of one `scoring.io.trec.evaluate_files`."""
     import duckdb
 
-    from scoring import trec
+    from scoring.io import trec
 
     log: list[tuple[str, float]] = []
     phases: dict[str, float] = defaultdict(float)
 
     class Shim:
-        """Stands in for the duckdb module inside scoring.trec: connections come back timed."""
+        """Stands in for the duckdb module inside scoring.io.trec: connections come back timed."""
 
         def __getattr__(self, name: str):
             return getattr(duckdb, name)

@@ -7,7 +7,7 @@ alone (interpreter start-up and imports excluded), and task-specific counts.
     lines WORKSPACE              DuckDB reads every records file as numbered raw lines (refresh's first step)
     store WORKSPACE              the store floor: the floor, then the records written to a new database file
                                  (one row per record, one per retrieved slot), nothing checked or scored
-    refresh WORKSPACE DB         scoring.refresh.refresh (validate, score, write the database)
+    refresh WORKSPACE DB         scoring.store.refresh.refresh (validate, score, write the database)
     reference WORKSPACE LIMIT    the reference loop: json.loads + scoring.evaluate per record, over the
                                  first LIMIT records (split evenly over the runs); 0 = every record
     pytrec QRELS RUN MEASURE...  pytrec_eval end to end: parse both files in Python, evaluate, mean
@@ -88,7 +88,7 @@ def lines(workspace: str) -> dict:
 
 
 def refresh(workspace: str, db: str) -> dict:
-    from scoring.refresh import refresh as run_refresh
+    from scoring.store.refresh import refresh as run_refresh
 
     started = time.perf_counter()
     summary = run_refresh(Path(workspace), Path(db))
@@ -97,7 +97,7 @@ def refresh(workspace: str, db: str) -> dict:
 
 
 def reference(workspace: str, limit: str) -> dict:
-    from scoring.contract import evaluate
+    from scoring.metrics.reference import evaluate
 
     started = time.perf_counter()
     suite = next(Path(workspace, "suites").iterdir())

@@ -11,10 +11,10 @@ rerun after a refresh reads the new file.
 Two caches: small tables in `st.cache_data` (each caller gets a copy), and what many figures of a
 page share in `st.cache_resource` (one shared copy, never modified): the catalog (meta, suites,
 runs, table names), the questions' slice columns, and the per-question scores of a comparison's two
-sides (`scoring.compare.read_side_scores`: no text, latency or cost), from which the headline, the
+sides (`scoring.decide.comparison.read_side_scores`: no text, latency or cost), from which the headline, the
 per-question deltas, the slices, the aggregation choices and the statistics are all computed: a
 page reads them once. Question IDs, text and tags are read for the rows shown only. Summary tables
-(`scoring.summaries`) are read when the database has them; without them the same figures come from
+(`scoring.store.summaries`) are read when the database has them; without them the same figures come from
 the scored tables, more slowly.
 
 Rules: every value is a bound parameter; the only identifiers spliced into SQL are metric columns
@@ -43,10 +43,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from scoring import compare as scoring_compare
+from scoring.decide import comparison as scoring_compare
 from scoring.metrics import BY_KEY, REGISTRY
-from scoring.schema import SCHEMA_VERSION
-from scoring.summaries import RUN_TOTAL_COLUMNS, SLICE_FAMILIES, run_totals_sql
+from scoring.store.schema import SCHEMA_VERSION
+from scoring.store.summaries import RUN_TOTAL_COLUMNS, SLICE_FAMILIES, run_totals_sql
 
 DB_ENV = "RAGSLICE_DB"
 POLICY_ENV = "RAGSLICE_POLICY"
@@ -57,7 +57,7 @@ UNCHANGED_TOLERANCE = 1e-9
 """Deltas within this distance of 0 count as unchanged (float noise from averaging repeats)."""
 
 SLICE_COLUMNS: dict[str, str] = SLICE_FAMILIES
-"""Slice families: name -> SQL expression over `questions q` (`scoring.summaries.SLICE_FAMILIES`,
+"""Slice families: name -> SQL expression over `questions q` (`scoring.store.summaries.SLICE_FAMILIES`,
 an allow-list; never user text). `aggregates` computes the same partition from the questions' columns."""
 
 STATUSES: tuple[str, ...] = ("regressed", "improved", "unchanged", "n/a", "missing", "failed")
@@ -144,7 +144,7 @@ _ALIASES = itertools.count()
 def writer_waiting(path: str) -> bool:
     """Whether a writer (`ragslice refresh`, `ragslice compare` recording a verdict) holds the
     database's writer lock (`scoring.store.writer_lock`) and so may be waiting for the file."""
-    from scoring.store import _lock_path  # the one definition of the lock file's name
+    from scoring.store.database import _lock_path  # the one definition of the lock file's name
 
     try:
         handle = os.open(_lock_path(Path(path)), os.O_RDONLY)
@@ -407,11 +407,11 @@ class _Pair:
     """Both sides of a comparison over every question of the suite, in suite order (row i: the i-th
     question of `_questions`).
 
-    `metrics`: the metrics held; `scores`: what was read (`scoring.compare.SideScores`): per side (0
+    `metrics`: the metrics held; `scores`: what was read (`scoring.decide.comparison.SideScores`): per side (0
     baseline, 1 candidate) the per-question mean over its runs of each metric held and, for the
     whole pair, of every pooling count (NaN: n/a, or no row), and whether the side has a row;
     `missing`, `failed`: either side has no record / a failed record for the question (no row at all
-    counts as missing); `records`: the questions and score rows `scoring.compare.read_scores` read
+    counts as missing); `records`: the questions and score rows `scoring.decide.comparison.read_scores` read
     when every record's detail was read (a group of repeats, or a live policy: the statistics need
     them), else None. Derived arrays are computed on first use and kept."""
 
@@ -471,7 +471,7 @@ def _statuses(b: np.ndarray, c: np.ndarray, missing: np.ndarray, failed: np.ndar
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _questions(path: str, sig: tuple[int, int, int], suite: str) -> pd.DataFrame:
     """The suite's questions in suite order with their slice columns only: position, type, split,
-    critical, answerable (`scoring.compare.read_slice_columns`; IDs, text and tags are read for the
+    critical, answerable (`scoring.decide.comparison.read_slice_columns`; IDs, text and tags are read for the
     rows shown, `_details`), shared."""
     with _reading(path, sig) as con:
         return scoring_compare.read_slice_columns(con, suite)
@@ -479,7 +479,7 @@ def _questions(path: str, sig: tuple[int, int, int], suite: str) -> pd.DataFrame
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _full_questions(path: str, sig: tuple[int, int, int], suite: str) -> pd.DataFrame:
-    """The suite's questions without their text (`scoring.compare.read_questions`), shared: what a
+    """The suite's questions without their text (`scoring.decide.comparison.read_questions`), shared: what a
     comparison with every record's detail needs."""
     with _reading(path, sig) as con:
         return scoring_compare.read_questions(con, suite, with_text=False)
@@ -507,9 +507,9 @@ def _needs_records(base: Sequence[str], cand: Sequence[str]) -> bool:
 @st.cache_resource(show_spinner=False, max_entries=6)
 def _pair(path: str, sig: tuple[int, int, int], suite: str, base: tuple[str, ...], cand: tuple[str, ...],
           columns: tuple[str, ...] = scoring_compare.SCORE_COLUMNS, records: bool = False) -> _Pair:
-    """`columns` (metrics, and pooling counts) of both sides (`scoring.compare.read_side_scores`: a
+    """`columns` (metrics, and pooling counts) of both sides (`scoring.decide.comparison.read_side_scores`: a
     float per column, question and side, about 300 bytes per question for every column); with
-    `records`, every record's detail instead (`scoring.compare.read_scores`, kept for the statistics)."""
+    `records`, every record's detail instead (`scoring.decide.comparison.read_scores`, kept for the statistics)."""
     positions = _positions(path, sig, suite)
     kept = None
     with _reading(path, sig) as con:
@@ -1095,7 +1095,7 @@ def question_runs(suite: str, run_ids: Sequence[str], question_id: str) -> dict[
 def run_stats(suite: str) -> pd.DataFrame:
     """Per run of the suite: questions, records, missing, failed, latency p50 / p95 (ms, over
     records with a latency), total and mean cost (USD, over records with a cost), and the macro mean
-    of every metric (`scoring.summaries.run_totals_sql`: read from `run_totals` when present)."""
+    of every metric (`scoring.store.summaries.run_totals_sql`: read from `run_totals` when present)."""
     source = "run_totals" if _has("run_totals") else f"({run_totals_sql()})"
     columns = ", ".join(f"t.{c}" for c in RUN_TOTAL_COLUMNS)
     sql = f"""SELECT r.run_id, r.run_group, r.repeat, r.created_at, r.k, r.model, r.n_records AS records, {columns}
@@ -1154,7 +1154,7 @@ def manifest_diff(suite: str, base: Side, cand: Side) -> pd.DataFrame:
 def latest_verdict(suite: str, base: Side, cand: Side) -> dict[str, Any] | None:
     """The newest verdict `ragslice compare --policy` recorded for exactly these runs (table
     `verdicts`, see docs/schema.md), with `gates` and `warnings` decoded; None when there is none.
-    The dashboard only reads it: the statistics and gates live in `scoring.compare` / `scoring.policy`."""
+    The dashboard only reads it: the statistics and gates live in `scoring.decide.comparison` / `scoring.decide.policy`."""
     if "verdicts" not in _catalog()[3]:
         return None
     rows = query(
@@ -1293,11 +1293,11 @@ def verdict_history(suite: str, base: Side, cand: Side) -> pd.DataFrame:
     )
 
 
-# -- paired statistics and the live verdict (computed by scoring.compare) -------------------------
+# -- paired statistics and the live verdict (computed by scoring.decide.comparison) -------------------------
 
 
 class StatisticsUnavailable(RuntimeError):
-    """`scoring.compare` refused the comparison; the message says why (e.g. the sides share runs)."""
+    """`scoring.decide.comparison` refused the comparison; the message says why (e.g. the sides share runs)."""
 
 
 @dataclass(frozen=True)
@@ -1312,9 +1312,9 @@ class PolicyInfo:
 
 @dataclass(frozen=True)
 class Statistics:
-    """What `scoring.compare.compare` computed for two sides on the current database (nothing recorded).
+    """What `scoring.decide.comparison.compare` computed for two sides on the current database (nothing recorded).
 
-    - `table`: one row per metric x slice with n >= 1 (`scoring.compare.COMPARISON_COLUMNS`): n
+    - `table`: one row per metric x slice with n >= 1 (`scoring.decide.comparison.COMPARISON_COLUMNS`): n
       paired questions (both sides scored; n/a excluded, never 0), both macro means, the mean paired
       delta and its bootstrap interval (`ci_low`, `ci_high`), p-values (t-test, Wilcoxon,
       sign-flip randomization, and the randomization p Holm-adjusted across every row), questions
@@ -1322,7 +1322,7 @@ class Statistics:
     - `flaky`: per side with repeats, the question x metric (or `status`) whose repeats disagree,
       with the values per repeat;
     - `settings`: the resampling and test settings in words; `warnings`: about the comparison;
-    - `verdict`: the policy's verdict evaluated now (`scoring.policy.Verdict`), None without a
+    - `verdict`: the policy's verdict evaluated now (`scoring.decide.policy.Verdict`), None without a
       policy; `policy`: which policy; `policy_error`: why the policy file could not be used;
     - `confidence`: the interval's confidence level; `seconds`: how long `compare` took.
     """
@@ -1357,10 +1357,10 @@ def _file_signature(path: Path | None) -> tuple[int, int, int] | None:
 
 def statistics(base: Side, cand: Side) -> Statistics:
     """Paired statistics for the two sides and, when a policy file is known (`policy_path`), its
-    verdict evaluated live. Computed by `scoring.compare` from the sides' scores (read once and
+    verdict evaluated live. Computed by `scoring.decide.comparison` from the sides' scores (read once and
     shared with the other figures of the page) and a few small tables; nothing holds the file while
     it computes. Two single runs without a policy are compared on inputs read without detail (the
-    questions' slice columns and the page's per-question scores, `scoring.compare.read_inputs`); a
+    questions' slice columns and the page's per-question scores, `scoring.decide.comparison.read_inputs`); a
     group's flaky questions and a policy's gates need every record.
     Cached on the database's and the policy file's signatures and the two sides. Raises
     StatisticsUnavailable when scoring refuses the comparison."""
@@ -1392,9 +1392,9 @@ def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, suit
                 policy_sig: tuple[int, int, int] | None, rows: tuple[tuple[str, str], ...] | None = None
                 ) -> Statistics:
     del policy_sig  # cache key only
-    from scoring.compare import compare  # looked up when called
+    from scoring.decide.comparison import compare  # looked up when called
     from scoring.errors import ValidationError
-    from scoring.policy import load_policy
+    from scoring.decide.policy import load_policy
 
     loaded, problem = None, None
     if policy is not None:
@@ -1443,7 +1443,7 @@ GATE_COLUMNS = ("name", "passed", "observed", "threshold", "n", "reason", "metri
 
 
 def gates_frame(gates: Any) -> pd.DataFrame:
-    """A verdict's gates as a table in `GATE_COLUMNS` order: from `scoring.policy.GateResult`s (a
+    """A verdict's gates as a table in `GATE_COLUMNS` order: from `scoring.decide.policy.GateResult`s (a
     live verdict) or the decoded JSON of a recorded one (a DataFrame). `observed` is the text every
     rendering shows (`GateResult.observed_text`: never rounded across its threshold) where the
     verdict holds it."""
@@ -1470,7 +1470,7 @@ P_COLUMNS: dict[str, str] = {
 
 
 def slice_family(slice_: str) -> str:
-    """The family of a slice name of `scoring.compare.default_slices`: all, answerability
+    """The family of a slice name of `scoring.decide.comparison.default_slices`: all, answerability
     (answerable, unanswerable), critical, type, split or tag."""
     if slice_ in ("answerable", "unanswerable"):
         return "answerability"
@@ -1490,9 +1490,9 @@ def statistics_rows(
     """The rows of `Statistics.table` the filters keep (empty `metrics` / `families`: all), with
     three columns added: `family` (`slice_family`), `significant` (`p_column` <= `alpha`; False
     where that p-value is n/a) and `moves` (better / worse / unchanged: the mean paired delta with /
-    against the registry's direction, beyond `scoring.stats.TIE`). `regressions_only` keeps the
+    against the registry's direction, beyond `scoring.decide.stats.TIE`). `regressions_only` keeps the
     rows that move worse."""
-    from scoring.stats import TIE
+    from scoring.decide.stats import TIE
 
     if p_column not in P_COLUMNS:
         raise ValueError(f"unknown p-value column {p_column!r}")

@@ -1,7 +1,7 @@
 """ragslice scoring: validate test sets and recorded runs, compute metrics, refresh DuckDB."""
-from .contract import ClaimVerdict, claim_verdicts, evaluate, validate_corpus
+from .metrics.reference import ClaimVerdict, claim_verdicts, evaluate, validate_corpus
 from .errors import ValidationError
-from .metrics import REGISTRY, Measure, Metric, metric, parse_measure
+from .metrics.registry import REGISTRY, Measure, Metric, metric, parse_measure
 
 __all__ = [
     "REGISTRY",

@@ -20,33 +20,33 @@ def _examples(*lines: str) -> str:
 
 
 def cmd_trec(args: argparse.Namespace) -> int:
-    from .trec import trec_command
+    from .io.trec import trec_command
 
     return trec_command(args.qrels, args.run, measures=args.measures, per_query=args.q, level=args.level,
                         exclude_na=args.exclude_na)
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    from .refresh import refresh_command
+    from .store.refresh import refresh_command
 
     return refresh_command(Path(args.workspace), Path(args.db), progress=not args.quiet)
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from .refresh import table_command
+    from .store.refresh import table_command
 
     runs = [r for r in args.runs.split(",") if r] if args.runs else None
     return table_command(Path(args.workspace), Path(args.db) if args.db else None, k=args.k, runs=runs)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .store import export_command
+    from .store.database import export_command
 
     return export_command(Path(args.db), Path(args.out), fmt=args.format)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .importers import import_ragas_command, import_trec_command
+    from .io.importers import import_ragas_command, import_trec_command
 
     if args.source == "trec":
         return import_trec_command(args.qrels, args.run, Path(args.out), chunk_map=args.chunk_map)
@@ -54,7 +54,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import demo_command
+    from .io.demo import demo_command
 
     return demo_command(port=args.port, cache=Path(args.cache) if args.cache else None, build_only=args.build_only,
                         policy=Path(args.policy) if args.policy else None)
@@ -68,19 +68,19 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare_command
+    from .decide.comparison import compare_command
 
     return compare_command(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, fmt=args.format)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import report_command
+    from .decide.report import report_command
 
     return report_command(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=Path(args.o))
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from .synth import synth_command
+    from .io.synth import synth_command
 
     return synth_command(args.questions, args.runs, repeats=args.repeats, seed=args.seed, out=Path(args.out))
 

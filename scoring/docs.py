@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from .metrics import REGISTRY
+from .metrics.registry import REGISTRY
 
 
 def metric_table() -> str:

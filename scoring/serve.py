@@ -68,7 +68,7 @@ def dashboard_command(db: Path, *, port: int, address: str, policy: Path | None 
         raise invalid("no database here; create it with `ragslice refresh WORKSPACE --db FILE`", "db", str(db))
     db = db.resolve()
     if policy is not None:
-        from .policy import load_policy
+        from .decide.policy import load_policy
 
         load_policy(policy)
         policy = policy.resolve()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import duckdb
 
-from scoring import engine
+from scoring.metrics import engine
 
 
 def engine_rows(corpus, cases, outputs, *, k, access=None, statuses=None, suite="s", max_claims=None):

@@ -1,4 +1,4 @@
-"""The bulk path (`scoring.bulk`) against the rule-by-rule path (`scoring.records`).
+"""The bulk path (`scoring.store.bulk`) against the rule-by-rule path (`scoring.store.records`).
 
 Two guarantees: on a clean workspace both paths write identical tables; and the bulk path never
 accepts what the rules refuse (it hands any doubt to the rules). The fuzz test
@@ -14,12 +14,12 @@ import duckdb
 import pytest
 
 import test_chunks
-from scoring.bulk import shape_ok, stage_bulk
+from scoring.store.bulk import shape_ok, stage_bulk
 from scoring.errors import Problems
-from scoring.refresh import refresh, stage, write_suite
-from scoring.schema import create_schema
-from scoring.synth import synth_command
-from scoring.workspace import load_workspace
+from scoring.store.refresh import refresh, stage, write_suite
+from scoring.store.schema import create_schema
+from scoring.io.synth import synth_command
+from scoring.store.workspace import load_workspace
 from workspaces import R, build, build_large, edit_line, replace_line
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -91,7 +91,7 @@ def _bulk_verdict(ws: Path) -> bool:
     create_schema(con)
     for suite in workspace.suites.values():
         write_suite(con, suite)
-    from scoring.records import stage_runs
+    from scoring.store.records import stage_runs
 
     runs = list(workspace.runs.values())
     stage_runs(con, runs)

@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.cli import main
-from scoring.schema import SCHEMA_VERSION
-from scoring.contract import Labels, Output, map_chunks, score_question
+from scoring.store.schema import SCHEMA_VERSION
+from scoring.metrics.reference import Labels, Output, map_chunks, score_question
 from scoring.errors import ValidationError
 from scoring.metrics import REGISTRY
-from scoring.refresh import refresh, score_workspace_in_memory
+from scoring.store.refresh import refresh, score_workspace_in_memory
 from workspaces import edit_line, set_key, write_json, write_jsonl
 
 SUITE = "books"
@@ -259,7 +259,7 @@ def test_a_changed_chunk_map_rescores_only_what_uses_it(ws: Path, tmp_path: Path
 
 
 def test_a_database_of_the_previous_schema_is_rebuilt_and_keeps_its_verdicts(ws: Path, tmp_path: Path) -> None:
-    from scoring.refresh import rescore_stored
+    from scoring.store.refresh import rescore_stored
 
     db = tmp_path / "s.duckdb"
     refresh(ws, db)
@@ -388,7 +388,7 @@ def test_passage_level_suite_matches_chunks_exactly(ws: Path, tmp_path: Path) ->
     # citing the whole document is not citing the labelled passage
     assert got[("fine", "q1")]["support"] == 0.0 and got[("fine", "q1")]["precision"] == pytest.approx(1 / 3)
     # re-scoring the stored database at another cutoff reads the same passages
-    from scoring.refresh import rescore_stored
+    from scoring.store.refresh import rescore_stored
 
     db = tmp_path / "passages.duckdb"
     refresh(ws, db)
@@ -573,7 +573,7 @@ def imported_scores(tmp_path: Path, qrels: str) -> tuple[Path, dict]:
 
 
 def test_trec_passage_qrels_make_a_passage_level_suite_scored_like_trec_eval(tmp_path: Path, capsys) -> None:
-    from scoring.trec import evaluate_files
+    from scoring.io.trec import evaluate_files
 
     ws, got = imported_scores(tmp_path, "t1 0 p1 1\nt1 0 p3 2\nt2 0 p4 1\n")
     assert "suite trec (chunk-level labels), runs chunky" in capsys.readouterr().out

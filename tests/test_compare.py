@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from scipy import stats as sp
 
-from scoring import compare as C
-from scoring import stats
+from scoring.decide import comparison as C
+from scoring.decide import stats
 from scoring.cli import main
 from scoring.errors import ValidationError
-from scoring.policy import parse_policy
-from scoring.refresh import refresh
+from scoring.decide.policy import parse_policy
+from scoring.store.refresh import refresh
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_LAB = REPO / "data" / "seed-lab"
@@ -655,7 +655,7 @@ def test_compare_on_inputs_read_before_equals_compare_on_the_connection(repeats_
 
 
 def test_the_summary_table_gives_the_same_comparison(repeats_db, tmp_path):
-    from scoring.summaries import build_summaries
+    from scoring.store.summaries import build_summaries
 
     db = tmp_path / "summarized.duckdb"
     shutil.copyfile(repeats_db, db)

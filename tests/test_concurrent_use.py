@@ -37,7 +37,7 @@ import duckdb
 import pytest
 
 from browser import CHROMIUM, FLAGS, require_chromium
-from scoring.refresh import refresh
+from scoring.store.refresh import refresh
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_LAB = REPO / "data" / "seed-lab"
@@ -366,13 +366,13 @@ def test_a_verdict_is_recorded_while_the_page_reruns_and_the_next_rerun_shows_it
 def test_a_verdict_can_be_recorded_while_the_dashboard_computes_statistics(tmp_path, monkeypatch):
     """The dashboard's live statistics must not hold the file while they compute.
 
-    Deterministic stand-in for a large suite: the dashboard's `scoring.compare.compare` is wrapped
+    Deterministic stand-in for a large suite: the dashboard's `scoring.decide.comparison.compare` is wrapped
     so that, after the real comparison, it keeps computing (sleeps) until `ragslice compare
     --policy`, run meanwhile as a separate process, has finished, 12 s at most. Measured without
     any stand-in, on `ragslice synth --questions 5000 --runs 2`: the dashboard's statistics took
     8.7 s and a `ragslice compare --policy` reaching its write 1 s into them exited 2 ("the
     database is held open by another connection")."""
-    import scoring.compare
+    import scoring.decide.comparison as compare
     from dashboard import data
 
     db = tmp_path / "seed.duckdb"
@@ -381,7 +381,7 @@ def test_a_verdict_can_be_recorded_while_the_dashboard_computes_statistics(tmp_p
     policy.write_text(PASSING_POLICY, encoding="utf-8")
     monkeypatch.setenv("RAGSLICE_DB", str(db))
     monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
-    real = scoring.compare.compare
+    real = scoring.decide.comparison.compare
     computing, done = threading.Event(), threading.Event()
 
     def long_compare(*args, **kwargs):
@@ -390,7 +390,7 @@ def test_a_verdict_can_be_recorded_while_the_dashboard_computes_statistics(tmp_p
         done.wait(timeout=12)
         return result
 
-    monkeypatch.setattr(scoring.compare, "compare", long_compare)
+    monkeypatch.setattr(scoring.decide.comparison, "compare", long_compare)
     monkeypatch.setattr(data, "compare", long_compare, raising=False)
     base, cand = data.Side("A", "run", ("A",)), data.Side("B", "run", ("B",))
     dashboard_side = threading.Thread(target=data.statistics, args=(base, cand), daemon=True)

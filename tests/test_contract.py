@@ -14,7 +14,7 @@ from seed_fixture import CASES, CORPUS, EXPECTED_TABLE, RUNS
 from support import display
 
 from scoring import ValidationError, claim_verdicts, evaluate, validate_corpus
-from scoring.contract import Labels, Output, score_question
+from scoring.metrics.reference import Labels, Output, score_question
 
 SEED_KEYS = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
 

@@ -1,6 +1,6 @@
 """Crash safety and incremental bookkeeping of `ragslice refresh`.
 
-A refresh writes a private copy and publishes it with one atomic rename (scoring/store.py). These
+A refresh writes a private copy and publishes it with one atomic rename (scoring/store/database.py). These
 tests hold it to that with real processes: SIGKILL in the middle and at ten seeded random moments
 must leave a database that opens and equals the state before (S0) or after (S1), never a mix; a
 reader querying in a loop during a refresh keeps working; and the next refresh cleans up.
@@ -23,7 +23,7 @@ import duckdb
 import pytest
 
 from scoring.errors import ValidationError
-from scoring.refresh import refresh
+from scoring.store.refresh import refresh
 from workspaces import build, build_large, edit_line, fingerprint, run_file, set_field, suite_file
 
 RAGSLICE = Path(sys.executable).with_name("ragslice")

@@ -24,7 +24,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from scoring.metrics import REGISTRY
-from scoring.refresh import refresh
+from scoring.store.refresh import refresh
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "dashboard" / "app.py"
@@ -132,7 +132,7 @@ def build_dashboard_workspace(root: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def dashboard_db(tmp_path_factory) -> Path:
-    """The database of `build_dashboard_workspace`, written by `scoring.refresh.refresh`."""
+    """The database of `build_dashboard_workspace`, written by `scoring.store.refresh.refresh`."""
     root = tmp_path_factory.mktemp("dashboard")
     db = root / "dashboard.duckdb"
     refresh(build_dashboard_workspace(root), db)
@@ -252,7 +252,7 @@ def _record_verdict(con, baseline: list[str], candidate: list[str], verdict: str
 
 
 def test_release_review_shows_the_recorded_verdict(dashboard_db, monkeypatch, tmp_path):
-    from scoring.compare import create_verdict_tables
+    from scoring.decide.comparison import create_verdict_tables
 
     db = tmp_path / "verdicts.duckdb"
     shutil.copy(dashboard_db, db)
@@ -351,7 +351,7 @@ def test_release_review_evaluates_the_policy_live_without_writing(dashboard_db, 
 
 
 def test_release_review_live_and_recorded_policies_differ(dashboard_db, monkeypatch, tmp_path):
-    from scoring.compare import create_verdict_tables
+    from scoring.decide.comparison import create_verdict_tables
 
     db = tmp_path / "both.duckdb"
     shutil.copy(dashboard_db, db)
@@ -835,8 +835,8 @@ COMPARISONS = [("seed-lab", "A", "B"), ("seed-lab", "A", "c"), ("seed-lab", "c",
 
 @pytest.fixture(scope="session")
 def summarized_db(dashboard_db, tmp_path_factory) -> Path:
-    """A copy of the fixture database with the summary tables of `scoring.summaries` built."""
-    from scoring.summaries import build_summaries
+    """A copy of the fixture database with the summary tables of `scoring.store.summaries` built."""
+    from scoring.store.summaries import build_summaries
 
     db = tmp_path_factory.mktemp("summarized") / "dashboard.duckdb"
     shutil.copyfile(dashboard_db, db)

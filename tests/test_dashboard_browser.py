@@ -19,7 +19,7 @@ import pytest
 
 from browser import CHROMIUM, FLAGS
 from browser import require_chromium as _require_chromium
-from scoring.refresh import refresh
+from scoring.store.refresh import refresh
 from test_dashboard_apptest import HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace
 
 pytestmark = pytest.mark.browser
@@ -273,7 +273,7 @@ def test_demo_starts_and_serves_the_release_review(browser, tmp_path):
     """`ragslice demo` starts and serves the release review page (real browser)."""
     import duckdb
 
-    from scoring.compare import compare
+    from scoring.decide.comparison import compare
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -323,7 +323,7 @@ def test_demo_starts_and_serves_the_release_review(browser, tmp_path):
         _stop(process)
     assert not _healthy(base), "the server outlived `ragslice demo`"
     # R@k scores every answerable question on both sides (no n/a on either), so the tile's macro mean is
-    # the paired mean scoring.compare reports for the candidate.
+    # the paired mean scoring.decide.comparison reports for the candidate.
     with duckdb.connect(str(tmp_path / "cache" / "demo.duckdb"), read_only=True) as con:
         table = compare(con, "prod-baseline", "rerank-v2").table
     recall = table[(table["metric"] == "recall") & (table["slice"] == "all")].iloc[0]

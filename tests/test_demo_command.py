@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 from scoring.cli import build_parser, main
-from scoring.demo import DEMO_BASELINE, DEMO_CANDIDATE, record_demo_verdict, review_url
-from scoring.refresh import RefreshSummary
+from scoring.io.demo import DEMO_BASELINE, DEMO_CANDIDATE, record_demo_verdict, review_url
+from scoring.store.refresh import RefreshSummary
 from scoring.serve import streamlit_command
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from scipy import stats
 
-from scoring.contract import Output, map_chunks, score_question, suite_labels
-from scoring.demo_data import MAX_CLAIMS
-from scoring.demo_data import generate_demo
+from scoring.metrics.reference import Output, map_chunks, score_question, suite_labels
+from scoring.io.demo_data import MAX_CLAIMS
+from scoring.io.demo_data import generate_demo
 
 DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
 SUITE = "demo"
@@ -141,9 +141,9 @@ def _files(root: Path) -> dict[str, bytes]:
 def test_committed_workspace_matches_the_generator_byte_for_byte(tmp_path: Path) -> None:
     generate_demo(tmp_path)
     fresh, committed = _files(tmp_path), _files(DEMO)
-    assert sorted(fresh) == sorted(committed), "regenerate with: python -m scoring.demo_data --out data/demo"
+    assert sorted(fresh) == sorted(committed), "regenerate with: python -m scoring.io.demo_data --out data/demo"
     changed = [name for name in fresh if fresh[name] != committed[name]]
-    assert changed == [], f"differ from the generator: {changed}; regenerate with python -m scoring.demo_data"
+    assert changed == [], f"differ from the generator: {changed}; regenerate with python -m scoring.io.demo_data"
 
 
 def test_generation_is_deterministic_and_uses_its_seed(tmp_path: Path) -> None:
@@ -417,7 +417,7 @@ def test_policy_declares_the_release_gates() -> None:
 
 
 def test_policy_is_accepted_by_the_policy_parser() -> None:
-    from scoring.policy import load_policy
+    from scoring.decide.policy import load_policy
 
     policy = load_policy(DEMO / "policy.toml")
     assert policy.name == "release-gate" and len(policy.gates) >= 6

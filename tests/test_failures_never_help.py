@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 
 from scoring.cli import main
 from scoring.metrics import BY_KEY, REGISTRY
-from scoring.policy import metric_aggregates
-from scoring.refresh import refresh
+from scoring.decide.policy import metric_aggregates
+from scoring.store.refresh import refresh
 from workspaces import write_json, write_jsonl
 
 REPO = Path(__file__).resolve().parents[1]

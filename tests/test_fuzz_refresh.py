@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from scoring.cli import main
-from scoring.refresh import score_workspace_in_memory
+from scoring.store.refresh import score_workspace_in_memory
 from workspaces import build, fingerprint, manifest
 
 EXAMPLES = int(os.environ.get("RAGSLICE_FUZZ_EXAMPLES", "60"))

@@ -26,7 +26,7 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 
 import hostile as H
-from scoring.refresh import refresh
+from scoring.store.refresh import refresh
 from test_concurrent_use import REPO, chromium, dashboard, exceptions, new_tab, require_chromium, settle, visit
 
 pytestmark = pytest.mark.browser

@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from scoring.cli import main
-from scoring.importers import context_id, normalise_context
-from scoring.refresh import refresh
+from scoring.io.importers import context_id, normalise_context
+from scoring.store.refresh import refresh
 
 TREC = Path(__file__).resolve().parent / "data" / "trec_eval"  # trec_eval's test files, see its README.md
 

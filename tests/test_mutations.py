@@ -31,46 +31,46 @@ Mutation = list[tuple[str, str, str]]
 MUTANTS: dict[str, tuple[Mutation, list[str], str]] = {
     # (a) precision over the returned items instead of the k slots
     "reference-precision-by-returned": (
-        [("contract.py", "hits / cutoff", "hits / max(1, len(top))")],
+        [("metrics/reference.py", "hits / cutoff", "hits / max(1, len(top))")],
         CONTRACT_TESTS,
         "test_short_list_keeps_the_cutoff_as_precision_denominator",
     ),
     "engine-precision-by-returned": (
         [
             (
-                "engine.py",
+                "metrics/engine.py",
                 "count(*) FILTER (WHERE grade >= $level) AS n_hits,",
                 "count(*) FILTER (WHERE grade >= $level) AS n_hits, count(*) AS n_returned,",
             ),
             (
-                "engine.py",
+                "metrics/engine.py",
                 "coalesce(g.n_hits, 0) AS n_hits,",
                 "coalesce(g.n_hits, 0) AS n_hits, coalesce(g.n_returned, 0) AS n_returned,",
             ),
-            ("engine.py", '"precision": "n_hits / k",', '"precision": "n_hits / greatest(1, n_returned)",'),
+            ("metrics/engine.py", '"precision": "n_hits / k",', '"precision": "n_hits / greatest(1, n_returned)",'),
         ],
         ENGINE_TESTS,
         "test_engine_reproduces_the_seed_by_hand",
     ),
     # (b) one supporting citation is enough, instead of every citation supporting
     "reference-any-citation": (
-        [("contract.py", '"citation_not_supporting": any(', '"citation_not_supporting": all(')],
+        [("metrics/reference.py", '"citation_not_supporting": any(', '"citation_not_supporting": all(')],
         CONTRACT_TESTS,
         "test_missing_unknown_or_mixed_citations_do_not_support",
     ),
     "engine-any-citation": (
-        [("engine.py", "bool_or(known AND NOT labelled)", "bool_and(known AND NOT labelled)")],
+        [("metrics/engine.py", "bool_or(known AND NOT labelled)", "bool_and(known AND NOT labelled)")],
         ENGINE_TESTS,
         "test_engine_reproduces_the_seed_by_hand",
     ),
     # (c) a labelled citation counts even when it is not in the first k
     "reference-no-visible-context": (
-        [("contract.py", "any(d in labelled and d not in visible for d in citations)", "False")],
+        [("metrics/reference.py", "any(d in labelled and d not in visible for d in citations)", "False")],
         CONTRACT_TESTS,
         "test_citation_outside_the_visible_context_is_unsupported",
     ),
     "engine-no-visible-context": (
-        [("engine.py", "bool_or(labelled AND NOT is_visible)", "bool_or(false)")],
+        [("metrics/engine.py", "bool_or(labelled AND NOT is_visible)", "bool_or(false)")],
         ENGINE_TESTS,
         "test_engine_reproduces_the_seed_by_hand",
     ),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from scoring import policy as P
+from scoring.decide import policy as P
 from scoring.errors import ValidationError
 
 ISSUE_POLICY = '''name = "release-gate"

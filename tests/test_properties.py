@@ -18,8 +18,8 @@ from seed_fixture import CASES, CORPUS, EXPECTED_TABLE, RUNS
 from support import display, engine_rows, engine_scores
 
 from scoring import REGISTRY
-from scoring.contract import Labels, Output, judge_claims, restricted_docs, score_question, validate
-from scoring.engine import WHOLE_RANKING
+from scoring.metrics.reference import Labels, Output, judge_claims, restricted_docs, score_question, validate
+from scoring.metrics.engine import WHOLE_RANKING
 
 DOCS = tuple(f"d{i}" for i in range(14))
 GROUPS = ("hr", "ops", "staff")

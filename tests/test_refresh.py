@@ -11,9 +11,9 @@ import duckdb
 import pytest
 
 from scoring.cli import main
-from scoring.contract import MAX_CLAIMS, Output, score_question, suite_labels
+from scoring.metrics.reference import MAX_CLAIMS, Output, score_question, suite_labels
 from scoring.metrics import REGISTRY
-from scoring.refresh import refresh
+from scoring.store.refresh import refresh
 from seed_fixture import EXPECTED_TABLE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -185,7 +185,7 @@ def test_every_command_has_help_with_an_example():
 
 
 def test_an_unchanged_suite_is_not_parsed_again_when_a_run_is_added(tmp_path, monkeypatch):
-    import scoring.workspace as workspace
+    import scoring.store.workspace as workspace
 
     ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
     shutil.copytree(SEED_LAB, ws)
@@ -213,7 +213,7 @@ def test_an_unchanged_suite_is_not_parsed_again_when_a_run_is_added(tmp_path, mo
 def test_every_refresh_leaves_the_summary_tables_equal_to_the_scored_tables(tmp_path: Path) -> None:
     """Summaries are never stale: after a run is added, changed or removed and after the suite
     changes, each summary table holds exactly the rows computed afresh from the scored tables."""
-    from scoring.summaries import SCORES_BY_POSITION_SQL, run_totals_sql, slice_sums_sql
+    from scoring.store.summaries import SCORES_BY_POSITION_SQL, run_totals_sql, slice_sums_sql
     from workspaces import build, run_file, suite_file
 
     ws = build(tmp_path / "ws")

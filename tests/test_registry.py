@@ -6,8 +6,8 @@ from seed_fixture import CASES, CORPUS, RUNS
 from support import engine_rows, engine_scores
 
 from scoring import REGISTRY, ValidationError, evaluate, metric, parse_measure
-from scoring import engine
-from scoring.contract import Labels, Output, score_question
+from scoring.metrics import engine
+from scoring.metrics.reference import Labels, Output, score_question
 
 KEYS = [m.key for m in REGISTRY]
 COUNTS = ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits", "k")

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from browser import CHROMIUM, FLAGS, require_chromium
-from scoring import report
+from scoring.decide import report
 from scoring.cli import main
-from scoring.refresh import refresh
+from scoring.store.refresh import refresh
 from test_compare import SEED_LAB, abstain, comparison, hit, miss, question, write_policy, write_workspace
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> | **bold** [link](http://example.com)'

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from scoring import stats
+from scoring.decide import stats
 
 
 # --- sign-flip randomization test ----------------------------------------------------------------

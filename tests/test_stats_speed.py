@@ -1,10 +1,10 @@
 """The fast paths of the statistics give the figures of the reference paths.
 
-- `scoring.compare.compare` on inputs read without detail (the dashboard's statistics for two single
+- `scoring.decide.comparison.compare` on inputs read without detail (the dashboard's statistics for two single
   runs: slice columns and per-question scores only) against `compare` on every record: the same
   table to the last bit, on the bundled demo, the small test workspaces and synthetic suites where
   slices fall on both sides of `stats.LARGE_SAMPLE`, with and without the summary tables;
-- `scoring.compare.read_side_scores` against `side_values` over `read_scores`, held-out questions
+- `scoring.decide.comparison.read_side_scores` against `side_values` over `read_scores`, held-out questions
   left out and groups of repeats included;
 - `dashboard.data.statistics` / `release_statistics` against `compare`;
 - the per-cell tally of `stats.paired_many` (its sparse layout, its rank tables left out, samples
@@ -23,11 +23,11 @@ import pandas as pd
 import pytest
 import streamlit as st
 
-from scoring import compare as C
-from scoring import stats
-from scoring.refresh import refresh
-from scoring.schema import table_names
-from scoring.synth import write_workspace
+from scoring.decide import comparison as C
+from scoring.decide import stats
+from scoring.store.refresh import refresh
+from scoring.store.schema import table_names
+from scoring.io.synth import write_workspace
 from workspaces import build, build_large
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def _refreshed(root: Path, workspace: Path) -> Path:
 def databases(tmp_path_factory) -> dict[str, Path]:
     """name -> database: the bundled demo (runs and a group of repeats), the small test workspace,
     a larger plain one, and two synthetic suites (single runs; groups of repeats)."""
-    from scoring.demo import BUNDLED, bundled_root, merge_workspaces
+    from scoring.io.demo import BUNDLED, bundled_root, merge_workspaces
 
     out = {}
     root = tmp_path_factory.mktemp("demo")
@@ -119,7 +119,7 @@ def test_without_detail_the_same_where_slices_cross_the_large_sample_threshold(d
 
 
 def test_without_detail_the_same_without_the_summary_tables(databases, tmp_path):
-    from scoring.summaries import SUMMARY_TABLES
+    from scoring.store.summaries import SUMMARY_TABLES
 
     db = tmp_path / "plain.duckdb"
     shutil.copyfile(databases["synth"], db)
@@ -136,7 +136,7 @@ def test_without_detail_the_same_without_the_summary_tables(databases, tmp_path)
 
 def test_without_detail_what_compare_refuses_and_what_it_cannot_give(databases):
     from scoring.errors import ValidationError
-    from scoring.policy import parse_policy
+    from scoring.decide.policy import parse_policy
 
     with duckdb.connect(str(databases["repeats"]), read_only=True) as con:
         groups = [g for (g,) in con.execute("SELECT DISTINCT run_group FROM runs ORDER BY 1").fetchall()]

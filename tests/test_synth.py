@@ -8,10 +8,10 @@ import duckdb
 import pytest
 
 from scoring.cli import main
-from scoring.contract import evaluate
+from scoring.metrics.reference import evaluate
 from scoring.errors import ValidationError
-from scoring.refresh import refresh
-from scoring.synth import write_workspace
+from scoring.store.refresh import refresh
+from scoring.io.synth import write_workspace
 
 QUESTIONS, RUNS, REPEATS = 50, 2, 2
 TYPES = {"lookup", "multi-evidence", "near-duplicate", "outdated", "conflicting", "unanswerable", "permission"}

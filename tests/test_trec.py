@@ -20,7 +20,9 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import engine, trec
+from scoring.metrics import engine
+
+from scoring.io import trec
 from scoring.cli import main
 from scoring.metrics import RETRIEVAL_KEYS
 

@@ -3,7 +3,7 @@
 Each case breaks one thing in the valid workspace of `workspaces.build` and expects the exact
 problem lines (paths relative to the workspace): file, line, question, field, value and rule.
 The expected lines are written by hand from docs/formats.md and the rule texts; a rule added to
-`scoring.records` without a case here fails `test_every_sql_rule_has_a_case`.
+`scoring.store.records` without a case here fails `test_every_sql_rule_has_a_case`.
 """
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring import records as records_module
-from scoring import workspace as workspace_module
+from scoring.store import records as records_module
+from scoring.store import workspace as workspace_module
 from scoring.errors import Problem, Problems, ValidationError
-from scoring.refresh import refresh, stage, write_suite
-from scoring.schema import create_schema
-from scoring.workspace import load_suite, load_workspace
+from scoring.store.refresh import refresh, stage, write_suite
+from scoring.store.schema import create_schema
+from scoring.store.workspace import load_suite, load_workspace
 from workspaces import (
     SUITE_META, D, M, Q, R, S,
     DOCUMENTS, RECORDS, append_line, build, drop_field, drop_key, edit_line, lines, manifest,
@@ -493,7 +493,7 @@ def _check_special(name: str, found: list[str]) -> None:
 
 # --- suites read on the fast path are read exactly as the full checks read them -------------------
 #
-# `scoring.workspace` accepts a clean document or question line after set checks, and a JSON line after
+# `scoring.store.workspace` accepts a clean document or question line after set checks, and a JSON line after
 # a plain parse whose keys it counts; everything else goes through the full field-by-field checks and
 # the strict parser. These cases and the property test below hold both routes to the same problems
 # and the same suite content.

@@ -8,7 +8,7 @@ from dashboard import data, selection
 from dashboard.display import (escape, file_path, metric_help, metric_name, missing, moment, number, say, signed,
                                table)
 from scoring.metrics import BY_KEY
-from scoring.stats import TIE
+from scoring.decide.stats import TIE
 
 KEY_METRICS = ("recall", "ndcg", "support", "coverage", "abstention_correct", "disclosures")
 WORST = 10
@@ -19,7 +19,7 @@ cmp = selection.comparison()
 selection.sides_caption(cmp)
 selection.show_compatibility(cmp)
 
-# The statistics and the live verdict come from scoring.compare (cached); nothing is recorded here.
+# The statistics and the live verdict come from scoring.decide.comparison (cached); nothing is recorded here.
 try:
     with st.spinner("Computing the paired statistics..."):
         stats = data.release_statistics(cmp.baseline, cmp.candidate, KEY_METRICS)

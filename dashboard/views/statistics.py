@@ -1,5 +1,5 @@
 """Is the difference more than noise? Every metric x slice with its paired tests, and the questions
-whose outcome flips between repeats. The figures come from `scoring.compare`; this page filters and shows."""
+whose outcome flips between repeats. The figures come from `scoring.decide.comparison`; this page filters and shows."""
 import streamlit as st
 
 from dashboard import charts, data, selection
@@ -23,7 +23,7 @@ except data.StatisticsUnavailable as error:
     st.stop()
 
 st.caption(escape(
-    f"Computed by scoring.compare over the {stats.n_questions} questions of the suite in {stats.seconds:.1f} s "
+    f"Computed by scoring.decide.comparison over the {stats.n_questions} questions of the suite in {stats.seconds:.1f} s "
     f"(kept until the database changes): {stats.settings}."
 ))
 for warning in stats.warnings:

@@ -39,9 +39,9 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from . import stats
-from .errors import Problems, ValidationError, invalid
-from .metrics import REGISTRY, metric as registry_metric
+from ..decide import stats
+from ..errors import Problems, ValidationError, invalid
+from ..metrics.registry import REGISTRY, metric as registry_metric
 
 SliceKind = Literal["all", "answerable", "unanswerable", "critical", "type", "split", "tag"]
 PLAIN_SLICES: tuple[str, ...] = ("all", "answerable", "unanswerable", "critical")

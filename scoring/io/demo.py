@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlencode
 
-from .errors import invalid
-from .refresh import RefreshSummary, refresh
+from ..errors import invalid
+from ..store.refresh import RefreshSummary, refresh
 
 BUNDLED = ("demo", "seed-lab")
 DEMO_SUITE = "demo"
@@ -26,9 +26,9 @@ DEMO_CANDIDATE = "rerank-v2"
 
 def bundled_root() -> Path:
     """The folder holding the bundled workspaces (`data/` in a checkout, packaged in a wheel)."""
-    here = Path(__file__).resolve().parent
-    checkout = here.parent / "data"
-    return checkout if (checkout / "seed-lab").is_dir() else here / "bundled"
+    package = Path(__file__).resolve().parents[1]  # scoring/
+    checkout = package.parent / "data"
+    return checkout if (checkout / "seed-lab").is_dir() else package / "bundled"
 
 
 def default_cache() -> Path:
@@ -72,9 +72,9 @@ def record_demo_verdict(db: Path, policy: Path, summary: RefreshSummary) -> str 
     """Record the verdict of DEMO_CANDIDATE against DEMO_BASELINE under `policy` when `summary`
     says runs were scored or removed, or when no verdict for this pair and policy hash is stored.
     Returns the new verdict_id, or None when nothing was recorded."""
-    from .compare import compare, read_verdicts, record
-    from .policy import load_policy
-    from .store import connect_readonly
+    from ..decide.comparison import compare, read_verdicts, record
+    from ..decide.policy import load_policy
+    from ..store.database import connect_readonly
 
     loaded = load_policy(policy)
     rebuilt = summary.runs_scored > 0 or summary.runs_removed > 0
@@ -108,14 +108,14 @@ def demo_command(*, port: int = 8501, cache: Path | None = None, build_only: boo
     if not 1 <= port <= 65535:
         raise invalid("a port is a whole number from 1 to 65535", "port", str(port))
     policy = policy or bundled_policy()
-    from .policy import load_policy
+    from ..decide.policy import load_policy
 
     load_policy(policy)  # a broken policy is reported before anything is built
     db = build_demo(cache, policy=policy)
     if build_only:
         print(db)
         return 0
-    from .serve import dashboard_command
+    from ..serve import dashboard_command
 
     print(f"ragslice demo: release review of {DEMO_CANDIDATE} against {DEMO_BASELINE}: {review_url(port)}", flush=True)
     return dashboard_command(db, port=port, address="127.0.0.1", policy=policy)

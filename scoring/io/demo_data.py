@@ -5,7 +5,7 @@ release story and one chunking experiment.
 `generate_demo(out)` writes the whole workspace (``suites/demo/``, ``runs/<run_id>/``,
 ``policy.toml``) from a fixed seed with the standard library only: no clock, no environment, no
 network, so the same seed always gives the same bytes. Regenerate the committed copy with
-``python -m scoring.demo_data --out data/demo``.
+``python -m scoring.io.demo_data --out data/demo``.
 
 The story the runs tell, by construction:
 
@@ -2122,7 +2122,7 @@ def generate_demo(out: Path, *, seed: int = SEED) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scoring.demo_data", description=generate_demo.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m scoring.io.demo_data", description=generate_demo.__doc__)
     parser.add_argument("--out", required=True, help="workspace folder to write (e.g. data/demo)")
     parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
     args = parser.parse_args(argv)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import invalid
+from ..errors import invalid
 
 Level = Literal["retrieval", "answer"]
 Cutoff = Literal["required", "optional", "none"]
@@ -314,3 +314,25 @@ def parse_measure(text: str, default_cutoff: int | None = None) -> Measure:
     if m.cutoff == "required" and cutoff is None:
         raise invalid(f"{m.family} needs a cutoff, e.g. {m.family}@10", "measure", text)
     return Measure(m, cutoff)
+
+
+__all__ = [
+    "Level",
+    "Cutoff",
+    "Value",
+    "Metric",
+    "RETRIEVAL_NA",
+    "RETRIEVAL_FAILURE",
+    "ASKS_ANSWER",
+    "MAX_CLAIMS_CHARGE",
+    "CHUNK_RANKS",
+    "CHUNK_CITATIONS",
+    "REGISTRY",
+    "BY_KEY",
+    "RETRIEVAL_KEYS",
+    "ANSWER_KEYS",
+    "SEED_KEYS",
+    "metric",
+    "Measure",
+    "parse_measure",
+]

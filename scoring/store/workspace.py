@@ -7,7 +7,7 @@ Layout (docs/formats.md):
 
 Suites and manifests are checked here in Python (a suite's clean lines on a fast path of set
 checks, the rest field by field); records can number millions and are staged and checked with
-set-based SQL in `scoring.records`. Every problem names file, line, question and field, and every
+set-based SQL in `scoring.store.records`. Every problem names file, line, question and field, and every
 problem in the workspace is reported, not just the first.
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from .contract import MAX_CLAIMS
-from .errors import Problems, ValidationError
+from ..metrics.reference import MAX_CLAIMS
+from ..errors import Problems, ValidationError
 
 ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
 """A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.

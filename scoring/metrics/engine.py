@@ -18,12 +18,12 @@ The caller provides these relations (tables or views) on a DuckDB connection; `s
     eval_citations(run_id, question_id, claim_id, position, doc_id)
 
 Formulas are keyed by the registry (`scoring.metrics`); definitions live there. The reference
-implementation in `scoring.contract` must agree with every query here (property-tested).
+implementation in `scoring.metrics.reference` must agree with every query here (property-tested).
 """
 from __future__ import annotations
 
-from .contract import MAX_CLAIMS, REASONS
-from .metrics import REGISTRY, RETRIEVAL_KEYS
+from ..metrics.reference import MAX_CLAIMS, REASONS
+from ..metrics.registry import REGISTRY, RETRIEVAL_KEYS
 
 WHOLE_RANKING = 2**31 - 1
 """The cutoff that stands for "no cutoff": every retrieved document counts."""

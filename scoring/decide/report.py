@@ -18,10 +18,10 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from . import store
-from .compare import Comparison, compare, record
-from .errors import invalid
-from .policy import GateResult, display_metric, load_policy
+from ..store import database as store
+from ..decide.comparison import Comparison, compare, record
+from ..errors import invalid
+from ..decide.policy import GateResult, display_metric, load_policy
 
 # --- number formatting ---------------------------------------------------------------------------
 

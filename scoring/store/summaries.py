@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import duckdb
 
-from .metrics import REGISTRY
-from .schema import table_names
+from ..metrics.registry import REGISTRY
+from ..store.schema import table_names
 
 SUMMARY_TABLES: tuple[str, ...] = ("scores_by_position", "run_totals", "slice_sums")
 SLICE_FAMILIES: dict[str, str] = {

@@ -30,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import invalid
+from ..errors import invalid
 
 SUITE = "synth"
 SUITE_VERSION = "1"

@@ -5,7 +5,7 @@ n/a is NULL, never 0.
 """
 from __future__ import annotations
 
-from .metrics import REGISTRY
+from ..metrics.registry import REGISTRY
 
 SCHEMA_VERSION = 4
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh

@@ -34,8 +34,8 @@ from typing import Any
 
 import duckdb
 
-from .errors import Problems, ValidationError, invalid
-from .workspace import FOLDER_NAME, MAX_K, MAX_RETRIEVED, WORKSPACE_ID
+from ..errors import Problems, ValidationError, invalid
+from ..store.workspace import FOLDER_NAME, MAX_K, MAX_RETRIEVED, WORKSPACE_ID
 
 IMPORT_K = 10
 """Context cutoff written into manifests imported from TREC runs (TREC files do not record one)."""
@@ -88,7 +88,7 @@ _READ_MAP = (
 def load_chunk_map(con: duckdb.DuckDBPyConnection, path: str) -> None:
     """Read a passage map (``passage_id<TAB>doc_id`` lines; blank and ``#`` lines skipped) into the temp
     table ``passage_map(passage, doc, line)``; raise `ValidationError` naming file and line."""
-    from .trec import _unreadable
+    from ..io.trec import _unreadable
 
     if not Path(path).is_file():
         raise invalid("no such file", "--chunk-map", path)
@@ -127,7 +127,7 @@ def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None
     """Write a workspace from TREC qrels and run files; returns the run IDs written.
 
     `chunk_map`: a passage map; passages keep their IDs and become the suite's chunks."""
-    from .trec import load_qrels, load_run
+    from ..io.trec import load_qrels, load_run
 
     suite_dir = out / "suites" / "trec"
     con = duckdb.connect()

@@ -1,6 +1,6 @@
 """The bulk path for recorded runs: each line parsed once, every record rule checked set-based.
 
-`scoring.records` holds the rules, one SQL check each, and names the file, line, field and rule of
+`scoring.store.records` holds the rules, one SQL check each, and names the file, line, field and rule of
 every problem; it re-reads each line's JSON once per rule. This module decides the common case,
 a workspace with no problem, in a few passes: every line is parsed once into typed columns
 (`json_transform`), its JSON shape (`json_structure`, one per distinct shape) is compared with the
@@ -10,7 +10,7 @@ directly. When any check fails, or a file cannot be read this way at all, nothin
 the caller runs the rule-by-rule path, which reports the problems; a check here may be stricter
 than the rules (a doubt sends the runs to the rules), never laxer.
 
-Staged relations, the same columns as the rule-by-rule path's (see `scoring.records`):
+Staged relations, the same columns as the rule-by-rule path's (see `scoring.store.records`):
 `stage_claims` and `stage_citations` (tables), `stage_records` and `stage_rankings` (views over
 the typed table, which is held once in memory).
 """
@@ -20,9 +20,9 @@ import json
 
 import duckdb
 
-from .chunks import chunk_joins, unit_sql
-from .records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
-from .workspace import ID_PATTERN, MAX_CITATIONS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
+from ..store.chunks import chunk_joins, unit_sql
+from ..store.records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
+from ..store.workspace import ID_PATTERN, MAX_CITATIONS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
 
 RECORD_TYPE = (
     '{"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "context": "VARCHAR", "answer": "VARCHAR", '
@@ -115,7 +115,7 @@ def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
 
 
 def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
-    """Every record rule of `scoring.records`, as aggregate checks over `bulk` (True: no problem)."""
+    """Every record rule of `scoring.store.records`, as aggregate checks over `bulk` (True: no problem)."""
     shapes = con.execute("SELECT shape, min(n_keys), max(n_keys) FROM bulk GROUP BY shape").fetchall()
     for structure, fewest, most in shapes:
         if not shape_ok(structure):
@@ -168,7 +168,7 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
 
 
 def _stage(con: duckdb.DuckDBPyConnection) -> None:
-    """The staging relations from `bulk` (chunk mapping as in `scoring.records`)."""
+    """The staging relations from `bulk` (chunk mapping as in `scoring.store.records`)."""
     con.execute("""
         CREATE OR REPLACE TEMP VIEW stage_records AS
         SELECT run_id, question_id, line, answer, context, latency_ms, cost_usd, error FROM bulk

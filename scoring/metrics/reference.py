@@ -12,8 +12,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .errors import invalid
-from .metrics import REGISTRY
+from ..errors import invalid
+from ..metrics.registry import REGISTRY
 
 MAX_CLAIMS = 100
 """The most claims a record may make (docs/formats.md); a suite may declare fewer (`max_claims`)."""

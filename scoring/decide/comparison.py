@@ -13,12 +13,12 @@ For every metric x slice (all, answerable, unanswerable, critical, each type, ea
 comparison holds n, both macro means, the mean delta with its paired-bootstrap interval, the
 t-test, Wilcoxon and sign-flip randomization p-values, the Holm-adjusted randomization p-value
 across the whole family, the counts improved / regressed / unchanged, and the method (resampling,
-or normal above `stats.LARGE_SAMPLE` non-zero differences; see `scoring.stats`). Every metric x
+or normal above `stats.LARGE_SAMPLE` non-zero differences; see `scoring.decide.stats`). Every metric x
 slice is computed in one batch (`stats.paired_many`) that shares resampling work between rows.
 
 `compare` only reads (use a read-only connection), or reads nothing when given the `Inputs` that
 `read_inputs` read before (a reader can then close the file before the statistics run). Scores
-come from the `scores_by_position` summary (`scoring.summaries`) when the database has it. For two
+come from the `scores_by_position` summary (`scoring.store.summaries`) when the database has it. For two
 single runs without a policy, inputs read without detail give the same table from far less: the
 questions' slice columns and both sides' per-question scores (`read_slice_columns`,
 `read_side_scores`), not every record's status, latency, cost and question text. `record` stores
@@ -42,12 +42,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import policy as policies
-from . import stats, store
-from .errors import invalid
-from .metrics import BY_KEY, REGISTRY
-from .policy import HELDOUT, OPERATIONAL, Policy, Slice, Verdict
-from .schema import table_names
+from ..decide import policy as policies
+from ..decide import stats
+from ..store import database as store
+from ..errors import invalid
+from ..metrics.registry import BY_KEY, REGISTRY
+from ..decide.policy import HELDOUT, OPERATIONAL, Policy, Slice, Verdict
+from ..store.schema import table_names
 
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY)
 COUNT_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(c for m in REGISTRY if m.pooled for c in m.pooled))
@@ -179,7 +180,7 @@ class Comparison:
     - `questions`: the suite's questions (index question_id) with type, split, critical, tags,
       answerable, disputed, text, position;
     - `table`: one row per metric x slice with n >= 1 (`COMPARISON_COLUMNS`); `method` is
-      ``resampling`` or ``normal`` (`scoring.stats`), None where n < 2;
+      ``resampling`` or ``normal`` (`scoring.decide.stats`), None where n < 2;
     - `deltas`: one row per question x metric where either side has a value: baseline, candidate,
       delta, change (improved | regressed | unchanged | n/a); built on first use;
     - `spread`: per side with repeats, per question x metric: repeats, mean, sd, min, max;
@@ -601,7 +602,7 @@ def _score_rows(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[s
                 positions: np.ndarray) -> ScoreRows:
     """Both sides' rows for the compared questions, given by their `position`s in suite order.
 
-    Read from `scores_by_position` (`scoring.summaries`) when the database has it, else from
+    Read from `scores_by_position` (`scoring.store.summaries`) when the database has it, else from
     `question_scores` joined with `questions`: the same rows either way."""
     run_ids = (*baseline, *candidate)
     columns = SCORE_COLUMNS
@@ -1385,7 +1386,7 @@ def run_comparison(
 def compare_command(baseline: str, candidate: str, *, db: Path, policy: str | None, fmt: str) -> int:
     """``ragslice compare``: 0 when every gate passes or no policy was given (no verdict), 1 when a
     gate fails (2 on bad input, via the CLI)."""
-    from . import report
+    from ..decide import report
 
     comparison = run_comparison(baseline, candidate, db=db, policy=policy)
     if fmt == "json":

@@ -9,13 +9,13 @@ DuckDB's JSON functions, checked rule by rule in SQL, and split into typed stagi
     stage_claims(run_id, question_id, claim_id, position, text, citations)   citations: as recorded
     stage_citations(run_id, question_id, claim_id, position, doc_id, unit_id, counted)
 
-Cited chunks are mapped here, ranked ones when `retrieved` is written (`scoring.refresh`), by the
-rule `scoring.chunks` states: an ID found in the run's chunk map (its own `chunks.jsonl`, else the
+Cited chunks are mapped here, ranked ones when `retrieved` is written (`scoring.store.refresh`), by the
+rule `scoring.store.chunks` states: an ID found in the run's chunk map (its own `chunks.jsonl`, else the
 suite's) stands for its document. `unit_id` is what labels are matched on: the document, or in a
 passage-level suite the ID as recorded. `counted` is false for a second citation of one document
 by one claim. `stage_citations.doc_id` is the ID as cited.
 
-`scoring.bulk` stages a clean workspace faster; this module is the authority on the rules.
+`scoring.store.bulk` stages a clean workspace faster; this module is the authority on the rules.
 
 The suite tables (`suites`, `documents`, `questions`, `chunks`) must already hold the runs'
 suites and the runs' own chunk maps.
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import duckdb
 
-from .chunks import chunk_joins, unit_sql
-from .errors import Problems
-from .workspace import (
+from ..store.chunks import chunk_joins, unit_sql
+from ..errors import Problems
+from ..store.workspace import (
     ID_PATTERN, MAX_CITATIONS, MAX_CLAIMS, MAX_LINE_BYTES, MAX_RETRIEVED, Run, iter_json_lines,
 )
 

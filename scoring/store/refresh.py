@@ -1,7 +1,7 @@
 """`ragslice refresh` and `ragslice table`: workspace files -> validated, scored DuckDB tables.
 
 A refresh validates every changed suite and run first, then scores with the SQL engine, then
-replaces the database atomically (see `scoring.store`). Runs whose files and suite did not change
+replaces the database atomically (see `scoring.store.database`). Runs whose files and suite did not change
 are kept as they are; runs no longer in the workspace are removed.
 """
 from __future__ import annotations
@@ -15,15 +15,17 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from . import engine, store
-from .bulk import stage_bulk
-from .chunks import chunk_joins, unit_sql, write_chunks
-from .errors import Problems
-from .records import read_lines, stage_records, stage_runs
-from .schema import SCHEMA_VERSION, create_schema, table_names
-from .suite_tables import SUITE_TABLES, insert_frame, write_suite
-from .summaries import build_summaries
-from .workspace import Run, Suite, Workspace, load_workspace
+from ..metrics import engine
+
+from ..store import database as store
+from ..store.bulk import stage_bulk
+from ..store.chunks import chunk_joins, unit_sql, write_chunks
+from ..errors import Problems
+from ..store.records import read_lines, stage_records, stage_runs
+from ..store.schema import SCHEMA_VERSION, create_schema, table_names
+from ..store.suite_tables import SUITE_TABLES, insert_frame, write_suite
+from ..store.summaries import build_summaries
+from ..store.workspace import Run, Suite, Workspace, load_workspace
 
 RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks")
 """`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
@@ -63,7 +65,7 @@ EVAL_VIEWS = {
 
 # Every staged ranking into `retrieved`, one row per slot. Per-record facts (cutoff, caller, chunk
 # map) are joined before the ranking is unnested. In a run with a chunk map a chunk stands for its
-# document (`scoring.chunks`): the document counts at its first chunk's slot; a run without one
+# document (`scoring.store.chunks`): the document counts at its first chunk's slot; a run without one
 # repeats no ID (checked at staging), so each of its IDs counts. A question's labels travel with its
 # record as two lists and are looked up per slot: joining them to the unnested slots made DuckDB
 # hash all slots (20M at 1M records) and spill. The CTEs are inlined (NOT MATERIALIZED): a
@@ -211,8 +213,8 @@ def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *
           bulk: bool = True) -> None:
     """Read, check and stage the records of `runs`; `k` overrides every run's cutoff (what-if).
 
-    The bulk path (`scoring.bulk`) stages a clean workspace; on any doubt, or with `bulk=False`, the
-    rule-by-rule path (`scoring.records`) checks and stages, naming every problem.
+    The bulk path (`scoring.store.bulk`) stages a clean workspace; on any doubt, or with `bulk=False`, the
+    rule-by-rule path (`scoring.store.records`) checks and stages, naming every problem.
     """
     for run in runs:
         write_chunks(con, run.suite, run.run_id, run.chunks or {})
@@ -357,7 +359,7 @@ def score_workspace_in_memory(workspace: Path, *, k: int | None = None, runs: li
 
 
 def _select_runs(ws: Workspace, runs: list[str] | None) -> list[Run]:
-    from .errors import invalid
+    from ..errors import invalid
 
     if runs is None:
         return list(ws.runs.values())
@@ -372,7 +374,7 @@ def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnec
     store.connect_readonly(db).close()
     version = _stored_schema_version(db)
     if version is not None and version != str(SCHEMA_VERSION):
-        from .errors import invalid
+        from ..errors import invalid
 
         raise invalid(f"the database was written with schema version {version}, this ragslice reads version "
                       f"{SCHEMA_VERSION}; refresh it first (`ragslice refresh WORKSPACE --db FILE`)", "db", str(db))

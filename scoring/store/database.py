@@ -20,9 +20,9 @@ from pathlib import Path
 
 import duckdb
 
-from .errors import invalid
-from .metrics import REGISTRY
-from .schema import SCHEMA_VERSION, TABLES, create_schema, table_names
+from ..errors import invalid
+from ..metrics.registry import REGISTRY
+from ..store.schema import SCHEMA_VERSION, TABLES, create_schema, table_names
 
 EXPORT_TABLES = ("question_scores", "claims", "retrieved", "records", "questions", "runs")
 

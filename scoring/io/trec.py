@@ -1,7 +1,7 @@
 """TREC files in, trec_eval-style numbers out: `ragslice trec QRELS RUN [-q] [-l LEVEL] [--exclude-na] [-m ...]`.
 
 Both files are read by DuckDB's CSV reader (per-line Python only on the error path) and scored by
-the SQL engine (`scoring.engine.retrieval_sql`); this module only builds the engine's `eval_*`
+the SQL engine (`scoring.metrics.engine.retrieval_sql`); this module only builds the engine's `eval_*`
 input relations (suite ``trec``, run ID from the run file).
 
 Files (UTF-8; LF or CRLF line endings, one kind per file; fields separated by any run of
@@ -72,9 +72,9 @@ from typing import Literal
 
 import duckdb
 
-from . import engine
-from .errors import Problem, ValidationError, invalid
-from .metrics import Measure, parse_measure
+from ..metrics import engine
+from ..errors import Problem, ValidationError, invalid
+from ..metrics.registry import Measure, parse_measure
 
 DEFAULT_MEASURES = ("P@10", "R@10", "nDCG@10", "RR", "AP")
 SUITE = "trec"

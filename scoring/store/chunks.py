@@ -3,9 +3,9 @@
 Real retrievers return chunks; reviewers label documents. A suite may carry `chunks.jsonl` and a
 run its own (when its splitting differs), one chunk a line: `id`, `doc`, `doc_version`, optional
 `text`, `start`, `end` (docs/formats.md). The scoring rule (declared in docs/formats.md and the
-registry's help, applied in SQL by `scoring.refresh` (rankings) and `scoring.records` /
-`scoring.bulk` (citations), and in plain Python by
-`scoring.contract.map_chunks`):
+registry's help, applied in SQL by `scoring.store.refresh` (rankings) and `scoring.store.records` /
+`scoring.store.bulk` (citations), and in plain Python by
+`scoring.metrics.reference.map_chunks`):
 
 - a retrieved chunk stands for its document; the document counts once, at the rank of its first
   chunk; ranks are slots, so P@k keeps k as its denominator and a later chunk of a counted
@@ -24,7 +24,7 @@ from operator import attrgetter
 import duckdb
 import pyarrow as pa
 
-from .workspace import Chunk
+from ..store.workspace import Chunk
 
 _FIELDS = {
     "chunk_id": ("id", pa.string()), "doc_id": ("doc", pa.string()), "doc_version": ("doc_version", pa.string()),

@@ -1,0 +1,5 @@
+"""The metric core: the registry (one declaration per metric), the plain-Python reference that reads
+it aloud, and the set-based SQL engine that production uses. Both implementations follow the
+registry and are property-tested against each other."""
+from .registry import *  # noqa: F403  (the registry is this package's vocabulary)
+from .registry import __all__
