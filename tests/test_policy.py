@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from scoring.decide import policy as P
+from scoring.metrics import OPERATIONAL
 from scoring.errors import ValidationError
 
 ISSUE_POLICY = '''name = "release-gate"
@@ -191,7 +192,7 @@ class FakeEvidence:
         return np.array([b[i] for i in keep], float), np.array([c[i] for i in keep], float)
 
     def aggregate(self, side, key, slice_, aggregate, *, exclude_disputed=False):
-        if key in P.OPERATIONAL:
+        if key in OPERATIONAL:
             value = self.operational.get((side, key, aggregate))
             return value, 0 if value is None else 5
         qs = self.slice_questions(slice_, exclude_disputed=exclude_disputed)

@@ -107,6 +107,7 @@ def test_every_metric_declares_its_contract():
 @pytest.mark.parametrize(
     "text",
     ["P@1", "P@5", "R@10", "nDCG@20", "nDCG@100000", "F1@3", "Success@1", "RR", "RR@10", "AP", "AP@100",
+     "P(rel=2)@5", "RR(rel=3)", "nDCG(rel=2)@10",
      "Support", "Coverage", "Abstention", "Disclosures"],
 )
 def test_canonical_measures_round_trip(text):
@@ -118,6 +119,8 @@ def test_canonical_measures_round_trip(text):
     "text, canonical",
     [
         ("P_10", "P@10"),
+        ("P.10", "P@10"),
+        ("ndcg_cut.10", "nDCG@10"),
         ("recall_5", "R@5"),
         ("ndcg_cut_20", "nDCG@20"),
         ("map_cut_100", "AP@100"),
@@ -158,6 +161,10 @@ def test_default_cutoff_applies_only_where_a_cutoff_is_required():
         ("P@", "whole number from 1"),
         ("P@ten", "whole number from 1"),
         ("P@100001", "whole number from 1"),
+        ("P(rel=0)@5", "relevance level is a whole number >= 1"),
+        ("P(rel=two)@5", "relevance level is a whole number >= 1"),
+        ("Support(rel=2)", "does not depend on a relevance level"),
+        ("P(rel=2@5", "a measure is a metric name"),
     ],
 )
 def test_bad_measures_are_rejected_with_the_rule(text, rule):

@@ -134,6 +134,20 @@ def test_agrees_with_trec_eval_per_topic_and_all(capsys, expected, qrels, level)
     assert [m for m, _, _ in rows] == GOLDEN_MEASURES * 4
 
 
+def test_a_measure_carries_its_own_relevance_level(capsys):
+    """``P(rel=2)@10`` scores at level 2 whatever -l says (trec_eval's own output at -l 2), beside
+    ``P@10`` at the -l level (1 here, where grade-1 documents count too)."""
+    at_two = trec_eval_output("out.test.aql")
+    code, out, err = run_trec(capsys, reference_file("qrels.rel_level"), reference_file("results.test"), "-q",
+                              "-m", "P(rel=2)@10", "-m", "P@10", "RR(rel=2)")
+    assert code == 0, err
+    ours = {(measure, qid): value for measure, qid, value in parse_output(out)}
+    for qid in ("301", "302", "303", "all"):
+        assert ours[("P(rel=2)@10", qid)] == at_two[("P@10", qid)]
+        assert ours[("RR(rel=2)", qid)] == at_two[("RR", qid)]
+    assert ours[("P@10", "all")] > ours[("P(rel=2)@10", "all")]
+
+
 def relevant_counts(name: str) -> dict[str, int]:
     """qid -> trec_eval's num_rel (relevant documents at its -l level) in one of its outputs."""
     counts = {}

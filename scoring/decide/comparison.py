@@ -47,7 +47,8 @@ from ..decide import stats
 from ..store import database as store
 from ..errors import invalid
 from ..metrics.registry import BY_KEY, REGISTRY
-from ..decide.policy import HELDOUT, OPERATIONAL, Policy, Slice, Verdict
+from ..metrics.registry import OPERATIONAL
+from .policy import HELDOUT, Policy, Slice, Verdict
 from ..store.schema import table_names
 
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY)
@@ -450,7 +451,7 @@ def _aggregate(column: np.ndarray, pooled: tuple[np.ndarray, ...] | None, aggreg
 
 
 def operational_aggregate(records: pd.DataFrame, key: str, aggregate: str) -> tuple[float | None, int]:
-    """Failure rate, latency or cost over record rows (every repeat); see `policy.OPERATIONAL`."""
+    """Failure rate, latency or cost over record rows (every repeat); see `scoring.metrics.OPERATIONAL`."""
     ok = (records["status"] == "ok").to_numpy(dtype=bool)
     runs = pd.factorize(records["run_id"])[0]
     return _operational(np.where(ok, 0, 2), records["latency_ms"].to_numpy(dtype=float),

@@ -39,9 +39,9 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from ..decide import stats
+from . import stats
 from ..errors import Problems, ValidationError, invalid
-from ..metrics.registry import REGISTRY, metric as registry_metric
+from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, higher_is_better, measure_key
 
 SliceKind = Literal["all", "answerable", "unanswerable", "critical", "type", "split", "tag"]
 PLAIN_SLICES: tuple[str, ...] = ("all", "answerable", "unanswerable", "critical")
@@ -73,71 +73,12 @@ def parse_slice(text: str) -> Slice:
     )
 
 
-@dataclass(frozen=True)
-class Operational:
-    """A measure of the run's operation rather than its answers; lower is better for all of them."""
-
-    name: str
-    unit: str
-    aggregates: tuple[str, ...]
-    help: str
-
-    @property
-    def default_aggregate(self) -> str:
-        return self.aggregates[0]
-
-
-OPERATIONAL: dict[str, Operational] = {
-    o.name: o
-    for o in (
-        Operational("failure_rate", "share", ("rate",),
-                    "share of the slice's questions whose record is missing or failed (per run, mean over repeats)"),
-        Operational("latency", "ms", ("p95", "p50", "p99", "mean", "max"),
-                    "latency_ms of the slice's records (every repeat; records without latency left out); "
-                    "percentiles by linear interpolation"),
-        Operational("cost", "USD", ("mean", "total"),
-                    "cost_usd: mean per record, or total per pass over the slice (mean over repeats); "
-                    "records without cost left out"),
-    )
-}
-_OPERATIONAL_ALIASES = {
-    "failure_rate": "failure_rate", "failures": "failure_rate", "failure": "failure_rate",
-    "latency": "latency", "latency_ms": "latency", "latency_p95": "latency", "p95_latency": "latency",
-    "cost": "cost", "cost_usd": "cost",
-}
-COUNT_METRICS: tuple[str, ...] = ("disclosures",)
-"""Registry metrics that are counts per question, so a total over the slice means something."""
-
-
 def metric_aggregates(key: str) -> tuple[str, ...]:
-    """Aggregates a gate may use for a metric key, the default first."""
+    """Aggregates a gate may use for a registry key or operational measure, the default first."""
     if key in OPERATIONAL:
         return OPERATIONAL[key].aggregates
     base = ("macro", "pooled")
-    return base + ("total",) if key in COUNT_METRICS else base
-
-
-def resolve_metric(name: str) -> str:
-    """The question_scores column (registry metric) or operational name a policy's `metric` means."""
-    alias = _OPERATIONAL_ALIASES.get(name.strip().lower())
-    if alias:
-        return alias
-    try:
-        return registry_metric(name).key
-    except ValidationError:
-        known = ", ".join(m.name for m in REGISTRY)
-        raise invalid(
-            f"unknown metric; known: {known} (or their seed aliases), failure_rate, latency, cost", "metric", name
-        ) from None
-
-
-def display_metric(key: str) -> str:
-    """The name shown for a metric key: ``P@k``, ``Support``, ``latency``."""
-    return key if key in OPERATIONAL else next(m.name for m in REGISTRY if m.key == key)
-
-
-def higher_is_better(key: str) -> bool:
-    return False if key in OPERATIONAL else next(m.higher_is_better for m in REGISTRY if m.key == key)
+    return base + ("total",) if key in COUNT_KEYS else base
 
 
 GateKind = Literal["threshold", "regressions", "drop"]
@@ -338,7 +279,7 @@ def _parse_gate(
         err('a gate needs a metric: metric = "coverage"', "metric", raw_metric if "metric" in table else ...)
     else:
         try:
-            key = resolve_metric(raw_metric)
+            key = measure_key(raw_metric)
         except ValidationError as error:
             err(error.problems[0].rule, "metric", raw_metric)
     raw_slice = table.get("slice", "all")
@@ -383,7 +324,7 @@ def _parse_gate(
     if key is not None:
         allowed = metric_aggregates(key)
         if aggregate is not None and (not isinstance(aggregate, str) or aggregate not in allowed):
-            err(f"aggregate for {display_metric(key)} is one of {', '.join(allowed)}", "aggregate", aggregate)
+            err(f"aggregate for {display_name(key)} is one of {', '.join(allowed)}", "aggregate", aggregate)
         if key in OPERATIONAL and kind in ("regressions", "drop"):
             err(f"{key} is measured per run, not per question: use min / max", sorted(has)[0])
         if kind in ("regressions", "drop") and aggregate is not None:
@@ -391,7 +332,7 @@ def _parse_gate(
                 "aggregate", aggregate)
     if len(problems.items) > before or key is None or slice_ is None or kind is None:
         return None
-    default_name = f"{display_metric(key)} on {slice_}"
+    default_name = f"{display_name(key)} on {slice_}"
     return Gate(
         name=name.strip() if isinstance(name, str) else default_name,
         metric=key,
@@ -522,7 +463,7 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude_disputed: bool = Fa
     base = dict(name=gate.name, kind=gate.kind, metric=gate.metric, slice=str(gate.slice),
                 aggregate=gate.aggregate if gate.kind == "threshold" else "per question",
                 threshold=gate.threshold, line=gate.line)
-    label = display_metric(gate.metric)
+    label = display_name(gate.metric)
     questions = evidence.slice_questions(gate.slice, exclude_disputed=exclude_disputed)
     if not questions:
         known = evidence.slice_values(gate.slice.kind) if gate.slice.value is not None else []
@@ -661,8 +602,7 @@ def no_policy_verdict(notes: Sequence[str] = ()) -> Verdict:
 
 
 __all__ = [
-    "COUNT_METRICS", "DisputedCheck", "Evidence", "Gate", "GateResult", "OPERATIONAL", "Operational", "format_value",
-    "Policy", "Slice", "Verdict", "display_metric", "evaluate", "evaluate_gate", "heldout_warning",
-    "higher_is_better", "load_policy", "metric_aggregates", "no_policy_verdict", "parse_policy",
-    "parse_slice", "resolve_metric",
+    "DisputedCheck", "Evidence", "Gate", "GateResult", "NO_POLICY", "Policy", "Slice", "Verdict", "evaluate",
+    "evaluate_gate", "format_bound", "format_value", "heldout_warning", "load_policy", "metric_aggregates",
+    "no_policy_verdict", "parse_policy", "parse_slice",
 ]

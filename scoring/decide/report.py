@@ -21,7 +21,8 @@ import pandas as pd
 from ..store import database as store
 from ..decide.comparison import Comparison, compare, record
 from ..errors import invalid
-from ..decide.policy import GateResult, display_metric, load_policy
+from ..metrics.registry import display_name
+from .policy import GateResult, load_policy
 
 # --- number formatting ---------------------------------------------------------------------------
 
@@ -166,7 +167,7 @@ def text(c: Comparison) -> str:
 
 
 def _metric_label(key: str) -> str:
-    return "status" if key == "status" else display_metric(key)
+    return "status" if key == "status" else display_name(key)
 
 
 def _repeat_value(v: Any) -> str:

@@ -466,32 +466,31 @@ def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], 
                 Problem(rule=f"no topic of the run appears in the qrels {qrels}; check that the two files "
                         "belong together", path=str(run))
             )
-        keys = sorted({m.metric.key for m in wanted})  # identifiers from the registry, never user text
-        at_level = _engine_values(con, keys, level)
-        # trec_eval's value of a level-free measure on a topic without a document at the level: the
-        # engine's at level 1, where the measure's value is the same and n/a only without a positive grade.
-        level_free = sorted(set(keys) & _LEVEL_FREE)
-        at_one = at_level if level == 1 or exclude_na or not level_free else _engine_values(con, level_free, 1)
+        # a measure's own level (``P(rel=2)@5``) wins over `level`; one engine pass per level, keys from
+        # the registry, never user text
+        levels = {m.level or level for m in wanted}
+        at = {lv: _engine_values(con, sorted({m.metric.key for m in wanted if (m.level or level) == lv}), lv)
+              for lv in levels}
+        # trec_eval's value of a graded measure on a topic without a document at the level: the engine's
+        # at level 1, where its value is the same and n/a only without a positive grade.
+        graded = sorted({m.metric.key for m in wanted if m.metric.graded})
+        at_one = {} if exclude_na or not graded else at[1] if 1 in at else _engine_values(con, graded, 1)
     finally:
         con.close()
     values: dict[str, dict[str, float | None]] = {}
     means: dict[str, float | None] = {}
     for measure, k in zip(wanted, cutoffs):
         key = measure.metric.key
+        at_level = at[measure.level or level]
         per_topic = {qid: at_level.get((qid, k, key)) for qid in topics}
         if not exclude_na:
-            source = at_one if key in _LEVEL_FREE else at_level
+            source = at_one if measure.metric.graded else at_level
             per_topic = {qid: value if value is not None else _trec_eval_value(source.get((qid, k, key)))
                          for qid, value in per_topic.items()}
         values[str(measure)] = per_topic
         scored = [v for v in per_topic.values() if v is not None]
         means[str(measure)] = math.fsum(scored) / len(scored) if scored else None
     return TrecScores(run_id, wanted, topics, values, means, exclude_na)
-
-
-# Measures whose value does not depend on the relevance level (nDCG: gains are the grades, the ideal
-# ranking every judged document); the level only decides when they are n/a.
-_LEVEL_FREE = frozenset({"ndcg"})
 
 
 def _trec_eval_value(value: float | None) -> float:

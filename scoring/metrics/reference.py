@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import invalid
-from ..metrics.registry import REGISTRY
+from .registry import REGISTRY, RETRIEVAL_KEYS, SEED_KEYS
 
 MAX_CLAIMS = 100
 """The most claims a record may make (docs/formats.md); a suite may declare fewer (`max_claims`)."""
@@ -157,10 +157,7 @@ def retrieval_scores(labels: Labels, ranking: tuple[str, ...], *, cutoff: int | 
     relevant = labels.relevant(level)
     top = ranking if cutoff is None else ranking[:cutoff]
     if not relevant:
-        return {key: None for key in ("precision", "recall", "rr", "ndcg", "ap", "f1", "success")} | {
-            "n_hits": 0,
-            "n_relevant": 0,
-        }
+        return {key: None for key in RETRIEVAL_KEYS} | {"n_hits": 0, "n_relevant": 0}
     hit_ranks = [rank for rank, doc in enumerate(top, 1) if doc in relevant]
     hits = len(hit_ranks)
     precision = hits / cutoff if cutoff is not None else (hits / len(top) if top else 0.0)
@@ -356,12 +353,7 @@ def evaluate(
     """
     labels, output = validate(corpus, case, run, k, level)
     scores = score_question(labels, output, k=k, level=level, known=corpus, access=access)
-    return {m.key: scores[m.key] for m in sorted(REGISTRY, key=_seed_order)}
-
-
-def _seed_order(m: Any) -> int:
-    order = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
-    return order.index(m.key) if m.key in order else len(order) + REGISTRY.index(m)
+    return {key: scores[key] for key in (*SEED_KEYS, *(m.key for m in REGISTRY if m.key not in SEED_KEYS))}
 
 
 def claim_verdicts(

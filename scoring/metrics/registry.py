@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import invalid
+from ..errors import ValidationError, invalid
 
 Level = Literal["retrieval", "answer"]
 Cutoff = Literal["required", "optional", "none"]
@@ -43,6 +43,9 @@ class Metric:
     """Turning successful records into failed or missing ones never moves this metric (per question
     and in every aggregate) in its better direction, nor turns a value into n/a. Property-tested;
     an exception is declared here and says why in `failure`."""
+    graded: bool = False
+    """Gains are the labelled grades: the relevance level decides only when the metric is n/a, not its
+    value (trec_eval's ndcg_cut ignores -l)."""
 
     @property
     def name(self) -> str:
@@ -65,9 +68,6 @@ ASKS_ANSWER = ("A question asks for an answer when it has expected claims, or wh
                "that has expected claims (the right answer is then an abstention). A retrieval-only suite (no "
                "expected claim anywhere, e.g. imported from TREC) asks for none.")
 """When the answer metrics (Support, Coverage, Abstention, FalseAbstention) are defined at all."""
-MAX_CLAIMS_CHARGE = "the suite's max_claims"
-"""What a failed or missing record counts as in pooled Support: unsupported generated claims, as
-many as an answer of the suite may make (`max_claims` in suite.json, at most the format's bound)."""
 CHUNK_RANKS = (" A retrieved chunk stands for its document, counted once at the slot of its first chunk; ranks are "
                "slots (docs/formats.md, Chunks).")
 CHUNK_CITATIONS = (" Citations may name chunks or documents: a claim is judged on the set of documents it cites "
@@ -129,6 +129,7 @@ REGISTRY: tuple[Metric, ...] = (
         pooled=None,
         help="Graded gain of the first k, discounted by rank, relative to the best possible ranking." + CHUNK_RANKS,
         aliases=("ndcg",),
+        graded=True,
     ),
     Metric(
         key="ap",
@@ -257,14 +258,58 @@ REGISTRY: tuple[Metric, ...] = (
 BY_KEY: dict[str, Metric] = {m.key: m for m in REGISTRY}
 RETRIEVAL_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "retrieval")
 ANSWER_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "answer")
+COUNT_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.value == "count")
+"""Metrics that count per question, so that a total over a slice means something."""
 SEED_KEYS: tuple[str, ...] = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
+"""The grounded-test-set seed's six keys, in its order: `evaluate` returns them first, `ragslice table`
+prints them."""
+assert set(SEED_KEYS) <= set(BY_KEY)
+
+
+# --- operational measures --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operational:
+    """A measure of how the run operated rather than of its answers, taken over its records (every
+    repeat); lower is better for each. `aggregates` lists how it may be aggregated, the default first."""
+
+    name: str
+    unit: str
+    aggregates: tuple[str, ...]
+    help: str
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def default_aggregate(self) -> str:
+        return self.aggregates[0]
+
+    higher_is_better = False
+
+
+OPERATIONAL: dict[str, Operational] = {
+    o.name: o
+    for o in (
+        Operational("failure_rate", "share", ("rate",),
+                    "share of the slice's questions whose record is missing or failed (per run, mean over repeats)",
+                    ("failures", "failure")),
+        Operational("latency", "ms", ("p95", "p50", "p99", "mean", "max"),
+                    "latency_ms of the slice's records (every repeat; records without latency left out); "
+                    "percentiles by linear interpolation", ("latency_ms", "latency_p95", "p95_latency")),
+        Operational("cost", "USD", ("mean", "total"),
+                    "cost_usd: mean per record, or total per pass over the slice (mean over repeats); "
+                    "records without cost left out", ("cost_usd",)),
+    )
+}
+"""Failure rate, latency and cost: what a policy gates besides the registry's metrics."""
 
 _LOOKUP: dict[str, Metric] = {}
 for _m in REGISTRY:
     for _name in (_m.family, _m.key, *_m.aliases):
         _LOOKUP[_name.lower()] = _m
+_OPERATIONAL_LOOKUP: dict[str, str] = {alias: o.name for o in OPERATIONAL.values() for alias in (o.name, *o.aliases)}
 
-# trec_eval's own measure names, so `-m P_10` works as `-m P@10`.
+# trec_eval's own measure names, so `-m P_10` and `-m P.10` work as `-m P@10`.
 _TREC_NAMES = {"p": "P", "recall": "R", "ndcg_cut": "nDCG", "map_cut": "AP", "success": "Success"}
 _TREC_PLAIN = {"recip_rank": "RR", "map": "AP"}
 
@@ -278,61 +323,118 @@ def metric(name: str) -> Metric:
     return found
 
 
+def operational(name: str) -> Operational | None:
+    """The operational measure a name or alias means (case-insensitive), None when it names none."""
+    found = _OPERATIONAL_LOOKUP.get(name.strip().lower())
+    return None if found is None else OPERATIONAL[found]
+
+
+def measure_key(name: str) -> str:
+    """The `question_scores` column of a registry metric, or the name of an operational measure, that
+    a name or alias means; ValidationError naming every known one otherwise."""
+    found = operational(name)
+    if found is not None:
+        return found.name
+    try:
+        return metric(name).key
+    except ValidationError:
+        known = ", ".join([*(m.name for m in REGISTRY), *OPERATIONAL])
+        raise invalid(f"unknown metric; known: {known} (or their seed aliases)", "metric", name) from None
+
+
+def display_name(key: str) -> str:
+    """What a registry key or operational measure is called on screen: ``P@k``, ``Support``, ``latency``."""
+    return key if key in OPERATIONAL else BY_KEY[key].name
+
+
+def higher_is_better(key: str) -> bool:
+    """The direction of a registry key or operational measure."""
+    return False if key in OPERATIONAL else BY_KEY[key].higher_is_better
+
+
+# --- measures: a metric at a cutoff and a relevance level ------------------------------------------
+
+
 @dataclass(frozen=True)
 class Measure:
-    """A metric at a cutoff: ``P@10`` or ``RR`` (cutoff None: the whole ranking)."""
+    """A metric at a cutoff and a relevance level, written as ir_measures writes it: ``P@10``, ``RR``
+    (cutoff None: the whole ranking), ``P(rel=2)@5`` (documents graded 2 or more count as relevant;
+    level None: the level the caller scores at, 1 unless told otherwise)."""
 
     metric: Metric
     cutoff: int | None
+    level: int | None = None
 
     def __str__(self) -> str:
-        return self.metric.family if self.cutoff is None else f"{self.metric.family}@{self.cutoff}"
+        name = self.metric.family if self.level is None else f"{self.metric.family}(rel={self.level})"
+        return name if self.cutoff is None else f"{name}@{self.cutoff}"
+
+
+_MEASURE = re.compile(r"(?P<name>[^(@]*?)\s*(?:\(\s*rel\s*=\s*(?P<level>[^)]*)\))?\s*(?:@(?P<cut>.*))?")
 
 
 def parse_measure(text: str, default_cutoff: int | None = None) -> Measure:
-    """Parse ``nDCG@20``, ``RR``, ``AP@100``, trec_eval's ``P_10``, or an alias at `default_cutoff`.
+    """Parse ``nDCG@20``, ``RR``, ``AP@100``, ``P(rel=2)@5``, trec_eval's ``P_10``, or an alias at
+    `default_cutoff`.
 
     Round-trips: ``str(parse_measure(s)) == s`` for canonical strings.
     """
     raw = text.strip()
-    trec = re.fullmatch(r"([A-Za-z_]+?)_(\d+)", raw)
+    trec = re.fullmatch(r"([A-Za-z_]+?)[_.](\d+)", raw)  # P_10, or trec_eval -m P.10
     if raw.lower() in _TREC_PLAIN:
         raw = _TREC_PLAIN[raw.lower()]
     elif trec and trec.group(1).lower() in _TREC_NAMES:
         raw = f"{_TREC_NAMES[trec.group(1).lower()]}@{trec.group(2)}"
-    name, sep, cut = raw.partition("@")
-    m = metric(name)
+    parts = _MEASURE.fullmatch(raw)
+    if parts is None:
+        raise invalid("a measure is a metric name, optionally (rel=LEVEL) and @CUTOFF, e.g. P(rel=2)@5",
+                      "measure", text)
+    m = metric(parts["name"])
+    level: int | None = None
+    if parts["level"] is not None:
+        if not parts["level"].strip().isdigit() or int(parts["level"]) < 1:
+            raise invalid("a relevance level is a whole number >= 1, e.g. P(rel=2)@5", "measure", text)
+        if m.level != "retrieval":
+            raise invalid(f"{m.name} does not depend on a relevance level", "measure", text)
+        level = int(parts["level"])
+    cut = parts["cut"]
     cutoff: int | None
-    if sep:
+    if cut is not None:
         if not cut.isdigit() or not 1 <= int(cut) <= 100_000:
             raise invalid("a cutoff is a whole number from 1 to 100000", "measure", text)
         cutoff = int(cut)
     else:
         cutoff = default_cutoff if m.cutoff == "required" else None
-    if m.cutoff == "none" and sep:
+    if m.cutoff == "none" and cut is not None:
         raise invalid(f"{m.name} takes no cutoff", "measure", text)
     if m.cutoff == "required" and cutoff is None:
         raise invalid(f"{m.family} needs a cutoff, e.g. {m.family}@10", "measure", text)
-    return Measure(m, cutoff)
+    return Measure(m, cutoff, level)
 
 
 __all__ = [
-    "Level",
-    "Cutoff",
-    "Value",
     "Metric",
     "RETRIEVAL_NA",
     "RETRIEVAL_FAILURE",
     "ASKS_ANSWER",
-    "MAX_CLAIMS_CHARGE",
     "CHUNK_RANKS",
     "CHUNK_CITATIONS",
     "REGISTRY",
     "BY_KEY",
     "RETRIEVAL_KEYS",
     "ANSWER_KEYS",
+    "COUNT_KEYS",
     "SEED_KEYS",
+    "Operational",
+    "OPERATIONAL",
     "metric",
+    "operational",
+    "measure_key",
+    "display_name",
+    "higher_is_better",
     "Measure",
     "parse_measure",
+    "Level",
+    "Cutoff",
+    "Value",
 ]

@@ -21,6 +21,7 @@ from ..store import database as store
 from ..store.bulk import stage_bulk
 from ..store.chunks import chunk_joins, unit_sql, write_chunks
 from ..errors import Problems
+from ..metrics.registry import SEED_KEYS
 from ..store.records import read_lines, stage_records, stage_runs
 from ..store.schema import SCHEMA_VERSION, create_schema, table_names
 from ..store.suite_tables import SUITE_TABLES, insert_frame, write_suite
@@ -330,7 +331,7 @@ def refresh_command(workspace: Path, db: Path, *, progress: bool = True) -> int:
 
 # --- the score table ----------------------------------------------------------------------------
 
-TABLE_COLUMNS = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
+TABLE_COLUMNS = SEED_KEYS
 
 
 def _display(value: object) -> str:
