@@ -44,6 +44,25 @@ def start_refresh(ws: Path, db: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+def writing(db: Path) -> bool:
+    """A refresh is writing its working copy: the copy's write-ahead log exists (from its first write
+    until its checkpoint, before the rename)."""
+    return any(name.endswith(".tmp.wal") for name in strays(db))
+
+
+def freeze_while_writing(proc: subprocess.Popen, db: Path) -> None:
+    """Stop the refresh `proc` (SIGSTOP) once it writes its working copy, and return when it is
+    stopped in that state: the rename has not happened and cannot until SIGCONT."""
+    deadline = time.monotonic() + 60
+    while not writing(db) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, "the refresh ended before it wrote its working copy"
+    os.kill(proc.pid, signal.SIGSTOP)
+    _, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), "the refresh ended before it could be stopped"
+    assert writing(db), "the refresh was stopped outside the writes to its working copy"
+
+
 @pytest.fixture(scope="module")
 def states(tmp_path_factory) -> dict:
     """Workspaces ws0 / ws1 (2,000 questions x 4 runs each), the database S0 of ws0, and the
@@ -80,12 +99,7 @@ def test_a_refresh_killed_in_the_middle_leaves_the_database_identical(states):
     db = fresh_copy(states, "middle")
     before = digest(db)
     proc = start_refresh(states["ws1"], db)
-    deadline = time.monotonic() + 60
-    while not strays(db) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert strays(db), "the refresh never started its working copy"
-    time.sleep(0.3)                      # well inside staging and scoring, before the rename
-    assert proc.poll() is None, "the refresh finished before it could be killed"
+    freeze_while_writing(proc, db)       # inside staging and scoring, before the rename
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
@@ -144,50 +158,92 @@ def checksum(db: Path) -> list:
         return list(con.execute("SELECT count(*), sum(hash(t))::VARCHAR FROM question_scores t").fetchone())
 
 
+class Reads:
+    """What a reader read, in order, appended by the thread that reads."""
+
+    def __init__(self) -> None:
+        self.items: list = []
+        self.changed = threading.Condition()
+
+    def add(self, item) -> None:
+        with self.changed:
+            self.items.append(item)
+            self.changed.notify_all()
+
+    def wait_past(self, n: int, what: str) -> None:
+        """Return once more than `n` reads are in."""
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.items) > n, timeout=60), f"{what}: no read in 60 s"
+
+    def count(self) -> int:
+        with self.changed:
+            return len(self.items)
+
+
 @pytest.mark.slow
 def test_readers_keep_working_during_a_refresh_and_new_connections_see_the_new_data(states):
+    """Two readers loop over the live file: one connection opened before the refresh and held, and a
+    new connection per query (as the dashboard does). Each reads before the refresh, while it is
+    stopped in the middle of writing its copy, and after it published (reads started after the
+    rename: the one under way then is not counted)."""
     db = fresh_copy(states, "readers")
     old = checksum(db)
     stop = db.parent / "stop"
     held = subprocess.Popen([sys.executable, "-c", READER, str(db), str(stop)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    fresh_results: list = []
-    fresh_errors: list = []
+    held_reads, fresh_reads = Reads(), Reads()
     refreshing = threading.Event()
     refreshing.set()
+
+    def held_reader() -> None:
+        for line in held.stdout:
+            held_reads.add(json.loads(line))
 
     def fresh_reader() -> None:
         """A new read-only connection per query, as the dashboard does."""
         while refreshing.is_set():
             try:
-                fresh_results.append(checksum(db))
+                fresh_reads.add(checksum(db))
             except Exception as error:  # noqa: BLE001 - every failure is a finding
-                fresh_errors.append(repr(error))
+                fresh_reads.add({"error": repr(error)})
             time.sleep(0.01)
 
+    pump = threading.Thread(target=held_reader)
+    pump.start()
     reader = threading.Thread(target=fresh_reader)
     reader.start()
+    proc = None
     try:
-        time.sleep(0.3)
+        held_reads.wait_past(0, "the held connection before the refresh")
+        fresh_reads.wait_past(0, "new connections before the refresh")
         proc = start_refresh(states["ws1"], db)
+        freeze_while_writing(proc, db)
+        held_reads.wait_past(held_reads.count() + 1, "the held connection during the refresh")
+        fresh_reads.wait_past(fresh_reads.count() + 1, "new connections during the refresh")
+        os.kill(proc.pid, signal.SIGCONT)
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
-        time.sleep(0.3)
+        held_reads.wait_past(held_reads.count() + 1, "the held connection after the refresh")
+        fresh_reads.wait_past(fresh_reads.count() + 1, "new connections after the refresh")
     finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
         refreshing.clear()
         reader.join(timeout=60)
         stop.touch()
-        held_out, held_err = held.communicate(timeout=60)
+        held.wait(timeout=60)
+        pump.join(timeout=60)
+        held_err = held.stderr.read()
     new = checksum(db)
     assert new != old
     assert fingerprint(db) == states["fp1"]
-    held_seen = [json.loads(line) for line in held_out.splitlines()]
     assert held.returncode == 0, held_err
-    assert len(held_seen) > 10 and all(seen == old for seen in held_seen)   # the open connection keeps S0
-    assert fresh_errors == []
-    assert len(fresh_results) > 10
-    assert set(map(tuple, fresh_results)) <= {tuple(old), tuple(new)}
-    assert fresh_results[0] == old and fresh_results[-1] == new
+    assert held_reads.items and all(seen == old for seen in held_reads.items)   # the open connection keeps S0
+    fresh = fresh_reads.items
+    assert [r for r in fresh if isinstance(r, dict)] == []
+    assert set(map(tuple, fresh)) <= {tuple(old), tuple(new)}
+    assert fresh[0] == old and fresh[-1] == new
 
 
 # --- incremental refresh -------------------------------------------------------------------------------
