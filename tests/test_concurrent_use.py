@@ -391,7 +391,7 @@ def test_a_verdict_can_be_recorded_while_the_dashboard_computes_statistics(tmp_p
     any stand-in, on `ragslice synth --questions 5000 --runs 2`: the dashboard's statistics took
     8.7 s and a `ragslice compare --policy` reaching its write 1 s into them exited 2 ("the
     database is held open by another connection")."""
-    import scoring.decide.comparison as compare
+    from scoring.decide import comparison
     from dashboard import data
 
     db = tmp_path / "seed.duckdb"
@@ -400,7 +400,7 @@ def test_a_verdict_can_be_recorded_while_the_dashboard_computes_statistics(tmp_p
     policy.write_text(PASSING_POLICY, encoding="utf-8")
     monkeypatch.setenv("RAGSLICE_DB", str(db))
     monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
-    real = scoring.decide.comparison.compare
+    real = comparison.compare
     computing, done = threading.Event(), threading.Event()
 
     def long_compare(*args, **kwargs):
@@ -409,7 +409,7 @@ def test_a_verdict_can_be_recorded_while_the_dashboard_computes_statistics(tmp_p
         done.wait(timeout=12)
         return result
 
-    monkeypatch.setattr(scoring.decide.comparison, "compare", long_compare)
+    monkeypatch.setattr(comparison, "compare", long_compare)
     monkeypatch.setattr(data, "compare", long_compare, raising=False)
     base, cand = data.Side("A", "run", ("A",)), data.Side("B", "run", ("B",))
     dashboard_side = threading.Thread(target=data.statistics, args=(base, cand), daemon=True)
