@@ -46,7 +46,8 @@ import streamlit as st
 from scoring.decide import comparison as scoring_compare
 from scoring.metrics import BY_KEY, REGISTRY
 from scoring.store.schema import SCHEMA_VERSION
-from scoring.store.summaries import RUN_TOTAL_COLUMNS, SLICE_FAMILIES, run_totals_sql
+from scoring.metrics import slices
+from scoring.store.summaries import RUN_TOTAL_COLUMNS, run_totals_sql
 
 DB_ENV = "RAGSLICE_DB"
 POLICY_ENV = "RAGSLICE_POLICY"
@@ -56,9 +57,8 @@ HIGHER_IS_BETTER: list[str] = [m.key for m in REGISTRY if m.higher_is_better]
 UNCHANGED_TOLERANCE = 1e-9
 """Deltas within this distance of 0 count as unchanged (float noise from averaging repeats)."""
 
-SLICE_COLUMNS: dict[str, str] = SLICE_FAMILIES
-"""Slice families: name -> SQL expression over `questions q` (`scoring.store.summaries.SLICE_FAMILIES`,
-an allow-list; never user text). `aggregates` computes the same partition from the questions' columns."""
+SLICE_COLUMNS: tuple[str, ...] = slices.PARTITIONS
+"""The slice families `aggregates` reads (`scoring.metrics.slices`: those that partition the suite)."""
 
 STATUSES: tuple[str, ...] = ("regressed", "improved", "unchanged", "n/a", "missing", "failed")
 WORSE: tuple[str, ...] = ("regressed", "missing", "failed")
@@ -780,17 +780,6 @@ def question_pair(suite: str, base: Side, cand: Side, question_id: str) -> pd.Da
 # -- aggregates by slice ---------------------------------------------------------------------------
 
 
-def _slice_codes(questions: pd.DataFrame, by: str) -> tuple[np.ndarray, np.ndarray]:
-    """Each question's slice of family `by` (see SLICE_COLUMNS) as a code into the sorted slice names."""
-    if by == "all":
-        return np.zeros(len(questions), dtype=np.int64), np.array(["all"], dtype=object)
-    if by == "answerable":
-        answerable = questions["answerable"].to_numpy(dtype=bool)
-        return np.where(answerable, 0, 1).astype(np.int64), np.array(["answerable", "unanswerable"], dtype=object)
-    codes, names = pd.factorize(questions[by].astype(str), sort=True)
-    return np.asarray(codes, dtype=np.int64), np.asarray(names, dtype=object)
-
-
 def aggregate(suite: str, base: Side, cand: Side, by: str) -> pd.DataFrame:
     """Per slice of family `by` (a SLICE_COLUMNS key) and metric, both sides side by side
     (prefix `b_` baseline, `c_` candidate):
@@ -817,7 +806,7 @@ def aggregates(suite: str, base: Side, cand: Side, families: Sequence[str]) -> d
     pair = _pair_of(suite, base, cand)
     q = _questions_of(suite)
     # one pass over the questions: sums per cell (a combination of every family's slice), then per slice
-    codes = {by: _slice_codes(q, by) for by in families}
+    codes = {by: slices.codes(q, by) for by in families}
     joint = np.zeros(len(q), dtype=np.int64)
     for by in families:
         joint = joint * max(1, len(codes[by][1])) + codes[by][0]
@@ -1460,7 +1449,7 @@ def _plain_number(value: Any) -> str:
     return "n/a" if value is None or value != value else repr(float(value))
 
 
-SLICE_FAMILIES: tuple[str, ...] = ("all", "answerability", "critical", "type", "split", "tag")
+SLICE_FAMILIES: tuple[str, ...] = tuple(f.name for f in slices.FAMILIES)
 P_COLUMNS: dict[str, str] = {
     "p_holm": "Holm-adjusted randomization p",
     "p_randomization": "randomization p (unadjusted)",
@@ -1470,11 +1459,8 @@ P_COLUMNS: dict[str, str] = {
 
 
 def slice_family(slice_: str) -> str:
-    """The family of a slice name of `scoring.decide.comparison.default_slices`: all, answerability
-    (answerable, unanswerable), critical, type, split or tag."""
-    if slice_ in ("answerable", "unanswerable"):
-        return "answerability"
-    return slice_.split(":", 1)[0]
+    """The family of a slice name (`scoring.metrics.slices.family_of`)."""
+    return slices.family_of(slice_)
 
 
 def statistics_rows(

@@ -75,12 +75,14 @@ def multiselect(
     format_func: Callable[[Any], str] = str,
     help: str | None = None,
     where: Any = None,
+    aliases: Callable[[str], str] | None = None,
 ) -> list[Any]:
-    """A multiselect bound to a repeated query parameter; empty means no filter."""
+    """A multiselect bound to a repeated query parameter; empty means no filter. `aliases` maps a
+    value an older link may carry to its option's text."""
     where = where or st.sidebar
     key = f"w_{param}"
     by_text = {str(o): o for o in options}
-    wanted = _wanted(param, many=True) or []
+    wanted = [aliases(str(w)) if aliases else w for w in _wanted(param, many=True) or []]
     st.session_state[key] = [by_text[w] for w in dict.fromkeys(str(w) for w in wanted) if w in by_text]
     value = where.multiselect(label, list(options), key=key, format_func=format_func, help=help,
                               on_change=lambda: _remember(param, list(st.session_state[key])))

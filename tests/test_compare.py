@@ -16,6 +16,7 @@ import pytest
 from scipy import stats as sp
 
 from scoring.decide import comparison as C
+from scoring.metrics import slices
 from scoring.decide import stats
 from scoring.cli import main
 from scoring.errors import ValidationError
@@ -595,9 +596,9 @@ def mixed_db(tmp_path_factory) -> Path:
 def test_every_row_is_the_paired_statistics_of_its_slice(mixed_db):
     c = comparison(mixed_db, "base", "cand", seed=2)
     assert len(c.table) > 40 and set(c.table["method"]) == {"resampling", None}  # None: n = 1
-    slices = {str(s): s for s in C.default_slices(c.questions)}
+    chosen = {str(s): s for s in slices.default_slices(c.questions)}
     for r in c.table.itertuples():
-        mask = C.slice_mask(c.questions, slices[r.slice]).to_numpy()
+        mask = slices.mask(c.questions, chosen[r.slice])
         b = c.values["baseline"][r.metric].to_numpy()[mask]
         k = c.values["candidate"][r.metric].to_numpy()[mask]
         alone = stats.paired(b, k, higher_is_better=r.higher_is_better, seed=2)

@@ -24,6 +24,7 @@ import pytest
 import streamlit as st
 
 from scoring.decide import comparison as C
+from scoring.metrics import slices
 from scoring.decide import stats
 from scoring.store.refresh import refresh
 from scoring.store.schema import table_names
@@ -206,10 +207,9 @@ def test_slice_columns_give_the_slices_of_the_questions(databases):
         for (suite,) in con.execute("SELECT suite FROM suites").fetchall():
             full = C.read_questions(con, suite)
             lean = C.read_slice_columns(con, suite)
-            assert C.default_slices(lean) == C.default_slices(full)
-            for s, a, b in zip(C.default_slices(full), C._slice_masks(lean, C.default_slices(lean)),
-                               C._slice_masks(full, C.default_slices(full))):
-                np.testing.assert_array_equal(a, b, err_msg=str(s))
+            assert slices.default_slices(lean) == slices.default_slices(full)
+            for s in slices.default_slices(full):
+                np.testing.assert_array_equal(slices.mask(lean, s), slices.mask(full, s), err_msg=str(s))
             np.testing.assert_array_equal(lean["position"].to_numpy(), full["position"].to_numpy())
 
 
@@ -362,8 +362,8 @@ def test_the_table_holds_a_row_exactly_for_each_metric_and_slice_with_a_pair(dat
         for baseline, candidate in _single_run_pairs(db, limit=3):
             result = C.compare(con, baseline, candidate, seed=1)
             expected = {}
-            for s in C.default_slices(result.questions):
-                mask = C.slice_mask(result.questions, s).to_numpy(dtype=bool)
+            for s in slices.default_slices(result.questions):
+                mask = slices.mask(result.questions, s)
                 for m in REGISTRY:
                     b = result.values["baseline"][m.key].to_numpy(dtype=float)
                     c = result.values["candidate"][m.key].to_numpy(dtype=float)
@@ -372,4 +372,4 @@ def test_the_table_holds_a_row_exactly_for_each_metric_and_slice_with_a_pair(dat
                         expected[m.key, str(s)] = n
             got = {(r.metric, r.slice): int(r.n) for r in result.table.itertuples()}
             assert got == expected
-            assert len(got) < len(REGISTRY) * len(C.default_slices(result.questions))  # some have no pair
+            assert len(got) < len(REGISTRY) * len(slices.default_slices(result.questions))  # some have no pair

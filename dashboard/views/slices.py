@@ -3,6 +3,7 @@ import streamlit as st
 
 from dashboard import charts, data, selection
 from dashboard.display import metric_help, metric_name, table
+from scoring.metrics import slices
 
 st.title("Slices")
 cmp = selection.comparison()
@@ -39,7 +40,7 @@ COMPACT = COLUMNS | {
 
 def family_chart(frame, family: str, key: str) -> None:
     rows = frame[frame["metric"] == cmp.metric]
-    st.altair_chart(charts.slice_bars(rows, metric_name=metric_name(cmp.metric), family=family),
+    st.altair_chart(charts.slice_bars(rows, metric_name=metric_name(cmp.metric), family=slices.family(family).label),
                     key=key)
 
 
@@ -60,7 +61,7 @@ for column, name in zip(sides, ("answerable", "unanswerable")):
             continue
         st.metric("questions", int(rows["questions"].iloc[0]), border=True)
         table(metric_rows(rows), column_config=COMPACT, key=f"w_slice_{name}", height="content")
-family_chart(answer, "answerability", "w_chart_answerable")
+family_chart(answer, "answerable", "w_chart_answerable")
 
 for family, title in (("type", "By question type"), ("split", "By split")):
     st.header(title)

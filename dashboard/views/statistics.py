@@ -4,11 +4,9 @@ import streamlit as st
 
 from dashboard import charts, data, selection
 from dashboard.display import escape, metric_name, say, table
-from scoring.metrics import BY_KEY
+from scoring.metrics import BY_KEY, slices
 
 ALPHAS = ("0.01", "0.05", "0.1")
-FAMILY_WORDS = {"all": "all questions", "answerability": "answerable / unanswerable", "critical": "critical",
-                "type": "question type", "split": "split", "tag": "tag"}
 
 st.title("Statistics")
 cmp = selection.comparison()
@@ -35,7 +33,8 @@ with st.container(border=True, key="filters"):
     metrics = selection.multiselect("Metrics", list(data.METRIC_KEYS), param="metrics", format_func=metric_name,
                                     where=a, help="Empty: every metric.")
     families = selection.multiselect("Slice family", present, param="family", where=b,
-                                     format_func=lambda f: FAMILY_WORDS.get(f, f), help="Empty: every slice.")
+                                     format_func=lambda f: slices.family(f).label, help="Empty: every slice.",
+                                     aliases=lambda f: slices.family(f).name if f in slices.ALIASES else f)
     p_column = selection.select("Judge significance by", list(data.P_COLUMNS), param="p", default="p_holm",
                                 format_func=data.P_COLUMNS.get, where=c,
                                 help="Holm's adjustment accounts for testing every metric x slice at once; "

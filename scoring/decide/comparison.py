@@ -48,7 +48,9 @@ from ..store import database as store
 from ..errors import invalid
 from ..metrics.registry import BY_KEY, REGISTRY
 from ..metrics.registry import OPERATIONAL
-from .policy import HELDOUT, Policy, Slice, Verdict
+from ..metrics import slices
+from .policy import HELDOUT, Policy, Verdict
+from ..metrics.slices import Slice
 from ..store.schema import table_names
 
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY)
@@ -249,7 +251,7 @@ class Comparison:
         key = ("mask", slice_, exclude_disputed)
         if key not in self._masks:
             q = self.questions
-            mask = slice_mask(q, slice_).to_numpy(dtype=bool)
+            mask = slices.mask(q, slice_)
             if exclude_disputed:
                 mask = mask & q["disputed"].isna().to_numpy()
             self._masks[key] = mask
@@ -269,12 +271,7 @@ class Comparison:
         return list(self._masks[key])
 
     def slice_values(self, kind: str) -> list[str]:
-        q = self.questions
-        if kind == "tag":
-            return sorted({t for tags in q["tags"] for t in tags})
-        if kind in ("type", "split"):
-            return list(pd.unique(q[kind]))
-        return []
+        return slices.values(self.questions, kind)
 
     def paired_values(self, key: str, slice_: Slice, *, exclude_disputed: bool = False
                       ) -> tuple[np.ndarray, np.ndarray]:
@@ -391,32 +388,6 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- slices and aggregates ----------------------------------------------------------------------
-
-
-def slice_mask(questions: pd.DataFrame, slice_: Slice) -> pd.Series:
-    """Boolean mask of the questions in a slice."""
-    q = questions
-    if slice_.kind == "all":
-        return pd.Series(True, index=q.index)
-    if slice_.kind == "answerable":
-        return q["answerable"].astype(bool)
-    if slice_.kind == "unanswerable":
-        return ~q["answerable"].astype(bool)
-    if slice_.kind == "critical":
-        return q["critical"].astype(bool)
-    if slice_.kind in ("type", "split"):
-        return q[slice_.kind] == slice_.value
-    if slice_.kind == "tag":
-        return q["tags"].map(lambda tags: slice_.value in tags).astype(bool)
-    raise ValueError(f"unknown slice kind {slice_.kind!r}")
-
-
-def default_slices(questions: pd.DataFrame) -> list[Slice]:
-    """all, answerable, unanswerable, critical, each type (first-seen order), each split (dev first)."""
-    types = list(pd.unique(questions["type"]))
-    splits = sorted(pd.unique(questions["split"]), key=lambda s: (s != "dev", s))
-    return ([Slice("all"), Slice("answerable"), Slice("unanswerable"), Slice("critical")]
-            + [Slice("type", t) for t in types] + [Slice("split", s) for s in splits])
 
 
 def side_aggregate(values: pd.DataFrame, key: str, aggregate: str) -> tuple[float | None, int]:
@@ -990,8 +961,8 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
     interval, t-test and Wilcoxon p are computed; the other rows hold them as None (None: every
     row's). Every other figure, the Holm adjustment included, does not depend on `tested`.
     """
-    slices = default_slices(questions)
-    masks = _slice_masks(questions, slices)
+    chosen = slices.default_slices(questions)
+    masks = [slices.mask(questions, s) for s in chosen]
     base = [np.asarray(values["baseline"][m.key], dtype=float) for m in REGISTRY]
     cand = [np.asarray(values["candidate"][m.key], dtype=float) for m in REGISTRY]
     cells = stats.Cells(masks, len(questions))
@@ -1004,7 +975,7 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
     for j, m in enumerate(REGISTRY):
         both = ~(np.isnan(base[j]) | np.isnan(cand[j]))
         paired_masks.append(both)
-        for k, (s, mask) in enumerate(zip(slices, masks)):  # slices without a paired question go below (n 0)
+        for k, (s, mask) in enumerate(zip(chosen, masks)):  # slices without a paired question go below (n 0)
             layout.append((j, s, len(samples), k))
             samples.append((j, mask))
         if m.pooled:
@@ -1045,22 +1016,6 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
         adjusted = stats.holm([None if pd.isna(p) else float(p) for p in table[settings.holm_of]])
         table["p_holm"] = pd.Series(adjusted, dtype=object).to_numpy()
     return table
-
-
-def _slice_masks(questions: pd.DataFrame, slices: Sequence[Slice]) -> list[np.ndarray]:
-    """`slice_mask` of each slice as a boolean array; a column's values are compared once (as codes)."""
-    coded: dict[str, tuple[np.ndarray, list[Any]]] = {}
-    out = []
-    for s in slices:
-        if s.kind in ("type", "split"):
-            if s.kind not in coded:
-                codes, uniques = pd.factorize(questions[s.kind])
-                coded[s.kind] = (np.asarray(codes), list(uniques))
-            codes, uniques = coded[s.kind]
-            out.append(codes == uniques.index(s.value) if s.value in uniques else np.zeros(len(codes), dtype=bool))
-        else:
-            out.append(slice_mask(questions, s).to_numpy(dtype=bool))
-    return out
 
 
 def _operations(rows: ScoreRows) -> pd.DataFrame:
@@ -1404,7 +1359,7 @@ def compare_command(baseline: str, candidate: str, *, db: Path, policy: str | No
 __all__ = [
     "Comparison", "HeldoutUse", "Inputs", "SCORE_COLUMNS", "Settings", "Side", "SideScores", "VERDICT_TABLES",
     "check_comparable", "compare",
-    "compare_command", "create_verdict_tables", "default_slices", "operational_aggregate", "read_inputs",
+    "compare_command", "create_verdict_tables", "operational_aggregate", "read_inputs",
     "read_questions", "read_scores", "read_side_scores", "read_slice_columns", "read_verdicts", "arrow_floats",
-    "record", "resolve_side", "run_comparison", "side_aggregate", "side_scores", "side_values", "slice_mask",
+    "record", "resolve_side", "run_comparison", "side_aggregate", "side_scores", "side_values",
 ]

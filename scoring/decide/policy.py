@@ -40,37 +40,12 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from . import stats
+from ..metrics.slices import Slice, parse_slice
 from ..errors import Problems, ValidationError, invalid
 from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, higher_is_better, measure_key
 
-SliceKind = Literal["all", "answerable", "unanswerable", "critical", "type", "split", "tag"]
-PLAIN_SLICES: tuple[str, ...] = ("all", "answerable", "unanswerable", "critical")
-VALUED_SLICES: tuple[str, ...] = ("type", "split", "tag")
 HELDOUT = "heldout"
-
-
-@dataclass(frozen=True)
-class Slice:
-    """A set of the suite's questions: ``all``, ``answerable``, ``critical``, ``type:lookup``, ..."""
-
-    kind: SliceKind
-    value: str | None = None
-
-    def __str__(self) -> str:
-        return self.kind if self.value is None else f"{self.kind}:{self.value}"
-
-
-def parse_slice(text: str) -> Slice:
-    """Parse a slice name; ValidationError naming the accepted forms otherwise."""
-    raw = text.strip()
-    if raw in PLAIN_SLICES:
-        return Slice(raw)  # type: ignore[arg-type]
-    kind, sep, value = raw.partition(":")
-    if sep and kind in VALUED_SLICES and value.strip():
-        return Slice(kind, value.strip())  # type: ignore[arg-type]
-    raise invalid(
-        "a slice is all, answerable, unanswerable, critical, type:<type>, split:<split> or tag:<tag>", "slice", text
-    )
+"""The split whose questions are held out: every comparison on it is logged against a budget."""
 
 
 def metric_aggregates(key: str) -> tuple[str, ...]:

@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import duckdb
 
+from ..metrics.slices import PARTITIONS, family
 from ..metrics.registry import REGISTRY
 from ..store.schema import table_names
 
 SUMMARY_TABLES: tuple[str, ...] = ("scores_by_position", "run_totals", "slice_sums")
-SLICE_FAMILIES: dict[str, str] = {
-    "all": "'all'",
-    "answerable": "CASE WHEN q.answerable THEN 'answerable' ELSE 'unanswerable' END",
-    "type": "q.type",
-    "split": "q.split",
-}
-"""Slice families: name -> SQL expression over `questions q` giving each question's slice."""
+SLICE_FAMILIES: dict[str, str] = {name: family(name).sql("q") for name in PARTITIONS}
+"""The families that partition a suite (`scoring.decide.slices`): name -> SQL expression over
+`questions q` giving each question's slice."""
 RUN_TOTAL_COLUMNS: tuple[str, ...] = (
     "questions", "missing", "failed", "latency_p50", "latency_p95", "cost_total", "cost_mean",
     *(m.key for m in REGISTRY),
