@@ -1,6 +1,6 @@
 """ragslice scoring: validate test sets and recorded runs, compute metrics, refresh DuckDB."""
-from .metrics.reference import ClaimVerdict, claim_verdicts, evaluate, validate_corpus
 from .errors import ValidationError
+from .metrics.reference import ClaimVerdict, claim_verdicts, evaluate, validate_corpus
 from .metrics.registry import REGISTRY, Measure, Metric, metric, parse_measure
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""The `ragslice` command line: argument parsing only, one function per command.
+"""The `ragslice` command line: argument parsing, and one function per command that calls the library
+and prints what it did.
 
 Exit codes: 0 success; 1 a release gate failed (`compare`); 2 bad input (a ValidationError,
 reported as `path:line: ... rule`, never a traceback).
@@ -20,69 +21,131 @@ def _examples(*lines: str) -> str:
 
 
 def cmd_trec(args: argparse.Namespace) -> int:
-    from .io.trec import trec_command
+    from .io.trec import DEFAULT_MEASURES, evaluate_files, format_scores
 
-    return trec_command(args.qrels, args.run, measures=args.measures, per_query=args.q, level=args.level,
-                        exclude_na=args.exclude_na)
+    scores = evaluate_files(args.qrels, args.run, args.measures or list(DEFAULT_MEASURES), level=args.level,
+                            exclude_na=args.exclude_na)
+    sys.stdout.write(format_scores(scores, per_query=args.q))
+    return 0
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    from .store.refresh import refresh_command
+    from .store.refresh import refresh
 
-    return refresh_command(Path(args.workspace), Path(args.db), progress=not args.quiet)
+    print(refresh(Path(args.workspace), Path(args.db), progress=not args.quiet).line())
+    return 0
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from .store.refresh import table_command
+    from .store.database import Database
+    from .store.refresh import rescore_stored, score_table, score_workspace_in_memory
 
     runs = [r for r in args.runs.split(",") if r] if args.runs else None
-    return table_command(Path(args.workspace), Path(args.db) if args.db else None, k=args.k, runs=runs)
+    if not args.db:
+        con = score_workspace_in_memory(Path(args.workspace), k=args.k, runs=runs)
+    elif args.k is not None:
+        con = rescore_stored(Path(args.db), k=args.k)
+    else:
+        con = Database(args.db).connect()
+    with con:
+        print(score_table(con, runs))
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .store.database import export_command
+    from .io.export import export_tables
 
-    return export_command(Path(args.db), Path(args.out), fmt=args.format)
+    for path in export_tables(Path(args.db), Path(args.out), fmt=args.format):
+        print(path)
+    return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .io.importers import import_ragas_command, import_trec_command
+    import json
 
+    from .io.importers import RAGAS_SUITE, import_ragas, import_trec
+
+    out = Path(args.out)
     if args.source == "trec":
-        return import_trec_command(args.qrels, args.run, Path(args.out), chunk_map=args.chunk_map)
-    return import_ragas_command(args.file, Path(args.out), k=args.k)
+        written = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map)
+        unit = json.loads((out / "suites" / "trec" / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
+        print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(written)}")
+        return 0
+    run_id = import_ragas(args.file, out, k=args.k)
+    manifest = json.loads((out / "runs" / run_id / "manifest.json").read_text(encoding="utf-8"))
+    questions = (out / "suites" / RAGAS_SUITE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    unlabelled = sum(1 for line in questions if not json.loads(line)["relevant"])
+    print(f"wrote {out}: suite {RAGAS_SUITE}, run {run_id}, {len(questions)} questions, k = {manifest['k']}")
+    if unlabelled:
+        print(f"note: {unlabelled} samples have no reference contexts: their retrieval metrics are n/a")
+    print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
+          "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .io.demo import demo_command
+    """Build the demo database (and record its verdict), then serve on 127.0.0.1 with the policy
+    evaluated live."""
+    from .decide.policy import load_policy
+    from .io.demo import DEMO_BASELINE, DEMO_CANDIDATE, build_demo, bundled_policy, review_url
+    from .serve import check_port, serve_dashboard
 
-    return demo_command(port=args.port, cache=Path(args.cache) if args.cache else None, build_only=args.build_only,
-                        policy=Path(args.policy) if args.policy else None)
+    port = check_port(args.port)
+    policy = Path(args.policy) if args.policy else bundled_policy()
+    load_policy(policy)  # a broken policy is reported before anything is built
+    db = build_demo(Path(args.cache) if args.cache else None, policy=policy)
+    if args.build_only:
+        print(db)
+        return 0
+    print(f"ragslice demo: release review of {DEMO_CANDIDATE} against {DEMO_BASELINE}: {review_url(port)}", flush=True)
+    return serve_dashboard(db, port=port, address="127.0.0.1", policy=policy)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from .serve import dashboard_command
+    from .serve import serve_dashboard
 
-    return dashboard_command(Path(args.db), port=args.port, address=args.address,
-                             policy=Path(args.policy) if args.policy else None)
+    return serve_dashboard(Path(args.db), port=args.port, address=args.address,
+                           policy=Path(args.policy) if args.policy else None)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .decide.comparison import compare_command
+    """0 when every gate passes or no policy was given (no verdict), 1 when a gate fails."""
+    import json
 
-    return compare_command(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, fmt=args.format)
+    from .decide import report
+    from .decide.comparison import run_comparison
+
+    comparison = run_comparison(args.baseline, args.candidate, db=Path(args.db), policy=args.policy)
+    if args.format == "json":
+        print(json.dumps(comparison.to_dict(), indent=2, default=str))
+    elif args.format == "markdown":
+        print(report.markdown(comparison))
+    else:
+        print(report.text(comparison))
+    return 1 if comparison.verdict.failed else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .decide.report import report_command
+    from .decide.report import verdict_line, write_report
 
-    return report_command(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=Path(args.o))
+    out = Path(args.o)
+    comparison = write_report(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=out)
+    print(f"wrote {out}: verdict {comparison.verdict.verdict} ({verdict_line(comparison)})")
+    return 0
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from .io.synth import synth_command
+    import time
 
-    return synth_command(args.questions, args.runs, repeats=args.repeats, seed=args.seed, out=Path(args.out))
+    from .io.synth import write_workspace
+
+    out = Path(args.out)
+    started = time.perf_counter()
+    counts = write_workspace(args.questions, args.runs, repeats=args.repeats, seed=args.seed, out=out)
+    print(f"wrote {out}: {counts['questions']} questions, {counts['documents']} documents, "
+          f"{counts['runs']} runs, {counts['records']} records ({counts['missing']} missing, "
+          f"{counts['failed']} failed) in {time.perf_counter() - started:.1f} s")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:

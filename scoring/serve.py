@@ -40,6 +40,13 @@ def app_path() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "app.py"
 
 
+def check_port(port: int) -> int:
+    """`port`, when it is one a server can listen on (1-65535); ValidationError otherwise."""
+    if not 1 <= port <= 65535:
+        raise invalid("a port is a whole number from 1 to 65535", "port", str(port))
+    return port
+
+
 def streamlit_command(db: Path, *, port: int, address: str, policy: Path | None = None) -> list[str]:
     """The `streamlit run` command line: headless, no usage statistics, no file watcher."""
     return [
@@ -55,15 +62,14 @@ def streamlit_command(db: Path, *, port: int, address: str, policy: Path | None 
     ]
 
 
-def dashboard_command(db: Path, *, port: int, address: str, policy: Path | None = None) -> int:
+def serve_dashboard(db: Path, *, port: int, address: str, policy: Path | None = None) -> int:
     """Start the dashboard on `address:port` over `db`, print its URL, and wait until it stops.
 
     With `policy` (an acceptance policy TOML, checked before the server starts) the release review
     evaluates the verdict live, without recording it.
 
     Returns the server's exit code (0 after Ctrl-C). SIGTERM is passed on to the server."""
-    if not 1 <= port <= 65535:
-        raise invalid("a port is a whole number from 1 to 65535", "port", str(port))
+    check_port(port)
     if not db.is_file():
         raise invalid("no database here; create it with `ragslice refresh WORKSPACE --db FILE`", "db", str(db))
     db = db.resolve()

@@ -18,7 +18,7 @@ from scoring.store.bulk import shape_ok, stage_bulk
 from scoring.errors import Problems
 from scoring.store.refresh import refresh, stage, write_suite
 from scoring.store.schema import create_schema
-from scoring.io.synth import synth_command
+from scoring.io.synth import write_workspace
 from scoring.store.workspace import load_workspace
 from workspaces import R, build, build_large, edit_line, replace_line
 
@@ -49,7 +49,7 @@ def _both_ways(ws: Path, tmp_path: Path) -> dict[str, tuple[int, int]]:
 
 
 def _synth(root: Path) -> Path:
-    synth_command(300, 3, seed=5, out=root)
+    write_workspace(300, 3, seed=5, out=root)
     return root
 
 

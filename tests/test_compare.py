@@ -16,6 +16,8 @@ import pytest
 from scipy import stats as sp
 
 from scoring.decide import comparison as C
+from scoring.decide import scores as S
+from scoring.decide import sides, verdicts
 from scoring.metrics import slices
 from scoring.decide import stats
 from scoring.cli import main
@@ -287,18 +289,18 @@ def test_different_suites_are_refused(tmp_path):
         comparison(db, "a", "b")
 
 
-def _side(**kw) -> C.Side:
+def _side(**kw) -> sides.Side:
     base = dict(name="x", kind="run", run_ids=("x",), suite="s", suite_version="1", corpus_version="c1", k=(2,))
-    return C.Side(**{**base, **kw})
+    return sides.Side(**{**base, **kw})
 
 
 def test_different_versions_are_refused():
     with pytest.raises(ValidationError, match="suite version '1' and candidate 'y' on '2'"):
-        C.check_comparable(_side(), _side(name="y", run_ids=("y",), suite_version="2"))
+        sides.check_comparable(_side(), _side(name="y", run_ids=("y",), suite_version="2"))
     with pytest.raises(ValidationError, match="corpus version"):
-        C.check_comparable(_side(), _side(name="y", run_ids=("y",), corpus_version="c2"))
+        sides.check_comparable(_side(), _side(name="y", run_ids=("y",), corpus_version="c2"))
     with pytest.raises(ValidationError, match="share runs"):
-        C.check_comparable(_side(), _side(name="y"))
+        sides.check_comparable(_side(), _side(name="y"))
 
 
 QUESTIONS5 = [question(i) for i in range(1, 6)]
@@ -503,14 +505,14 @@ def test_heldout_rows_logged_before_comparison_keys_count_one_each(ops_copy):
                     "(now(), 's', '1', 'base', 'cand', NULL, 2)")
     c = comparison(ops_copy, "base", "cand")
     assert c.heldout.uses == 3
-    C.record(ops_copy, c)
+    verdicts.record(ops_copy, c)
     assert comparison(ops_copy, "base", "cand").heldout.uses == 3  # logged now, with its key: the same one
 
 
 def test_dev_only_comparison_leaves_heldout_out(ops_copy):
     c = comparison(ops_copy, "base", "cand", include_heldout=False)
     assert c.heldout is None and list(c.questions.index) == ["q1", "q2", "q3"]
-    assert C.record(ops_copy, c) is None
+    assert verdicts.record(ops_copy, c) is None
     with duckdb.connect(str(ops_copy), read_only=True) as con:
         tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert "heldout_log" not in tables
@@ -520,7 +522,7 @@ def test_record_reports_a_held_database(ops_copy):
     c = comparison(ops_copy, "base", "cand")
     with duckdb.connect(str(ops_copy), read_only=True):
         with pytest.raises(ValidationError, match="held open by another connection"):
-            C.record(ops_copy, c, wait_seconds=0.3)
+            verdicts.record(ops_copy, c, wait_seconds=0.3)
 
 
 def test_k_difference_is_warned(tmp_path):
@@ -647,7 +649,7 @@ def test_compare_on_inputs_read_before_equals_compare_on_the_connection(repeats_
     with duckdb.connect(str(repeats_db), read_only=True) as con:
         direct = C.compare(con, "base", "cand", seed=3)
         inputs = C.read_inputs(con, "base", "cand")
-        questions, rows = C.read_scores(con, "s", ("base",), ("cand-1", "cand-2", "cand-3"))
+        questions, rows = S.read_scores(con, "s", ("base",), ("cand-1", "cand-2", "cand-3"))
         reused = C.read_inputs(con, "base", "cand", scores=(questions, rows))
     _same(direct, C.compare(inputs, "base", "cand", seed=3))  # the file is closed by now
     _same(direct, C.compare(reused, "base", "cand", seed=3))
@@ -672,5 +674,5 @@ def test_the_summary_table_gives_the_same_comparison(repeats_db, tmp_path):
             summarized = C.compare(con, "base", "cand", seed=1, **kw)
         _same(plain, summarized)
     with duckdb.connect(str(db), read_only=True) as con:
-        _, rows = C.read_scores(con, "s", ("base",), ("base",))
+        _, rows = S.read_scores(con, "s", ("base",), ("base",))
     assert (rows.side == 0).sum() == (rows.side == 1).sum() == 5  # one run on both sides is read for each

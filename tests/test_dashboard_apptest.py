@@ -252,7 +252,7 @@ def _record_verdict(con, baseline: list[str], candidate: list[str], verdict: str
 
 
 def test_release_review_shows_the_recorded_verdict(dashboard_db, monkeypatch, tmp_path):
-    from scoring.decide.comparison import create_verdict_tables
+    from scoring.decide.verdicts import create_verdict_tables
 
     db = tmp_path / "verdicts.duckdb"
     shutil.copy(dashboard_db, db)
@@ -351,7 +351,7 @@ def test_release_review_evaluates_the_policy_live_without_writing(dashboard_db, 
 
 
 def test_release_review_live_and_recorded_policies_differ(dashboard_db, monkeypatch, tmp_path):
-    from scoring.decide.comparison import create_verdict_tables
+    from scoring.decide.verdicts import create_verdict_tables
 
     db = tmp_path / "both.duckdb"
     shutil.copy(dashboard_db, db)

@@ -5,9 +5,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sp
 
-from scoring.decide import stats
+from scoring.decide import stats, stats_batch
 
 
 # --- sign-flip randomization test ----------------------------------------------------------------
@@ -316,6 +318,24 @@ def _labels(r: stats.Paired) -> tuple:
     return (r.n, r.improved, r.regressed, r.unchanged, r.warnings, r.method)
 
 
+VALUES = st.one_of(st.none(), st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0, 1, allow_nan=False))
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(VALUES, VALUES), max_size=40), st.booleans(), st.integers(0, 3), st.sampled_from([5, 1000]))
+def test_the_batch_engine_equals_the_readable_procedures(pairs_, higher, seed, large_sample):
+    """Two implementations, one truth: `stats_batch.paired_many` on one sample equals `stats.paired`,
+    which composes the readable procedures (n/a pairs, ties, zeros, both methods)."""
+    b = np.array([np.nan if x is None else x for x, _ in pairs_], dtype=float)
+    c = np.array([np.nan if y is None else y for _, y in pairs_], dtype=float)
+    got = stats_batch.paired_many([b], [c], [(0, None)], higher_is_better=[higher], seed=seed, large_sample=large_sample,
+                                  bootstrap_resamples=500, randomization_resamples=500)[0]
+    alone = stats.paired(b, c, higher_is_better=higher, seed=seed, large_sample=large_sample, bootstrap_resamples=500,
+                         randomization_resamples=500)
+    assert _labels(got) == _labels(alone)
+    assert _figures(got) == pytest.approx(_figures(alone), rel=1e-9, abs=1e-12, nan_ok=True)
+
+
 def test_paired_many_equals_paired_one_sample_at_a_time():
     rng = np.random.default_rng(8)
     q = 1500
@@ -331,7 +351,7 @@ def test_paired_many_equals_paired_one_sample_at_a_time():
     medium[:400] = True  # bootstrap by indexes, sampled sign flips
     samples = [(j, mask) for j in range(3) for mask in (None, small, medium)]
     samples += [(0, np.zeros(q, dtype=bool)), (1, np.arange(q) == 3)]  # empty, one pair
-    many = stats.paired_many(base, cand, samples, higher_is_better=[True, False, True], seed=4, large_sample=1000)
+    many = stats_batch.paired_many(base, cand, samples, higher_is_better=[True, False, True], seed=4, large_sample=1000)
     methods = set()
     for (j, mask), got in zip(samples, many):
         keep = np.ones(q, dtype=bool) if mask is None else mask
@@ -454,7 +474,7 @@ def test_wilcoxon_is_scipys_default_method_with_ties_and_zeros():
 def test_cells_sum_each_mask_from_its_cells_by_hand():
     a = np.array([True, True, False, False])
     b = np.array([False, True, True, False])
-    cells = stats.Cells([a, b], 4)
+    cells = stats_batch.Cells([a, b], 4)
     # questions held by: {a}, {a, b}, {b}, {} -> four cells
     assert cells.size == 4
     sums = cells.over(cells.totals(np.array([1.0, 2.0, 3.0, 4.0])))
@@ -476,7 +496,7 @@ def test_paired_many_from_cells_equals_each_sample_alone_on_overlapping_masks():
     cand[1][rng.random(q) < 0.1] = np.nan
     directions = [True, False, True]
     samples = [(j, mask) for j in range(3) for mask in masks]
-    many = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=2, large_sample=50)
+    many = stats_batch.paired_many(base, cand, samples, higher_is_better=directions, seed=2, large_sample=50)
     for (j, mask), got in zip(samples, many):
         keep = np.ones(q, dtype=bool) if mask is None else mask
         b, c = stats.pairs(base[j][keep], cand[j][keep])

@@ -24,8 +24,9 @@ import pytest
 import streamlit as st
 
 from scoring.decide import comparison as C
+from scoring.decide import scores as S
 from scoring.metrics import slices
-from scoring.decide import stats
+from scoring.decide import stats, stats_batch
 from scoring.store.refresh import refresh
 from scoring.store.schema import table_names
 from scoring.io.synth import write_workspace
@@ -184,14 +185,14 @@ def test_rows_leave_out_only_the_interval_and_the_two_other_tests(databases, mon
 def test_side_scores_are_the_collapsed_score_rows(databases, sides, heldout):
     baseline, candidate = sides
     with duckdb.connect(str(databases["repeats"]), read_only=True) as con:
-        questions, rows = C.read_scores(con, "synth", baseline, candidate, include_heldout=heldout)
+        questions, rows = S.read_scores(con, "synth", baseline, candidate, include_heldout=heldout)
         positions = questions["position"].to_numpy()
-        read = C.read_side_scores(con, "synth", baseline, candidate, positions)
+        read = S.read_side_scores(con, "synth", baseline, candidate, positions)
     assert 0 < len(positions) and (heldout or len(positions) < 600)
-    converted = C.side_scores(rows, baseline, candidate, positions)
+    converted = S.side_scores(rows, baseline, candidate, positions)
     for side in (0, 1):
-        expected = C.side_values(rows, side, questions.index)
-        for name in C.SCORE_COLUMNS:
+        expected = S.side_values(rows, side, questions.index)
+        for name in S.SCORE_COLUMNS:
             np.testing.assert_array_equal(read.columns[side][name], expected[name].to_numpy(), strict=True)
             np.testing.assert_array_equal(converted.columns[side][name], expected[name].to_numpy(), strict=True)
         own = rows.side == side
@@ -205,8 +206,8 @@ def test_side_scores_are_the_collapsed_score_rows(databases, sides, heldout):
 def test_slice_columns_give_the_slices_of_the_questions(databases):
     with duckdb.connect(str(databases["demo"]), read_only=True) as con:
         for (suite,) in con.execute("SELECT suite FROM suites").fetchall():
-            full = C.read_questions(con, suite)
-            lean = C.read_slice_columns(con, suite)
+            full = S.read_questions(con, suite)
+            lean = S.read_slice_columns(con, suite)
             assert slices.default_slices(lean) == slices.default_slices(full)
             for s in slices.default_slices(full):
                 np.testing.assert_array_equal(slices.mask(lean, s), slices.mask(full, s), err_msg=str(s))
@@ -229,7 +230,7 @@ def test_dashboard_statistics_are_compares(databases, monkeypatch, name):
         for suite in data.suites()["suite"]:
             runs = [s for s in data.sides(suite) if s.kind == "run"]
             for base, cand in list(itertools.permutations(runs, 2))[:4]:
-                full = C.compare(con, data.side_spec(base), data.side_spec(cand))
+                full = C.compare(con, base.spec, cand.spec)
                 shown = data.statistics(base, cand)
                 _assert_same_table(shown.table, full.table)
                 assert shown.warnings == tuple(full.warnings) and shown.n_questions == len(full.questions)
@@ -281,9 +282,9 @@ def test_tally_layouts_and_rank_tables_agree(monkeypatch):
     """The dense cells x values tally, the sparse one (many distinct differences) and the sample's
     own rank counts (rank tables too large) give the same results, which are each sample's alone."""
     base, cand, samples, directions = _batch()
-    default = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=5, large_sample=100)
-    monkeypatch.setattr(stats, "MAX_CELL_GROUPS", 10)  # every tally sparse, no rank table
-    sparse = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=5, large_sample=100)
+    default = stats_batch.paired_many(base, cand, samples, higher_is_better=directions, seed=5, large_sample=100)
+    monkeypatch.setattr(stats_batch, "MAX_CELL_GROUPS", 10)  # every tally sparse, no rank table
+    sparse = stats_batch.paired_many(base, cand, samples, higher_is_better=directions, seed=5, large_sample=100)
     methods = set()
     for (j, mask), a, b in zip(samples, default, sparse):
         _close(a, b)
@@ -296,7 +297,7 @@ def test_tally_layouts_and_rank_tables_agree(monkeypatch):
 
 def test_unchanged_samples_from_the_tally_equal_the_question_by_question_path():
     base, cand, samples, directions = _batch()
-    many = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=1, large_sample=100)
+    many = stats_batch.paired_many(base, cand, samples, higher_is_better=directions, seed=1, large_sample=100)
     unchanged = [(s, r) for s, r in zip(samples, many) if s[0] == 2 and r.n >= 2 and r.improved + r.regressed == 0]
     assert len(unchanged) == 2  # kinds 0 and 1 (masks 0 and 1) never change on variable 2
     for (j, mask), got in unchanged:
@@ -306,9 +307,9 @@ def test_unchanged_samples_from_the_tally_equal_the_question_by_question_path():
 
 def test_incomplete_samples_keep_every_figure_but_three():
     base, cand, samples, directions = _batch()
-    full = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=9, large_sample=100)
+    full = stats_batch.paired_many(base, cand, samples, higher_is_better=directions, seed=9, large_sample=100)
     complete = [i % 3 == 0 for i in range(len(samples))]
-    part = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=9, large_sample=100,
+    part = stats_batch.paired_many(base, cand, samples, higher_is_better=directions, seed=9, large_sample=100,
                              complete=complete)
     for whole, some, wanted in zip(full, part, complete):
         if wanted:
@@ -317,15 +318,15 @@ def test_incomplete_samples_keep_every_figure_but_three():
             assert (some.ci_low, some.ci_high, some.p_ttest, some.p_wilcoxon) == (None, None, None, None)
             assert _figures(some)[:4] + _figures(some)[8:] == _figures(whole)[:4] + _figures(whole)[8:]
     with pytest.raises(ValueError, match="one flag per sample"):
-        stats.paired_many(base, cand, samples, complete=[True])
+        stats_batch.paired_many(base, cand, samples, complete=[True])
 
 
 def test_threads_do_not_change_a_figure(monkeypatch):
     base, cand, samples, directions = _batch()
-    monkeypatch.setattr(stats, "WORKERS", 1)
-    alone = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=2, large_sample=100)
-    monkeypatch.setattr(stats, "WORKERS", 4)
-    pooled = stats.paired_many(base, cand, samples, higher_is_better=directions, seed=2, large_sample=100)
+    monkeypatch.setattr(stats_batch, "WORKERS", 1)
+    alone = stats_batch.paired_many(base, cand, samples, higher_is_better=directions, seed=2, large_sample=100)
+    monkeypatch.setattr(stats_batch, "WORKERS", 4)
+    pooled = stats_batch.paired_many(base, cand, samples, higher_is_better=directions, seed=2, large_sample=100)
     assert [_figures(r) for r in alone] == [_figures(r) for r in pooled]
 
 
@@ -339,7 +340,7 @@ def test_samples_without_a_paired_question_equal_the_question_by_question_path()
     nothing = np.full(len(base[0]), np.nan)
     base, cand = [*base, nothing], [*cand, cand[0].copy()]
     batch = [(0, unpaired), (3, None), (3, unpaired), *samples]
-    many = stats.paired_many(base, cand, batch, higher_is_better=[*directions, True], seed=4, large_sample=100)
+    many = stats_batch.paired_many(base, cand, batch, higher_is_better=[*directions, True], seed=4, large_sample=100)
     for (j, mask), got in zip(batch[:3], many[:3]):
         keep = np.ones(len(base[j]), dtype=bool) if mask is None else mask
         alone = stats.paired(base[j][keep], cand[j][keep], seed=4, large_sample=100)

@@ -5,10 +5,9 @@ import shlex
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import (escape, file_path, metric_help, metric_name, missing, moment, number, say, signed,
-                               table)
-from scoring.metrics import BY_KEY
+from dashboard.display import escape, file_path, metric_help, metric_name, missing, moment, number, say, signed, table
 from scoring.decide.stats import TIE
+from scoring.metrics import BY_KEY
 
 KEY_METRICS = ("recall", "ndcg", "support", "coverage", "abstention_correct", "disclosures")
 WORST = 10

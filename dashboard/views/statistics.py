@@ -27,7 +27,7 @@ st.caption(escape(
 for warning in stats.warnings:
     say("warning", str(warning))
 
-present = [f for f in data.SLICE_FAMILIES if f in set(stats.table["slice"].map(data.slice_family))]
+present = [f for f in data.SLICE_FAMILIES if f in set(stats.table["slice"].map(slices.family_of))]
 with st.container(border=True, key="filters"):
     a, b, c, d = st.columns(4)
     metrics = selection.multiselect("Metrics", list(data.METRIC_KEYS), param="metrics", format_func=metric_name,

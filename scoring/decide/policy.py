@@ -33,19 +33,17 @@ import math
 import re
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from . import stats
-from ..metrics.slices import Slice, parse_slice
 from ..errors import Problems, ValidationError, invalid
 from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, higher_is_better, measure_key
-
-HELDOUT = "heldout"
-"""The split whose questions are held out: every comparison on it is logged against a budget."""
+from ..metrics.slices import Slice, parse_slice
+from . import change, stats
+from .change import TIE
 
 
 def metric_aggregates(key: str) -> tuple[str, ...]:
@@ -367,6 +365,16 @@ class GateResult:
     """`observed` as every rendering shows it: for a threshold gate with enough digits that it never
     reads as on the other side of the threshold (`format_value`)."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values (as the JSON document and the `verdicts` table store a gate)."""
+        out = asdict(self)
+        for key, value in out.items():
+            if isinstance(value, float) and math.isnan(value):
+                out[key] = None
+            elif hasattr(value, "item") and not isinstance(value, (str, bytes)):
+                out[key] = value.item()  # a numpy scalar
+        return out
+
 
 @dataclass(frozen=True)
 class DisputedCheck:
@@ -407,7 +415,7 @@ def format_value(value: float | None, *bounds: float | None) -> str:
     """A value in a reason: whole numbers plain, others to three decimals (four significant digits
     from 1000 on), with more digits where fewer would round it onto or across one of `bounds`: shown
     beside a threshold, it compares to the threshold's printed figure as the value itself does
-    (values within `stats.TIE` of a bound count as equal to it)."""
+    (values within `TIE` of a bound count as equal to it)."""
     if value is None:
         return "n/a"
     value = float(value)
@@ -423,7 +431,7 @@ def format_value(value: float | None, *bounds: float | None) -> str:
 
 def _same_side(shown: float, value: float, bound: float) -> bool:
     """Whether `shown` lies on the same side of `bound` as `value` (either side when within TIE)."""
-    if abs(value - bound) <= stats.TIE:
+    if abs(value - bound) <= TIE:
         return True
     return (shown > bound) == (value > bound) and shown != bound
 
@@ -455,7 +463,7 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude_disputed: bool = Fa
                                  f"({len(questions)} questions, all n/a); a gate over an empty slice fails")
     better = (c - b) if higher_is_better(gate.metric) else (b - c)
     if gate.kind == "regressions":
-        regressed = int(np.count_nonzero(better < -stats.TIE))
+        regressed = int(np.count_nonzero(change.regressed(b, c, higher_is_better(gate.metric))))
         passed = regressed <= (gate.max_regressions or 0)
         reason = (f"{regressed} of {n} paired questions in {gate.slice} have a worse {label} than the baseline "
                   f"(allowed {gate.max_regressions})")
@@ -476,8 +484,8 @@ def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude_d
         return GateResult(**base, passed=False, observed=None, baseline=before, n=0,
                           reason=f"{what} has no value: {why}; a gate over an empty slice fails")
     shown = format_value(value, gate.min, gate.max)
-    low_ok = gate.min is None or value >= gate.min - stats.TIE
-    high_ok = gate.max is None or value <= gate.max + stats.TIE
+    low_ok = gate.min is None or value >= gate.min - TIE
+    high_ok = gate.max is None or value <= gate.max + TIE
     if low_ok and high_ok:
         reason = f"{what} = {shown} is {gate.threshold} (n = {n}; baseline {format_value(before)})"
     else:
@@ -505,7 +513,7 @@ def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, bett
     alpha = format_bound(gate.alpha)
     reason += f" < alpha {alpha}: significant" if significant else f", not below alpha {alpha}"
     warning = None
-    nonzero = int(np.count_nonzero(np.abs(better + margin) > stats.TIE))
+    nonzero = int(np.count_nonzero(np.abs(better + margin) > TIE))
     floor = 2.0 ** -nonzero if gate.test in ("randomization", "wilcoxon") else None
     if p is None:
         warning = f"n = {n}: the {gate.test} test is undefined here, so this gate cannot fail"
@@ -558,7 +566,7 @@ def evaluate(
 def _differs(a: GateResult, b: GateResult) -> bool:
     if a.passed != b.passed or (a.observed is None) != (b.observed is None):
         return True
-    return a.observed is not None and b.observed is not None and abs(a.observed - b.observed) > stats.TIE
+    return a.observed is not None and b.observed is not None and abs(a.observed - b.observed) > TIE
 
 
 def _difference(a: GateResult, b: GateResult) -> str:

@@ -18,11 +18,12 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ..store import database as store
-from ..decide.comparison import Comparison, compare, record
 from ..errors import invalid
 from ..metrics.registry import display_name
+from ..store.database import Database
+from .comparison import Comparison, compare
 from .policy import GateResult, load_policy
+from .verdicts import record
 
 # --- number formatting ---------------------------------------------------------------------------
 
@@ -89,7 +90,7 @@ def _gate_value(g: GateResult) -> str:
     return g.observed_text
 
 
-def _verdict_line(c: Comparison) -> str:
+def verdict_line(c: Comparison) -> str:
     v = c.verdict
     if c.policy is None:
         return "NONE (no policy given: no gate was checked, so there is no verdict)"
@@ -121,7 +122,7 @@ def text(c: Comparison) -> str:
         _side_text(c, "baseline"),
         _side_text(c, "candidate"),
         "",
-        f"VERDICT: {_verdict_line(c)}",
+        f"VERDICT: {verdict_line(c)}",
     ]
     if c.heldout is not None:
         lines.append(f"Held-out: {c.heldout.describe()} on {c.suite} version {c.suite_version}")
@@ -226,7 +227,7 @@ def markdown(c: Comparison) -> str:
     v = c.verdict
     icon = "✅" if v.passed else "❌" if v.failed else "➖"
     out = [
-        f"## {icon} ragslice: {md(_verdict_line(c))}",
+        f"## {icon} ragslice: {md(verdict_line(c))}",
         "",
         f"**Baseline** `{md(c.baseline.name)}` ({md(', '.join(c.baseline.run_ids))}) → **candidate** "
         f"`{md(c.candidate.name)}` ({md(', '.join(c.candidate.run_ids))}) on suite `{md(c.suite)}` version "
@@ -698,17 +699,18 @@ def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None
         f"<style>{CSS}</style></head><body><main>"
         f"<h1>Release report</h1><p class=\"muted\">{subtitle}</p>"
         f"<div class=\"verdict {v.verdict}\" id=\"verdict-banner\">Verdict: {verdict_text}</div>"
-        f"<p>{e(_verdict_line(c))}. {e(_side_text(c, 'baseline'))}; {e(_side_text(c, 'candidate'))}."
+        f"<p>{e(verdict_line(c))}. {e(_side_text(c, 'baseline'))}; {e(_side_text(c, 'candidate'))}."
         + (f" {e(c.heldout.describe()[0].upper() + c.heldout.describe()[1:])}." if c.heldout is not None else "")
         + "</p>"
         f"<nav>{nav}</nav>{body}</main></body></html>\n"
     )
 
 
-def report_command(baseline: str, candidate: str, *, db: Path, policy: str, out: Path) -> int:
-    """``ragslice report``: write the HTML report; the verdict is stored like ``ragslice compare``'s."""
+def write_report(baseline: str, candidate: str, *, db: Path, policy: str | Path, out: Path) -> Comparison:
+    """Compare (read-only), record the verdict as `ragslice compare` does, and write the HTML report to
+    `out`; returns the comparison."""
     pol = load_policy(policy)
-    con = store.connect_readonly(db)
+    con = Database(db).connect()
     try:
         comparison = compare(con, baseline, candidate, policy=pol)
         ids = set(comparison.regressed_questions()["question_id"].head(EVIDENCE_LIMIT))
@@ -720,9 +722,8 @@ def report_command(baseline: str, candidate: str, *, db: Path, policy: str, out:
     record(db, comparison)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html_report(comparison, evidence), encoding="utf-8")
-    print(f"wrote {out}: verdict {comparison.verdict.verdict} ({_verdict_line(comparison)})")
-    return 0
+    return comparison
 
 
 __all__ = ["CAVEATS", "Evidence", "forest_svg", "html_report", "load_evidence", "manifest_diff", "markdown",
-           "md", "report_command", "text"]
+           "md", "verdict_line", "write_report", "text"]

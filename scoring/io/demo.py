@@ -15,7 +15,6 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlencode
 
-from ..errors import invalid
 from ..store.refresh import RefreshSummary, refresh
 
 BUNDLED = ("demo", "seed-lab")
@@ -72,13 +71,14 @@ def record_demo_verdict(db: Path, policy: Path, summary: RefreshSummary) -> str 
     """Record the verdict of DEMO_CANDIDATE against DEMO_BASELINE under `policy` when `summary`
     says runs were scored or removed, or when no verdict for this pair and policy hash is stored.
     Returns the new verdict_id, or None when nothing was recorded."""
-    from ..decide.comparison import compare, read_verdicts, record
+    from ..decide.comparison import compare
     from ..decide.policy import load_policy
-    from ..store.database import connect_readonly
+    from ..decide.verdicts import read_verdicts, record
+    from ..store.database import Database
 
     loaded = load_policy(policy)
     rebuilt = summary.runs_scored > 0 or summary.runs_removed > 0
-    con = connect_readonly(db)
+    con = Database(db).connect()
     try:
         stored = read_verdicts(con)
         same = stored[(stored["baseline"] == DEMO_BASELINE) & (stored["candidate"] == DEMO_CANDIDATE)
@@ -102,20 +102,3 @@ def review_url(port: int) -> str:
     return f"http://127.0.0.1:{port}/?{query}"
 
 
-def demo_command(*, port: int = 8501, cache: Path | None = None, build_only: bool = False,
-                 policy: Path | None = None) -> int:
-    """`ragslice demo`: build (and record), then serve on 127.0.0.1:`port` with the policy evaluated live."""
-    if not 1 <= port <= 65535:
-        raise invalid("a port is a whole number from 1 to 65535", "port", str(port))
-    policy = policy or bundled_policy()
-    from ..decide.policy import load_policy
-
-    load_policy(policy)  # a broken policy is reported before anything is built
-    db = build_demo(cache, policy=policy)
-    if build_only:
-        print(db)
-        return 0
-    from ..serve import dashboard_command
-
-    print(f"ragslice demo: release review of {DEMO_CANDIDATE} against {DEMO_BASELINE}: {review_url(port)}", flush=True)
-    return dashboard_command(db, port=port, address="127.0.0.1", policy=policy)

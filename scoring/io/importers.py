@@ -88,7 +88,7 @@ _READ_MAP = (
 def load_chunk_map(con: duckdb.DuckDBPyConnection, path: str) -> None:
     """Read a passage map (``passage_id<TAB>doc_id`` lines; blank and ``#`` lines skipped) into the temp
     table ``passage_map(passage, doc, line)``; raise `ValidationError` naming file and line."""
-    from ..io.trec import _unreadable
+    from .trec import _unreadable
 
     if not Path(path).is_file():
         raise invalid("no such file", "--chunk-map", path)
@@ -127,7 +127,7 @@ def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None
     """Write a workspace from TREC qrels and run files; returns the run IDs written.
 
     `chunk_map`: a passage map; passages keep their IDs and become the suite's chunks."""
-    from ..io.trec import load_qrels, load_run
+    from .trec import load_qrels, load_run
 
     suite_dir = out / "suites" / "trec"
     con = duckdb.connect()
@@ -197,13 +197,6 @@ def import_trec(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None
         FROM qrels GROUP BY qid ORDER BY qid""", suite_dir / "questions.jsonl")
     con.close()
     return written
-
-
-def import_trec_command(qrels: str, runs: list[str], out: Path, *, chunk_map: str | None = None) -> int:
-    written = import_trec(qrels, runs, out, chunk_map=chunk_map)
-    unit = json.loads((out / "suites" / "trec" / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
-    print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(written)}")
-    return 0
 
 
 # --- Ragas ----------------------------------------------------------------------------------------
@@ -533,14 +526,3 @@ def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
-def import_ragas_command(file: str, out: Path, *, k: int | None = None) -> int:
-    run_id = import_ragas(file, out, k=k)
-    manifest = json.loads((out / "runs" / run_id / "manifest.json").read_text(encoding="utf-8"))
-    questions = (out / "suites" / RAGAS_SUITE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-    unlabelled = sum(1 for line in questions if not json.loads(line)["relevant"])
-    print(f"wrote {out}: suite {RAGAS_SUITE}, run {run_id}, {len(questions)} questions, k = {manifest['k']}")
-    if unlabelled:
-        print(f"note: {unlabelled} samples have no reference contexts: their retrieval metrics are n/a")
-    print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
-          "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
-    return 0

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,16 +77,6 @@ class Plan:
     """Every quoted document ID followed by a comma, the corpus twice (slices wrap around)."""
     questions: tuple[tuple, ...]
     """Per question: (question_id, cluster start, answerable, home docs, expected claims, answer, context)."""
-
-
-def synth_command(questions: int, runs: int, *, repeats: int = 1, seed: int = 0, out: Path) -> int:
-    """Write the workspace to `out` (which must be new or empty) and print what was written."""
-    started = time.perf_counter()
-    counts = write_workspace(questions, runs, repeats=repeats, seed=seed, out=out)
-    print(f"wrote {out}: {counts['questions']} questions, {counts['documents']} documents, "
-          f"{counts['runs']} runs, {counts['records']} records ({counts['missing']} missing, "
-          f"{counts['failed']} failed) in {time.perf_counter() - started:.1f} s")
-    return 0
 
 
 def write_workspace(questions: int, runs: int, *, repeats: int = 1, seed: int = 0, out: Path,

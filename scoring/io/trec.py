@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import math
 import mmap
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,8 +71,8 @@ from typing import Literal
 
 import duckdb
 
-from ..metrics import engine
 from ..errors import Problem, ValidationError, invalid
+from ..metrics import engine
 from ..metrics.registry import Measure, parse_measure
 
 DEFAULT_MEASURES = ("P@10", "R@10", "nDCG@10", "RR", "AP")
@@ -521,10 +520,3 @@ def format_scores(scores: TrecScores, *, per_query: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def trec_command(qrels: str, run: str, *, measures: list[str] | None, per_query: bool, level: int,
-                 exclude_na: bool = False) -> int:
-    """`ragslice trec`: print trec_eval-style lines for `run` against `qrels` (`DEFAULT_MEASURES`
-    when `measures` is empty; means as `evaluate_files` states); 0 on success."""
-    scores = evaluate_files(qrels, run, measures or list(DEFAULT_MEASURES), level=level, exclude_na=exclude_na)
-    sys.stdout.write(format_scores(scores, per_query=per_query))
-    return 0

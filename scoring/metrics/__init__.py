@@ -3,4 +3,4 @@ metrics are read over (one declaration per family), the plain-Python reference t
 registry aloud, and the set-based SQL engine that production uses. Both implementations follow the
 registry and are property-tested against each other."""
 from .registry import *  # noqa: F403  (the registry is this package's vocabulary)
-from .registry import __all__
+from .registry import __all__  # noqa: F401  (the package exports what the registry declares)

@@ -22,8 +22,8 @@ implementation in `scoring.metrics.reference` must agree with every query here (
 """
 from __future__ import annotations
 
-from ..metrics.reference import MAX_CLAIMS, REASONS
-from ..metrics.registry import REGISTRY, RETRIEVAL_KEYS
+from .reference import MAX_CLAIMS, REASONS
+from .registry import REGISTRY, RETRIEVAL_KEYS
 
 WHOLE_RANKING = 2**31 - 1
 """The cutoff that stands for "no cutoff": every retrieved document counts."""

@@ -20,9 +20,9 @@ import json
 
 import duckdb
 
-from ..store.chunks import chunk_joins, unit_sql
-from ..store.records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
-from ..store.workspace import ID_PATTERN, MAX_CITATIONS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
+from .chunks import chunk_joins, unit_sql
+from .records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
+from .workspace import ID_PATTERN, MAX_CITATIONS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
 
 RECORD_TYPE = (
     '{"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "context": "VARCHAR", "answer": "VARCHAR", '

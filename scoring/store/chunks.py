@@ -24,7 +24,7 @@ from operator import attrgetter
 import duckdb
 import pyarrow as pa
 
-from ..store.workspace import Chunk
+from .workspace import Chunk
 
 _FIELDS = {
     "chunk_id": ("id", pa.string()), "doc_id": ("doc", pa.string()), "doc_version": ("doc_version", pa.string()),

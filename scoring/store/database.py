@@ -1,30 +1,56 @@
-"""The database file: one writer at a time, atomic replacement, read-only readers.
+"""The one door to the database file: who opens it, read-only or as the writer, for how long, and
+with which cache key.
 
-A refresh never writes the live file. It copies it (or starts empty), writes the copy, checkpoints,
-fsyncs and renames the copy over the live file in one `os.replace`. A reader therefore sees the
-old state or the new one, never a mix; a killed refresh leaves only a stray temporary file, which
-the next refresh removes. Readers attach the file read-only and let go of it within 0.25 s of
-their last query, at once when a writer waits for the lock, so a refresh (or a verdict log write)
-is never blocked for long.
+- **Readers** open it read-only. `Database.reading` is for a long-lived process that reads often (the
+  dashboard): one in-memory DuckDB instance per process attaches the file read-only for batches of
+  reads, keeps it `LINGER` seconds after the last batch (the next read of the same page reuses it:
+  attaching costs milliseconds) and lets go at once when a writer waits for it. `Database.connect`
+  gives a short-lived command (`ragslice compare`, `ragslice report`) its own read-only connection.
+  `Database.signature` (the file's inode, size and modification time) keys every cache: it changes
+  whenever a refresh replaces the file.
+- **The writer** is a refresh, or a verdict being recorded, each under `writer_lock`. A refresh never
+  writes the live file: it copies it (or starts empty), writes the copy, checkpoints, fsyncs and
+  renames the copy over the live file in one `os.replace` (`working_copy`, `publish`), so a reader
+  sees the old state or the new one, never a mix, and a killed refresh leaves only a stray temporary
+  file that the next refresh removes. A verdict is appended to the live file in one short
+  transaction (`Database.appending`).
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
+import itertools
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from ..errors import invalid
 from ..metrics.registry import REGISTRY
-from ..store.schema import SCHEMA_VERSION, TABLES, create_schema, table_names
+from .schema import SCHEMA_VERSION, TABLES, create_schema, table_names
 
-EXPORT_TABLES = ("question_scores", "claims", "retrieved", "records", "questions", "runs")
+
+class DatabaseMissing(RuntimeError):
+    """The database file does not exist, or is not a readable ragslice database."""
+
+
+Signature = tuple[int, int, int]
+
+
+def signature(path: Path) -> Signature:
+    """(inode, size, mtime_ns) of the file: changes whenever a refresh replaces it."""
+    try:
+        st_ = Path(path).stat()
+    except FileNotFoundError as error:
+        raise DatabaseMissing(f"no database at {path}") from error
+    return (st_.st_ino, st_.st_size, st_.st_mtime_ns)
 
 
 def _lock_path(db: Path) -> Path:
@@ -136,19 +162,215 @@ def open_for_write(temp: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def export_command(db: Path, out: Path, *, fmt: str = "csv") -> int:
-    """Write the per-question tables as one CSV or Parquet file each into `out`."""
-    out.mkdir(parents=True, exist_ok=True)
-    with connect_readonly(db) as con:
-        for table in EXPORT_TABLES:
-            if table not in TABLES:
-                continue
-            target = out / f"{table}.{fmt}"
-            options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
-            con.execute(f"COPY (SELECT * FROM {table}) TO '{_sql_path(target)}' {options}")
-            print(target)
-    return 0
+# -- the reading door ---------------------------------------------------------------------------------
 
 
-def _sql_path(path: Path) -> str:
-    return str(path).replace("'", "''")
+LOCK_RETRIES = 40
+LOCK_WAIT = 0.05
+"""A writer (`ragslice compare` recording a verdict) locks the file briefly; retry for up to 2 s."""
+READ_ERRORS = (duckdb.CatalogException, duckdb.IOException, duckdb.InvalidInputException,
+               duckdb.BinderException, duckdb.SerializationException)
+
+
+LINGER = 0.25
+"""Seconds an attachment stays after its last batch, so the next batch of the same page reuses it;
+dropped at once when a writer is waiting for the file (`writer_waiting`)."""
+
+
+@dataclass
+class _Attachment:
+    alias: str
+    sig: tuple[int, int, int]
+    users: int
+    idle: int = 0
+    """Counts the times the attachment fell idle: a linger timer detaches only the idle spell it saw."""
+
+
+_MEMORY: duckdb.DuckDBPyConnection | None = None
+_ATTACHED: dict[str, _Attachment] = {}
+_FREE = threading.Condition()
+_TIMERS: dict[str, threading.Timer] = {}
+"""The latest linger timer of each file (`_release`), cancelled when the process exits."""
+_ALIASES = itertools.count()
+
+
+def writer_waiting(path: str) -> bool:
+    """Whether a writer (`ragslice refresh`, `ragslice compare` recording a verdict) holds the
+    database's writer lock (`scoring.store.writer_lock`) and so may be waiting for the file."""
+    try:
+        handle = os.open(_lock_path(Path(path)), os.O_RDONLY)
+    except OSError:
+        return False  # no writer ever ran here
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(handle)
+
+
+@contextmanager
+def _reading(path: str, sig: tuple[int, int, int]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor whose default database is the file at `path`, attached read-only. Batches running at
+    the same time share one attachment; it stays `LINGER` seconds after the last one ends (the next
+    read of the page reuses it), and goes at once when a writer waits for the file, so the file is
+    never held long between reads."""
+    cursor = _acquire(path, sig)
+    try:
+        yield cursor
+    finally:
+        cursor.close()
+        _release(path)
+
+
+def _detach(path: str) -> None:
+    """Detach the idle attachment of `path` (call holding `_FREE`)."""
+    attachment = _ATTACHED.pop(path)
+    if _MEMORY is not None:
+        _MEMORY.execute(f"DETACH {attachment.alias}")
+    _FREE.notify_all()
+
+
+def _acquire(path: str, sig: tuple[int, int, int]) -> duckdb.DuckDBPyConnection:
+    global _MEMORY
+    with _FREE:
+        if _MEMORY is None:
+            _MEMORY = duckdb.connect()
+        while path in _ATTACHED:
+            attachment = _ATTACHED[path]
+            waiting = writer_waiting(path)
+            if attachment.users == 0 and (attachment.sig != sig or waiting):
+                _detach(path)  # an older file, or a writer wants this one: let go
+                break
+            if attachment.sig == sig and not waiting:
+                break
+            _FREE.wait(LOCK_WAIT)  # readers of an older file, or a writer waiting: join no batch now
+        if path not in _ATTACHED:
+            for attempt in range(LOCK_RETRIES):
+                if not writer_waiting(path) or attempt == LOCK_RETRIES - 1:
+                    break
+                _FREE.wait(LOCK_WAIT)  # a writer is at work: let it have the file first
+            alias = f"ragslice_{next(_ALIASES)}"  # identifiers from a counter only
+            for attempt in range(LOCK_RETRIES):
+                try:
+                    _MEMORY.execute(f"ATTACH ? AS {alias} (READ_ONLY)", [path])
+                    break
+                except duckdb.IOException as error:
+                    if "lock" not in str(error).lower() or attempt == LOCK_RETRIES - 1:
+                        raise
+                    _FREE.wait(LOCK_WAIT)
+            _ATTACHED[path] = _Attachment(alias, sig, 0)
+        attachment = _ATTACHED[path]
+        attachment.users += 1
+        cursor = _MEMORY.cursor()
+    try:
+        cursor.execute(f"USE {attachment.alias}")
+    except BaseException:
+        cursor.close()
+        _release(path)
+        raise
+    return cursor
+
+
+def _release(path: str) -> None:
+    with _FREE:
+        attachment = _ATTACHED[path]
+        attachment.users -= 1
+        if attachment.users == 0:
+            attachment.idle += 1
+            if writer_waiting(path):
+                _detach(path)
+                return
+            timer = threading.Timer(LINGER, _expire, args=(path, attachment, attachment.idle))
+            timer.daemon = True
+            _TIMERS[path] = timer
+            timer.start()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """Cancel the linger timers and close the in-memory instance before the interpreter finalizes: a
+    daemon timer still detaching a file then would abort the process."""
+    global _MEMORY
+    with _FREE:
+        for timer in _TIMERS.values():
+            timer.cancel()
+        _TIMERS.clear()
+        _ATTACHED.clear()
+        if _MEMORY is not None:
+            _MEMORY.close()
+            _MEMORY = None
+
+
+def _expire(path: str, attachment: _Attachment, idle: int) -> None:
+    """Detach `attachment` if it is still the one of `path` and has stayed idle since spell `idle`."""
+    with _FREE:
+        if _ATTACHED.get(path) is attachment and attachment.users == 0 and attachment.idle == idle:
+            _detach(path)
+
+
+class Database:
+    """One ragslice database file, opened only through here (see the module docstring)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def signature(self) -> Signature:
+        return signature(self.path)
+
+    @contextmanager
+    def reading(self, sig: Signature | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor on the file, attached read-only and shared by the process's readers (`_reading`);
+        read errors of a missing or foreign file become DatabaseMissing."""
+        try:
+            with _reading(str(self.path), sig or self.signature()) as cursor:
+                yield cursor
+        except READ_ERRORS as error:
+            raise DatabaseMissing(f"{self.path} is not a readable ragslice database ({error})") from error
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """A read-only connection of its own; a missing file is a clear error, not an empty database."""
+        return connect_readonly(self.path)
+
+    def writer_waiting(self) -> bool:
+        return writer_waiting(str(self.path))
+
+    def schema_version(self) -> str | None:
+        """The schema version the file was written with (None: no file, or no version recorded)."""
+        if not self.path.exists():
+            return None
+        with self.connect() as con:
+            if "meta" not in table_names(con):
+                return None
+            row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return None if row is None else row[0]
+
+    @contextmanager
+    def appending(self, *, wait_seconds: float = 5.0, what: str = "write") -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection to the live file under the writer lock, for a short append outside a
+        refresh (a verdict); retried for `wait_seconds` while another connection holds the file."""
+        with writer_lock(self.path, timeout=30.0):
+            con = connect_for_write(self.path, wait_seconds=wait_seconds, what=what)
+            try:
+                yield con
+            finally:
+                con.close()
+
+
+def connect_for_write(db: Path, *, wait_seconds: float, what: str = "write") -> duckdb.DuckDBPyConnection:
+    """A read-write connection to the live file, retried for `wait_seconds` while another connection
+    holds it (call under `writer_lock`)."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            return duckdb.connect(str(db))
+        except (duckdb.IOException, duckdb.ConnectionException) as error:
+            held = "lock" in str(error).lower() or "different configuration" in str(error).lower()
+            if not held or time.monotonic() >= deadline:
+                raise invalid(f"cannot {what}: the database is held open by another connection "
+                              f"({str(error).splitlines()[0][:160]}); close it and run the comparison again",
+                              "db", str(db)) from None
+            time.sleep(0.1)

@@ -27,10 +27,16 @@ from pathlib import Path
 
 import duckdb
 
-from ..store.chunks import chunk_joins, unit_sql
 from ..errors import Problems
-from ..store.workspace import (
-    ID_PATTERN, MAX_CITATIONS, MAX_CLAIMS, MAX_LINE_BYTES, MAX_RETRIEVED, Run, iter_json_lines,
+from .chunks import chunk_joins, unit_sql
+from .workspace import (
+    ID_PATTERN,
+    MAX_CITATIONS,
+    MAX_CLAIMS,
+    MAX_LINE_BYTES,
+    MAX_RETRIEVED,
+    Run,
+    iter_json_lines,
 )
 
 RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "latency_ms", "cost_usd", "error"]

@@ -15,18 +15,18 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from ..metrics import engine
-
-from ..store import database as store
-from ..store.bulk import stage_bulk
-from ..store.chunks import chunk_joins, unit_sql, write_chunks
 from ..errors import Problems
+from ..metrics import engine
 from ..metrics.registry import SEED_KEYS
-from ..store.records import read_lines, stage_records, stage_runs
-from ..store.schema import SCHEMA_VERSION, create_schema, table_names
-from ..store.suite_tables import SUITE_TABLES, insert_frame, write_suite
-from ..store.summaries import build_summaries
-from ..store.workspace import Run, Suite, Workspace, load_workspace
+from . import database as store
+from .bulk import stage_bulk
+from .chunks import chunk_joins, unit_sql, write_chunks
+from .database import Database
+from .records import read_lines, stage_records, stage_runs
+from .schema import SCHEMA_VERSION, create_schema
+from .suite_tables import SUITE_TABLES, insert_frame, write_suite
+from .summaries import build_summaries
+from .workspace import Run, Workspace, load_workspace
 
 RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks")
 """`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
@@ -240,17 +240,6 @@ def _progress(enabled: bool):
     return Progress(transient=True)
 
 
-def _stored_schema_version(db: Path) -> str | None:
-    """The schema version a database was written with (None: no database, or no version recorded)."""
-    if not db.exists():
-        return None
-    with store.connect_readonly(db) as con:
-        if "meta" not in table_names(con):
-            return None
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return None if row is None else row[0]
-
-
 def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1, bulk: bool = True) -> RefreshSummary:
     """Validate `workspace`, score what changed, and replace `db` atomically.
 
@@ -261,7 +250,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
     problems = Problems()
     with store.writer_lock(db):
         store.remove_stale_copies(db)
-        stored_version = _stored_schema_version(db)
+        stored_version = Database(db).schema_version()
         # A database of an older schema keeps its verdicts and logs; its scored tables are rebuilt.
         outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
         old_suites, old_runs = ({}, {}) if outdated else store.stored_hashes(db)
@@ -323,12 +312,6 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
     return RefreshSummary(db, len(to_score), skipped, len(removed_runs), records, time.perf_counter() - started)
 
 
-def refresh_command(workspace: Path, db: Path, *, progress: bool = True) -> int:
-    summary = refresh(workspace, db, progress=progress)
-    print(summary.line())
-    return 0
-
-
 # --- the score table ----------------------------------------------------------------------------
 
 TABLE_COLUMNS = SEED_KEYS
@@ -372,8 +355,8 @@ def _select_runs(ws: Workspace, runs: list[str] | None) -> list[Run]:
 
 def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnection:
     """Re-score a stored database at another cutoff, in memory (the file is only read)."""
-    store.connect_readonly(db).close()
-    version = _stored_schema_version(db)
+    Database(db).connect().close()  # a missing file is a clear error
+    version = Database(db).schema_version()
     if version is not None and version != str(SCHEMA_VERSION):
         from ..errors import invalid
 
@@ -415,13 +398,3 @@ def score_table(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None) -
     return "\n".join(lines)
 
 
-def table_command(workspace: Path, db: Path | None, *, k: int | None = None, runs: list[str] | None = None) -> int:
-    if db is None:
-        con = score_workspace_in_memory(workspace, k=k, runs=runs)
-    elif k is not None:
-        con = rescore_stored(db, k=k)
-    else:
-        con = store.connect_readonly(db)
-    with con:
-        print(score_table(con, runs))
-    return 0

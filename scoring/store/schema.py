@@ -181,6 +181,37 @@ TABLES: dict[str, str] = {
 }
 
 
+VERDICT_TABLES: dict[str, str] = {
+    "verdicts": """
+    verdict_id VARCHAR PRIMARY KEY,
+    created_at TIMESTAMP NOT NULL,
+    baseline VARCHAR NOT NULL,
+    candidate VARCHAR NOT NULL,
+    baseline_runs VARCHAR[] NOT NULL,
+    candidate_runs VARCHAR[] NOT NULL,
+    suite VARCHAR NOT NULL,
+    suite_version VARCHAR NOT NULL,
+    policy_name VARCHAR NOT NULL,
+    policy_hash VARCHAR NOT NULL,
+    policy_text VARCHAR NOT NULL,
+    verdict VARCHAR NOT NULL,
+    gates JSON NOT NULL,
+    verdict_without_disputed VARCHAR,
+    warnings JSON NOT NULL""",
+    "heldout_log": """
+    created_at TIMESTAMP NOT NULL,
+    suite VARCHAR NOT NULL,
+    suite_version VARCHAR NOT NULL,
+    baseline VARCHAR NOT NULL,
+    candidate VARCHAR NOT NULL,
+    policy_hash VARCHAR,
+    n_heldout INTEGER NOT NULL,
+    comparison_key VARCHAR""",
+}
+"""Tables `scoring.decide.verdicts.record` creates (if absent) in the database, outside a refresh;
+documented in docs/schema.md."""
+
+
 def create_schema(con) -> None:
     """Create every table (if absent) on a read-write connection."""
     for name, columns in TABLES.items():

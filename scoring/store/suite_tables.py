@@ -14,8 +14,8 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from ..store.chunks import write_chunks
-from ..store.workspace import Suite, gc_paused
+from .chunks import write_chunks
+from .workspace import Suite, gc_paused
 
 SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks")
 

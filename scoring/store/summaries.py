@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import duckdb
 
-from ..metrics.slices import PARTITIONS, family
 from ..metrics.registry import REGISTRY
-from ..store.schema import table_names
+from ..metrics.slices import PARTITIONS, family
+from .schema import table_names
 
 SUMMARY_TABLES: tuple[str, ...] = ("scores_by_position", "run_totals", "slice_sums")
 SLICE_FAMILIES: dict[str, str] = {name: family(name).sql("q") for name in PARTITIONS}

@@ -24,8 +24,8 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from ..metrics.reference import MAX_CLAIMS
 from ..errors import Problems, ValidationError
+from ..metrics.reference import MAX_CLAIMS
 
 ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
 """A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.
@@ -41,7 +41,9 @@ MAX_GRADE = 1000
 """Relevance grades lie in -MAX_GRADE..MAX_GRADE (TREC uses -2..4; the bound keeps them in an INTEGER)."""
 MAX_K = 100
 MAX_LINE_BYTES = 8 * 1024 * 1024
-SPLITS = ("dev", "heldout")
+HELDOUT = "heldout"
+"""The split whose questions are held out: every comparison on it is logged against a budget."""
+SPLITS = ("dev", HELDOUT)
 
 SUITE_KEYS = {"name", "version", "corpus_version", "rubric_version", "description", "unit", "max_claims"}
 UNITS = ("document", "chunk")

@@ -1,0 +1,81 @@
+"""The one rule of change: when a question, a mean or a gate counts as improved, regressed or unchanged.
+
+The gain of a change is candidate - baseline in the metric's direction (baseline - candidate where
+lower is better). A gain above `TIE` is an improvement, one below -`TIE` a regression, anything
+within `TIE` of 0 unchanged: float noise from averaging repeats is no change. Where either side is
+n/a there is no change to speak of (n/a). A question whose record is missing or failed on either
+side says so first: the failure is what happened to it, whatever its values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+TIE = 1e-9
+"""Values within this distance count as equal (a change within it is no change)."""
+
+CHANGES: tuple[str, ...] = ("improved", "regressed", "unchanged")
+STATUSES: tuple[str, ...] = ("regressed", "improved", "unchanged", "n/a", "missing", "failed")
+"""A question's status on a metric, in the order its codes number them (`status_codes`)."""
+WORSE: tuple[str, ...] = ("regressed", "missing", "failed")
+"""Statuses a question can score worse with: a missing or failed record scores as a failure."""
+MOVES: tuple[str, ...] = ("better", "worse", "unchanged")
+"""How a mean moved, in the metric's direction."""
+
+
+def gain(baseline: np.ndarray, candidate: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """candidate - baseline in the metric's direction (NaN where either is n/a)."""
+    with np.errstate(invalid="ignore"):
+        delta = np.asarray(candidate, dtype=float) - np.asarray(baseline, dtype=float)
+    return delta if higher_is_better else -delta
+
+
+def change(baseline: np.ndarray, candidate: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """Per pair: improved, regressed, unchanged, or n/a where either side is n/a."""
+    g = gain(baseline, candidate, higher_is_better)
+    with np.errstate(invalid="ignore"):
+        out = np.where(g > TIE, "improved", np.where(g < -TIE, "regressed", "unchanged")).astype(object)
+    out[np.isnan(g)] = "n/a"
+    return out
+
+
+def regressed(baseline: np.ndarray, candidate: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """Per pair: whether the candidate is worse beyond `TIE` (False where either side is n/a)."""
+    with np.errstate(invalid="ignore"):
+        return gain(baseline, candidate, higher_is_better) < -TIE
+
+
+def moved(delta: float | None, higher_is_better: bool) -> str:
+    """How a mean delta moved: better, worse or unchanged (also for n/a)."""
+    if delta is None or delta != delta:
+        return "unchanged"
+    g = delta if higher_is_better else -delta
+    return "better" if g > TIE else "worse" if g < -TIE else "unchanged"
+
+
+def direction(delta: float | None, higher_is_better: bool) -> int:
+    """+1 better, -1 worse, 0 unchanged or n/a."""
+    return {"better": 1, "worse": -1, "unchanged": 0}[moved(delta, higher_is_better)]
+
+
+def record_codes(missing: np.ndarray, failed: np.ndarray) -> np.ndarray:
+    """Per question, the code into `STATUSES` of a missing (first) or failed record; -1: neither."""
+    return np.where(missing, np.int8(STATUSES.index("missing")), np.where(
+        failed, np.int8(STATUSES.index("failed")), np.int8(-1))).astype(np.int8)
+
+
+def status_codes(baseline: np.ndarray, candidate: np.ndarray, higher_is_better: bool,
+                 record: np.ndarray | None = None) -> np.ndarray:
+    """Per question, its status on one metric as a code into `STATUSES`, first match wins: missing >
+    failed (`record`, from `record_codes`) > n/a > improved / regressed > unchanged."""
+    g = gain(baseline, candidate, higher_is_better)
+    with np.errstate(invalid="ignore"):
+        up, down = (g > TIE).view(np.int8), (g < -TIE).view(np.int8)
+    codes = np.int8(STATUSES.index("unchanged")) - up - np.int8(2) * down  # improved 1, regressed 0, unchanged 2
+    np.copyto(codes, np.int8(STATUSES.index("n/a")), where=np.isnan(g))
+    if record is not None:
+        np.copyto(codes, record, where=record >= 0)
+    return codes
+
+
+__all__ = ["CHANGES", "MOVES", "STATUSES", "TIE", "WORSE", "change", "direction", "gain", "moved", "record_codes",
+           "regressed", "status_codes"]
