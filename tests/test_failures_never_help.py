@@ -5,8 +5,8 @@ turns a failing gate into a passing one.
 Checked over the whole path on random workspaces: workspace files -> `ragslice refresh` ->
 `question_scores` and `slice_sums` -> `ragslice compare --format json` (the candidate's paired means,
 every gate) -> the dashboard's data functions. The candidate's records are the ones that fail; the
-registry declares the one exception (`Metric.failures_never_help`: Disclosures counts what a request
-actually showed). Latency and cost are measured over the records that report them: a missing record
+registry declares the exceptions (`Metric.failures_never_help`: Disclosures counts what a request
+actually showed; Judged@k measures the labels, not the system). Latency and cost are measured over the records that report them: a missing record
 reports none, so the failure-rate gate answers for missing ones there.
 
 One more limit is declared, not hidden: Support is n/a on an abstention, so a candidate that fails
@@ -270,9 +270,13 @@ def test_turning_records_into_failures_never_helps(tmp_path_factory, drawn):
     assert_no_failure_helps(before, after, turned)
 
 
-def test_the_registry_declares_disclosures_as_the_one_exception():
-    assert [m.key for m in REGISTRY if not m.failures_never_help] == ["disclosures"]
+def test_the_registry_declares_its_exceptions():
+    """Disclosures counts what a request showed; Judged@k measures the labels' reach, not the system:
+    the two measures a failure may move the other way, each saying why."""
+    assert [m.key for m in REGISTRY if not m.failures_never_help] == ["judged", "disclosures"]
     assert all(m.failure for m in REGISTRY)
+    assert all("declared exception" in m.failure or "the one measure" in m.failure
+               for m in REGISTRY if not m.failures_never_help)
 
 
 # --- the two cases that were reported, by hand -------------------------------------------------------

@@ -25,7 +25,8 @@ DOCS = tuple(f"d{i}" for i in range(14))
 GROUPS = ("hr", "ops", "staff")
 EXTRA_CLAIMS = ("extra", "other")
 SEED_KEYS = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
-COUNTS = ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits", "k")
+COUNTS = ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits", "n_judged", "n_retrieved",
+          "k")
 CUTOFFS = st.one_of(st.integers(1, 12), st.just(WHOLE_RANKING))
 
 

@@ -10,7 +10,8 @@ from scoring.metrics import engine
 from scoring.metrics.reference import Labels, Output, score_question
 
 KEYS = [m.key for m in REGISTRY]
-COUNTS = ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits", "k")
+COUNTS = ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits", "n_judged", "n_retrieved",
+          "k")
 
 
 def _reference_row() -> dict:

@@ -24,7 +24,7 @@ from scoring.metrics import engine
 
 from scoring.io import trec
 from scoring.cli import main
-from scoring.metrics import RETRIEVAL_KEYS
+from scoring.metrics import RANKING_KEYS as RETRIEVAL_KEYS
 
 # trec_eval's test files (qrels, a run, its output), copied unchanged: see data/trec_eval/README.md.
 REFERENCE = Path(__file__).resolve().parent / "data" / "trec_eval"

@@ -178,6 +178,9 @@ def parse_measures(texts: Sequence[str]) -> tuple[Measure, ...]:
                 "measure",
                 text,
             )
+        if not measure.metric.relevance_required:
+            raise invalid(f"{measure.metric.name} is scored on a workspace (ragslice import trec, then refresh): "
+                          "ragslice trec ranks the relevant documents only", "measure", text)
         found.setdefault(str(measure), measure)
     if not found:
         raise invalid("name at least one measure", "measure")

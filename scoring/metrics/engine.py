@@ -23,7 +23,7 @@ implementation in `scoring.metrics.reference` must agree with every query here (
 from __future__ import annotations
 
 from .reference import MAX_CLAIMS, REASONS
-from .registry import REGISTRY, RETRIEVAL_KEYS
+from .registry import RANKING_KEYS, REGISTRY
 
 WHOLE_RANKING = 2**31 - 1
 """The cutoff that stands for "no cutoff": every retrieved document counts."""
@@ -49,6 +49,7 @@ FORMULAS: dict[str, str] = {
     "f1": "CASE WHEN n_hits = 0 THEN 0.0 ELSE 2 * (n_hits / k) * (n_hits / n_relevant) "
     "/ ((n_hits / k) + (n_hits / n_relevant)) END",
     "success": "CASE WHEN n_hits > 0 THEN 1.0 ELSE 0.0 END::DOUBLE",
+    "judged": "CASE WHEN n_retrieved > 0 THEN n_judged / n_retrieved END",
     "support": "CASE WHEN NOT asks THEN NULL WHEN status <> 'ok' THEN 0.0 WHEN n_generated > 0 "
     "THEN n_supported / n_generated END",
     "coverage": "CASE WHEN n_expected > 0 THEN n_expected_supported / n_expected END",
@@ -63,7 +64,7 @@ def _metric_columns() -> str:
     cols = []
     for m in REGISTRY:
         expr = FORMULAS[m.key]
-        if m.key in RETRIEVAL_KEYS:
+        if m.relevance_required:
             expr = f"CASE WHEN n_relevant = 0 THEN NULL ELSE ({expr}) END"
         cols.append(f"{expr} AS {m.key}")
     return ",\n    ".join(cols)
@@ -211,9 +212,10 @@ FROM verdicts"""
 
 
 def retrieval_sql(extra_select: str = "") -> str:
-    """One row per eval_pairs row: retrieval ingredients and every retrieval metric at `k`."""
+    """One row per eval_pairs row: retrieval ingredients and every metric judged against the relevant
+    documents at `k` (`RANKING_KEYS`)."""
     cols = ",\n    ".join(
-        f"CASE WHEN n_relevant = 0 THEN NULL ELSE ({FORMULAS[key]}) END AS {key}" for key in RETRIEVAL_KEYS
+        f"CASE WHEN n_relevant = 0 THEN NULL ELSE ({FORMULAS[key]}) END AS {key}" for key in RANKING_KEYS
     )
     return f"""WITH {RETRIEVAL_CTES}
 SELECT run_id, question_id, k, n_relevant, n_hits{extra_select},
@@ -252,6 +254,15 @@ asking AS (
 disclosed AS (
   SELECT run_id, question_id, k, count(*) AS n_disclosed FROM restricted GROUP BY run_id, question_id, k
 ),
+judged_counts AS (
+  -- Judged@k: the documents within k that carry any label (0 and negative grades included)
+  SELECT p.run_id, p.question_id, p.k, count(*) AS n_retrieved, count(l.doc_id) AS n_judged
+  FROM eval_pairs p
+  JOIN eval_retrieved r ON r.run_id = p.run_id AND r.question_id = p.question_id AND r.rank <= p.k
+  LEFT JOIN eval_labels l ON l.suite = p.suite AND l.question_id = p.question_id AND l.doc_id = r.doc_id
+  WHERE p.status = 'ok'
+  GROUP BY p.run_id, p.question_id, p.k
+),
 joined AS (
   SELECT r.*,
          coalesce(cc.n_claims, 0) AS n_generated,
@@ -261,7 +272,9 @@ joined AS (
          a.question_id IS NOT NULL AS answerable,
          s.suite IS NOT NULL AS answers_asked,
          coalesce(m.max_claims, {MAX_CLAIMS}) AS max_claims,
-         coalesce(d.n_disclosed, 0) AS n_disclosed
+         coalesce(d.n_disclosed, 0) AS n_disclosed,
+         coalesce(j.n_retrieved, 0) AS n_retrieved,
+         coalesce(j.n_judged, 0) AS n_judged
   FROM retrieval r
   LEFT JOIN claim_counts cc ON cc.run_id = r.run_id AND cc.question_id = r.question_id AND cc.k = r.k
   LEFT JOIN expected e ON e.suite = r.suite AND e.question_id = r.question_id
@@ -269,6 +282,7 @@ joined AS (
   LEFT JOIN asking s ON s.suite = r.suite
   LEFT JOIN eval_suites m ON m.suite = r.suite
   LEFT JOIN disclosed d ON d.run_id = r.run_id AND d.question_id = r.question_id AND d.k = r.k
+  LEFT JOIN judged_counts j ON j.run_id = r.run_id AND j.question_id = r.question_id AND j.k = r.k
 ),
 ingredients AS (
   SELECT *, n_expected > 0 OR (NOT answerable AND answers_asked) AS asks FROM joined
@@ -277,7 +291,7 @@ SELECT run_id, question_id, k, status, answerable,
     {_metric_columns()},
     -- pooled Support charges a failed or missing record max_claims unsupported claims
     CASE WHEN status <> 'ok' AND asks THEN max_claims ELSE n_generated END AS n_claims,
-    n_supported, n_expected, n_expected_supported, n_relevant, n_hits
+    n_supported, n_expected, n_expected_supported, n_relevant, n_hits, n_judged, n_retrieved
 FROM ingredients"""
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import invalid
-from .registry import REGISTRY, RETRIEVAL_KEYS, SEED_KEYS
+from .registry import RANKING_KEYS, REGISTRY, SEED_KEYS
 
 MAX_CLAIMS = 100
 """The most claims a record may make (docs/formats.md); a suite may declare fewer (`max_claims`)."""
@@ -151,13 +151,18 @@ def _dcg(gains: Iterable[int]) -> float:
     return sum(max(g, 0) / math.log2(rank + 1) for rank, g in enumerate(gains, 1))
 
 
-def retrieval_scores(labels: Labels, ranking: tuple[str, ...], *, cutoff: int | None, level: int) -> dict[str, Any]:
-    """P, R, RR, nDCG, AP, F1, Success at `cutoff` (None: the whole ranking). None when no
-    document reaches `level`."""
-    relevant = labels.relevant(level)
+def retrieval_scores(labels: Labels, ranking: tuple[str | None, ...], *, cutoff: int | None, level: int
+                     ) -> dict[str, Any]:
+    """P, R, RR, nDCG, AP, F1, Success at `cutoff` (None: the whole ranking), None when no document
+    reaches `level`; and Judged: the share of the documents retrieved within the cutoff that carry a
+    label (any grade), None when nothing was retrieved."""
     top = ranking if cutoff is None else ranking[:cutoff]
+    documents = [doc for doc in top if doc is not None]  # an empty slot is a later chunk of a counted document
+    judged = {"n_retrieved": len(documents), "n_judged": sum(1 for doc in documents if doc in labels.grades)}
+    judged["judged"] = judged["n_judged"] / judged["n_retrieved"] if documents else None
+    relevant = labels.relevant(level)
     if not relevant:
-        return {key: None for key in RETRIEVAL_KEYS} | {"n_hits": 0, "n_relevant": 0}
+        return {key: None for key in RANKING_KEYS} | {"n_hits": 0, "n_relevant": 0} | judged
     hit_ranks = [rank for rank, doc in enumerate(top, 1) if doc in relevant]
     hits = len(hit_ranks)
     precision = hits / cutoff if cutoff is not None else (hits / len(top) if top else 0.0)
@@ -174,7 +179,7 @@ def retrieval_scores(labels: Labels, ranking: tuple[str, ...], *, cutoff: int | 
         "success": 1.0 if hits else 0.0,
         "n_hits": hits,
         "n_relevant": len(relevant),
-    }
+    } | judged
 
 
 def score_question(

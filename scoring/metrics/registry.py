@@ -46,6 +46,8 @@ class Metric:
     graded: bool = False
     """Gains are the labelled grades: the relevance level decides only when the metric is n/a, not its
     value (trec_eval's ndcg_cut ignores -l)."""
+    relevance_required: bool = False
+    """n/a on a question with no relevant document at the relevance level (`RETRIEVAL_NA`)."""
 
     @property
     def name(self) -> str:
@@ -82,6 +84,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="relevant documents among the first k retrieved",
         denominator="k, even when fewer than k documents were retrieved",
         na_rule=RETRIEVAL_NA,
+        relevance_required=True,
         failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=("n_hits", "k"),
@@ -96,6 +99,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="relevant documents among the first k retrieved",
         denominator="relevant documents labelled for the question",
         na_rule=RETRIEVAL_NA,
+        relevance_required=True,
         failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=("n_hits", "n_relevant"),
@@ -110,6 +114,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="1",
         denominator="rank of the first relevant document within the cutoff (0 when there is none)",
         na_rule=RETRIEVAL_NA,
+        relevance_required=True,
         failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
@@ -124,6 +129,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="DCG of the first k: grade (negative grades gain 0) / log2(rank + 1)",
         denominator="DCG of the ideal ranking of every labelled document, cut at k",
         na_rule=RETRIEVAL_NA,
+        relevance_required=True,
         failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
@@ -139,6 +145,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="sum of precision at the rank of each relevant document retrieved within the cutoff",
         denominator="relevant documents labelled for the question",
         na_rule=RETRIEVAL_NA,
+        relevance_required=True,
         failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
@@ -153,6 +160,7 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="2 x P@k x R@k",
         denominator="P@k + R@k (0 when both are 0)",
         na_rule=RETRIEVAL_NA,
+        relevance_required=True,
         failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
@@ -167,11 +175,31 @@ REGISTRY: tuple[Metric, ...] = (
         numerator="1 when at least one relevant document is among the first k, else 0",
         denominator="1 per question",
         na_rule=RETRIEVAL_NA,
+        relevance_required=True,
         failure=RETRIEVAL_FAILURE,
         higher_is_better=True,
         pooled=None,
         help="Whether any relevant evidence reached the first k." + CHUNK_RANKS,
         aliases=("success",),
+    ),
+    Metric(
+        key="judged",
+        family="Judged",
+        level="retrieval",
+        cutoff="required",
+        numerator="documents among the first k retrieved that carry a label for the question (any grade, 0 "
+        "included)",
+        denominator="documents retrieved within the first k",
+        na_rule="n/a when nothing was retrieved within k; scored on unanswerable questions too",
+        failure="n/a: a failed or missing record retrieved nothing. Judged@k measures how far the labels reach "
+        "into a ranking, not the system, so it is the other declared exception: a failure can turn it n/a",
+        failures_never_help=False,
+        higher_is_better=True,
+        pooled=("n_judged", "n_retrieved"),
+        help="Share of the first k documents that reviewers judged. Unjudged documents count as not relevant, "
+        "so a low value means part of a comparison may rest on label gaps (judge them: ragslice pool)."
+        + CHUNK_RANKS,
+        aliases=("judged",),
     ),
     Metric(
         key="support",
@@ -257,6 +285,8 @@ REGISTRY: tuple[Metric, ...] = (
 
 BY_KEY: dict[str, Metric] = {m.key: m for m in REGISTRY}
 RETRIEVAL_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "retrieval")
+RANKING_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.relevance_required)
+"""The retrieval metrics judged against the relevant documents (n/a without one): what TREC files score."""
 ANSWER_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "answer")
 COUNT_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.value == "count")
 """Metrics that count per question, so that a total over a slice means something."""
@@ -422,6 +452,7 @@ __all__ = [
     "REGISTRY",
     "BY_KEY",
     "RETRIEVAL_KEYS",
+    "RANKING_KEYS",
     "ANSWER_KEYS",
     "COUNT_KEYS",
     "SEED_KEYS",

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
 """2: chunks (the `chunks` table; chunk columns of `retrieved`; `claims.cited_docs`; `suites.unit`;
 `runs.chunk_map`). A refresh rebuilds the scored tables of a database written by an older version.
 3: rows in no particular order. 4: `suites.max_claims`; a failed or missing record's `n_claims` is the
-suite's max_claims (pooled Support's charge); answer metrics n/a where a question asks for no answer."""
+suite's max_claims (pooled Support's charge); answer metrics n/a where a question asks for no answer.
+5: Judged@k (`question_scores.judged`, `n_judged`, `n_retrieved`)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -151,6 +152,8 @@ TABLES: dict[str, str] = {
     n_expected_supported INTEGER NOT NULL,
     n_relevant INTEGER NOT NULL,
     n_hits INTEGER NOT NULL,
+    n_judged INTEGER NOT NULL,
+    n_retrieved INTEGER NOT NULL,
     missing BOOLEAN NOT NULL,
     failed BOOLEAN NOT NULL,
     latency_ms DOUBLE,
