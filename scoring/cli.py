@@ -134,6 +134,72 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_review(args: argparse.Namespace) -> int:
+    from .errors import Problems
+    from .store.reviews import Known, record_decision
+    from .store.workspace import load_workspace
+
+    workspace = Path(args.workspace)
+    problems = Problems()
+    ws = load_workspace(workspace, problems, runs=False)
+    problems.raise_if_any()
+    suite = _suite_of(ws, args.suite, args.question)
+    if args.dispute:
+        fields = {"kind": "dispute"}
+    elif args.claim is not None:
+        fields = {"kind": "support", "claim_id": args.claim, "doc_id": args.doc,
+                  "supports": {"yes": True, "no": False}.get(args.supports, args.supports)}
+    else:
+        fields = {"kind": "relevance", "doc_id": args.doc, "grade": args.grade}
+    decision = record_decision(suite.folder, Known.of(suite), {"reviewer": args.reviewer,
+                                                               "question_id": args.question, **fields,
+                                                               "note": args.note})
+    print(f"recorded {decision.kind} decision by {decision.reviewer} on {decision.question_id} in "
+          f"{suite.folder / 'reviews' / (decision.reviewer + '.jsonl')}; refresh to score it")
+    return 0
+
+
+def _suite_of(ws, name: str | None, question: str):
+    from .errors import invalid
+
+    if name is not None:
+        if name not in ws.suites:
+            raise invalid(f"not a suite of this workspace (suites: {', '.join(ws.suites)})", "--suite", name)
+        return ws.suites[name]
+    holding = [s for s in ws.suites.values() if question in s.questions]
+    if len(holding) != 1:
+        where = "no suite" if not holding else f"suites {', '.join(s.name for s in holding)}"
+        raise invalid(f"{where} of the workspace holds this question; name the suite with --suite", "--question",
+                      question)
+    return holding[0]
+
+
+def cmd_pool(args: argparse.Namespace) -> int:
+    import json
+
+    from .decide.pool import unjudged
+    from .errors import invalid
+    from .store.refresh import score_workspace_in_memory
+
+    runs = [r for r in args.runs.split(",") if r]
+    con = score_workspace_in_memory(Path(args.workspace), runs=runs)
+    with con:
+        if args.suite is not None:
+            wrong = [r for (r,) in con.execute("SELECT run_id FROM runs WHERE suite <> ?", [args.suite]).fetchall()]
+            if wrong:
+                raise invalid(f"run {wrong[0]} is not on suite {args.suite}", "--suite", args.suite)
+        pool = unjudged(con, runs, depth=args.depth)
+    lines = [json.dumps({"question_id": r.question_id, "doc_id": r.doc_id, "runs": list(r.runs),
+                         "best_rank": int(r.best_rank)}) for r in pool.itertuples()]
+    text = "".join(line + "\n" for line in lines)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}: {len(lines)} unjudged (question, document) pairs", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     import time
 
@@ -245,6 +311,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--policy", required=True)
     p.add_argument("-o", required=True, metavar="FILE")
+
+    p = add("review", cmd_review, "Record a reviewer's decision on a label: a grade, a support, or a dispute.",
+            "ragslice review data/demo --reviewer ana --question q-0030 --doc pol-0008 --grade 0 --note superseded",
+            "ragslice review data/demo --reviewer ana --question q-0030 --claim window --doc pol-0007 --supports yes",
+            "ragslice review data/demo --reviewer ben --question q-0041 --dispute --note 'two answers fit'")
+    p.add_argument("workspace")
+    p.add_argument("--reviewer", required=True, help="your name: the decision goes to suites/<suite>/reviews/NAME.jsonl")
+    p.add_argument("--question", required=True, help="the question's ID")
+    p.add_argument("--suite", help="the suite (default: the one suite holding the question)")
+    p.add_argument("--doc", help="the document (or chunk, in a passage-level suite) the decision is about")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--grade", type=int, help="relevance grade of --doc for the question (0: not relevant)")
+    what.add_argument("--claim", help="expected claim whose support by --doc you decide (with --supports)")
+    what.add_argument("--dispute", action="store_true", help="mark the question's labels disputed")
+    p.add_argument("--supports", choices=["yes", "no"], help="with --claim: whether --doc supports it")
+    p.add_argument("--note", help="why, in words")
+
+    p = add("pool", cmd_pool, "List the documents the runs ranked that nobody judged, most influential first.",
+            "ragslice pool data/demo --runs prod-baseline,rerank-v2 --depth 5 --out to-judge.jsonl")
+    p.add_argument("workspace")
+    p.add_argument("--runs", required=True, help="comma-separated run IDs (of one suite)")
+    p.add_argument("--depth", type=int, help="look at the first N of each ranking (default: each run's k)")
+    p.add_argument("--suite", help="check that the runs are on this suite")
+    p.add_argument("--out", help="write JSON Lines here (default: standard output)")
 
     p = add("synth", cmd_synth, "Write a synthetic workspace of any size in the normal formats.",
             "ragslice synth --questions 10000 --runs 10 --out /tmp/ws")

@@ -579,3 +579,21 @@ def test_failed_record_still_discloses_what_it_showed():
     failed = score_question(labels, out, k=2, known=CORPUS, access=access, status="failed")
     missing = score_question(labels, out, k=2, known=CORPUS, access=access, status="missing")
     assert (failed["disclosures"], missing["disclosures"]) == (2, 0)
+
+
+def test_judged_at_k_by_hand():
+    """Judged@k: documents within k that carry any label (0 included) over documents retrieved within k;
+    n/a when nothing was retrieved; scored on an unanswerable question too; a later chunk of a counted
+    document fills a slot but is no new document."""
+    labels = Labels({"a": 0, "c": 2}, {"x": frozenset({"c"})})
+    def judged(ranking, k):
+        return score_question(labels, Output(ranking), k=k, known={"a", "b", "c"})["judged"]
+    assert judged(("a", "b", "c"), 2) == 1 / 2  # a judged (grade 0), b not
+    assert judged(("a", "b", "c"), 3) == 2 / 3
+    assert judged(("b",), 3) == 0.0 and judged((), 3) is None
+    assert judged(("c", None, "b"), 3) == 1 / 2  # the empty slot (a later chunk of c) is not counted
+    unanswerable = Labels({"a": 0, "b": -1}, {})
+    row = score_question(unanswerable, Output(("a", "c")), k=2, known={"a", "b", "c"})
+    assert (row["judged"], row["recall"]) == (1 / 2, None)
+    failed = score_question(labels, Output(("a",)), k=2, known={"a"}, status="failed")
+    assert failed["judged"] is None  # the declared exception: a failure retrieved nothing

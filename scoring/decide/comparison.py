@@ -151,6 +151,8 @@ class Comparison:
     heldout: HeldoutUse | None
     verdict: Verdict
     policy: Policy | None = None
+    labels_hash: str = ""
+    """The suite's effective labels the scores were taken with (`suites.labels_hash`)."""
     values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     rows: ScoreRows | None = field(default=None, repr=False)
     detail: bool = field(default=True, repr=False)
@@ -285,6 +287,7 @@ class Comparison:
             "candidate": _side_dict(self.candidate),
             "suite": self.suite,
             "suite_version": self.suite_version,
+            "labels_hash": self.labels_hash,
             "corpus_version": self.corpus_version,
             "n_questions": int(len(self.questions)),
             "policy": None if self.policy is None else {
@@ -649,7 +652,7 @@ def compare(
         corpus_version=b_side.corpus_version, questions=questions, table=_table(questions, values, settings, tested),
         spread=spread, flaky=flaky,
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
-        policy=pol, values=values, rows=rows, detail=rows is not None,
+        policy=pol, values=values, rows=rows, detail=rows is not None, labels_hash=inputs.labels_hash,
     )
     if pol is not None:
         notes = verdicts.policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)

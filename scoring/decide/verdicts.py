@@ -32,6 +32,7 @@ class Decided(Protocol):
     candidate: Any
     suite: str
     suite_version: str
+    labels_hash: str
     verdict: Verdict
     policy: Policy | None
     heldout: Any
@@ -78,7 +79,8 @@ def read_heldout_log(con: duckdb.DuckDBPyConnection, suite: str, version: str, t
 
 
 def read_labels_hash(con: duckdb.DuckDBPyConnection, suite: str) -> str:
-    found = con.execute("SELECT files_hash FROM suites WHERE suite = ?", [suite]).fetchall()
+    """The suite's effective labels as scored (`suites.labels_hash`: its files' labels, reviews applied)."""
+    found = con.execute("SELECT labels_hash FROM suites WHERE suite = ?", [suite]).fetchall()
     return str(found[0][0]) if found else ""
 
 
@@ -110,6 +112,7 @@ def create_verdict_tables(con: duckdb.DuckDBPyConnection) -> None:
     for name, columns in VERDICT_TABLES.items():
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
     con.execute("ALTER TABLE heldout_log ADD COLUMN IF NOT EXISTS comparison_key VARCHAR")
+    con.execute("ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS labels_hash VARCHAR")
 
 
 def record(db: Path, comparison: Decided, *, wait_seconds: float = 5.0) -> str | None:
@@ -131,13 +134,16 @@ def record(db: Path, comparison: Decided, *, wait_seconds: float = 5.0) -> str |
             if store_verdict and comparison.policy is not None:
                 p = comparison.policy
                 con.execute(
-                    "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO verdicts (verdict_id, created_at, baseline, candidate, baseline_runs, candidate_runs, "
+                    "suite, suite_version, policy_name, policy_hash, policy_text, verdict, gates, "
+                    "verdict_without_disputed, warnings, labels_hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [verdict_id, now, comparison.baseline.name, comparison.candidate.name,
                      list(comparison.baseline.run_ids), list(comparison.candidate.run_ids), comparison.suite,
                      comparison.suite_version, p.name, p.sha256, p.text, v.verdict,
                      json.dumps([g.to_dict() for g in v.gates]),
                      v.disputed.verdict if v.disputed else None,
-                     json.dumps(list(comparison.warnings) + list(v.warnings))],
+                     json.dumps(list(comparison.warnings) + list(v.warnings)), comparison.labels_hash],
                 )
             if comparison.heldout is not None:
                 con.execute(

@@ -335,6 +335,20 @@ class Database:
         """A read-only connection of its own; a missing file is a clear error, not an empty database."""
         return connect_readonly(self.path)
 
+    @contextmanager
+    def scratch(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A private in-memory connection with the file attached read-only as `stored` (and used): room
+        for temporary tables over the stored ones (re-scoring, what-if), nothing written to the file."""
+        if not self.path.exists():
+            raise DatabaseMissing(f"no database at {self.path}")
+        con = duckdb.connect()
+        try:
+            con.execute("ATTACH ? AS stored (READ_ONLY)", [str(self.path)])
+            con.execute("USE stored")
+            yield con
+        finally:
+            con.close()
+
     def writer_waiting(self) -> bool:
         return writer_waiting(str(self.path))
 

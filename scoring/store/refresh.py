@@ -208,6 +208,8 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
               FROM question_scores WHERE run_id IN (SELECT run_id FROM stage_runs) GROUP BY run_id) c
         WHERE runs.run_id = c.run_id""")
     con.execute("UPDATE runs SET chunk_map = s.chunk_map FROM stage_runs s WHERE runs.run_id = s.run_id")
+    con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM stage_runs s JOIN suites x ON x.suite = s.suite "
+                "WHERE runs.run_id = s.run_id")
 
 
 def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *, k: int | None = None,
@@ -339,6 +341,9 @@ def score_workspace_in_memory(workspace: Path, *, k: int | None = None, runs: li
     stage(con, selected, problems, k=k, bulk=bulk)
     problems.raise_if_any()
     score_staged(con, level=level)
+    write_runs(con, selected)
+    if k is not None:
+        con.execute("UPDATE runs SET k = ?", [k])
     return con
 
 
@@ -378,6 +383,42 @@ def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnec
         {"level": level},
     )
     return con
+
+
+UNREVIEWED_LABELS = {
+    # the stored (reviewed) labels with each label change undone: a grade a review added goes, a changed
+    # one takes its value in the suite's files back
+    "eval_labels": """
+        SELECT l.suite, l.question_id, l.doc_id, coalesce(TRY_CAST(c.original AS INTEGER), l.grade) AS grade
+        FROM stored.labels l
+        LEFT JOIN stored.label_changes c ON c.suite = l.suite AND c.question_id = l.question_id
+                                        AND c.kind = 'relevance' AND c.doc_id = l.doc_id
+        WHERE c.question_id IS NULL OR c.original IS NOT NULL""",
+    "eval_support": """
+        (SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM stored.expected_claims
+         EXCEPT
+         SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
+         WHERE kind = 'support' AND reviewed = 'true')
+        UNION
+        SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
+        WHERE kind = 'support' AND reviewed = 'false'""",
+}
+"""The engine's label relations as the suite's files have them, before any review."""
+
+
+def rescore_unreviewed(con: duckdb.DuckDBPyConnection, run_ids: list[str], question_ids: list[str], *,
+                       level: int = 1) -> pd.DataFrame:
+    """`question_scores` rows of these runs and questions scored under the suite's labels before any
+    review (`UNREVIEWED_LABELS`), from a stored database attached as `stored` (`Database.scratch`)."""
+    for name, sql in STORED_STAGING.items():
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs AS SELECT run_id, suite, k FROM stored.runs "
+                "WHERE list_contains(?::VARCHAR[], run_id)", [list(run_ids)])
+    define_eval_views(con)
+    con.execute("DELETE FROM scored_pairs WHERE NOT list_contains(?::VARCHAR[], question_id)", [list(question_ids)])
+    for name, sql in UNREVIEWED_LABELS.items():
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
+    return con.execute(f"SELECT * FROM ({engine.question_scores_sql()})", {"level": level}).df()
 
 
 def score_table(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None) -> str:

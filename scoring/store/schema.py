@@ -15,7 +15,8 @@ write. Their keys are documented in docs/schema.md."""
 `runs.chunk_map`). A refresh rebuilds the scored tables of a database written by an older version.
 3: rows in no particular order. 4: `suites.max_claims`; a failed or missing record's `n_claims` is the
 suite's max_claims (pooled Support's charge); answer metrics n/a where a question asks for no answer.
-5: Judged@k (`question_scores.judged`, `n_judged`, `n_retrieved`)."""
+5: Judged@k (`question_scores.judged`, `n_judged`, `n_retrieved`); reviews (`reviews`, `label_changes`,
+`suites.labels_hash`, `runs.labels_hash`)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -37,7 +38,8 @@ TABLES: dict[str, str] = {
     n_questions INTEGER NOT NULL,
     files_hash VARCHAR NOT NULL,
     unit VARCHAR NOT NULL,
-    max_claims INTEGER NOT NULL""",
+    max_claims INTEGER NOT NULL,
+    labels_hash VARCHAR NOT NULL""",
     "documents": """
     suite VARCHAR NOT NULL,
     doc_id VARCHAR NOT NULL,
@@ -61,6 +63,28 @@ TABLES: dict[str, str] = {
     n_relevant INTEGER NOT NULL,
     n_expected INTEGER NOT NULL,
     PRIMARY KEY (suite, question_id)""",
+    "reviews": """
+    suite VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    line INTEGER NOT NULL,
+    decided_at TIMESTAMP NOT NULL,
+    kind VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    doc_id VARCHAR,
+    claim_id VARCHAR,
+    grade INTEGER,
+    supports BOOLEAN,
+    note VARCHAR,
+    status VARCHAR NOT NULL""",
+    "label_changes": """
+    suite VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    doc_id VARCHAR NOT NULL,
+    claim_id VARCHAR,
+    original VARCHAR,
+    reviewed VARCHAR NOT NULL,
+    reviewers VARCHAR[] NOT NULL""",
     "chunks": """
     suite VARCHAR NOT NULL,
     run_id VARCHAR,
@@ -105,7 +129,8 @@ TABLES: dict[str, str] = {
     n_records INTEGER NOT NULL,
     n_missing INTEGER NOT NULL,
     n_failed INTEGER NOT NULL,
-    chunk_map VARCHAR""",
+    chunk_map VARCHAR,
+    labels_hash VARCHAR""",
     "records": """
     run_id VARCHAR NOT NULL,
     question_id VARCHAR NOT NULL,
@@ -200,7 +225,8 @@ VERDICT_TABLES: dict[str, str] = {
     verdict VARCHAR NOT NULL,
     gates JSON NOT NULL,
     verdict_without_disputed VARCHAR,
-    warnings JSON NOT NULL""",
+    warnings JSON NOT NULL,
+    labels_hash VARCHAR""",
     "heldout_log": """
     created_at TIMESTAMP NOT NULL,
     suite VARCHAR NOT NULL,

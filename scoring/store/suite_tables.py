@@ -8,6 +8,7 @@ questions' counts.
 """
 from __future__ import annotations
 
+import json
 from operator import attrgetter
 
 import duckdb
@@ -15,9 +16,10 @@ import pandas as pd
 import pyarrow as pa
 
 from .chunks import write_chunks
+from .reviews import LABELS_HASH_SQL
 from .workspace import Suite, gc_paused
 
-SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks")
+SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "reviews", "label_changes")
 
 _TEXT = pa.string()
 _TEXTS = pa.list_(pa.string())
@@ -73,7 +75,7 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
     staged = {"_suite_documents": document_columns(suite)}
     staged["_suite_questions"], staged["_suite_labels"], staged["_suite_claims"] = question_columns(suite)
     con.execute("INSERT INTO suites (suite, version, corpus_version, rubric_version, description, n_documents, "
-                "n_questions, files_hash, unit, max_claims) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                "n_questions, files_hash, unit, max_claims, labels_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')", [
                     suite.name, suite.version, suite.corpus_version, suite.rubric_version, suite.description,
                     staged["_suite_documents"].num_rows, staged["_suite_questions"].num_rows, suite.files_hash,
                     suite.unit, suite.max_claims])
@@ -88,6 +90,24 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
     finally:
         for name in staged:
             con.unregister(name)
+    write_review(con, suite)
+    con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
+
+
+def write_review(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
+    """The suite's review decisions (each with what became of it) and the labels they changed."""
+    review = suite.review
+    if review is None:
+        return
+    if review.decisions:
+        con.executemany("INSERT INTO reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+            (suite.name, d.reviewer, d.line, d.at.replace(tzinfo=None), d.kind, d.question_id, d.doc_id, d.claim_id,
+             d.grade, d.supports, d.note, review.status[(d.path, d.line)]) for d in review.decisions])
+    if review.changes:
+        con.executemany("INSERT INTO label_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
+            (suite.name, c.question_id, c.kind, c.doc_id, c.claim_id,
+             None if c.original is None else json.dumps(c.original), json.dumps(c.reviewed), list(c.reviewers))
+            for c in review.changes])
 
 
 def document_columns(suite: Suite) -> pa.Table:

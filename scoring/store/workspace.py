@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems, ValidationError
+from .reviews import Review, apply_reviews, read_reviews, review_files
 from ..metrics.reference import MAX_CLAIMS
 
 ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
@@ -116,6 +117,8 @@ class Suite:
     files_hash: str = ""
     loaded: bool = True
     """False when only suite.json was read because a database already holds this exact suite."""
+    review: Review | None = None
+    """What the reviewers' decisions (`reviews/*.jsonl`) did to the labels, once applied."""
 
     def doc_version(self, doc_id: str) -> str:
         """The version a document is at: its own `version`, else the suite's `corpus_version`."""
@@ -447,10 +450,10 @@ def _groups(check: _Checker, value: Any, name: str) -> list[str]:
 
 
 def suite_files(folder: Path) -> list[Path]:
-    """The files whose bytes make a suite's content hash."""
+    """The files whose bytes make a suite's content hash: its own and its reviewers' decisions."""
     chunks = folder / "chunks.jsonl"
     return [folder / "suite.json", folder / "documents.jsonl", folder / "questions.jsonl"] + (
-        [chunks] if chunks.exists() else [])
+        [chunks] if chunks.exists() else []) + review_files(folder)
 
 
 def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = None,
@@ -460,6 +463,7 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
     With `known_hash` equal to the files' hash (a database already holds exactly this suite), only
     suite.json is read: documents, questions and chunks stay unloaded (`Suite.loaded` is False)."""
     meta_path = folder / "suite.json"
+    before = len(problems.items)
     meta_lines: dict[str, int] = {}
     meta = read_json_file(meta_path, problems, meta_lines)
     if meta is None:
@@ -499,10 +503,11 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
             problems.add("a passage-level suite (unit 'chunk') needs chunks.jsonl: its labels name those chunks",
                          path=str(chunks_path))
         _load_questions(suite, folder / "questions.jsonl", problems)
+        if len(problems.items) == before:  # reviews are checked against a suite that reads cleanly
+            suite.review = apply_reviews(suite, read_reviews(suite, problems), problems)
     if len(suite.documents) + len(suite.questions) + len(suite.chunks) >= _FREEZE_AT:
         gc.freeze()
-    hashed = [meta_path, folder / "documents.jsonl", folder / "questions.jsonl"]
-    suite.files_hash = digest(hashed + ([chunks_path] if chunks_path.exists() else []))
+    suite.files_hash = digest(suite_files(folder))
     return suite
 
 
@@ -907,12 +912,16 @@ def discover(root: Path, problems: Problems) -> tuple[list[Path], list[Path]]:
     return suite_dirs, run_dirs
 
 
-def load_workspace(root: Path, problems: Problems, *, stored: dict[str, str] | None = None) -> Workspace:
-    """Every suite and run manifest of a workspace, checked; records are staged separately.
+def load_workspace(root: Path, problems: Problems, *, stored: dict[str, str] | None = None,
+                   runs: bool = True) -> Workspace:
+    """Every suite and run manifest of a workspace, checked (the suites only, without `runs`);
+    records are staged separately.
 
     `stored` maps suite -> content hash already held by a database: such a suite is not parsed
     again, unless a run brings its own chunk map (which is checked against the suite's documents)."""
     suite_dirs, run_dirs = discover(root, problems)
+    if not runs:
+        run_dirs = []
     stored = dict(stored or {})
     for folder in run_dirs:
         if (folder / "chunks.jsonl").exists():
@@ -921,7 +930,7 @@ def load_workspace(root: Path, problems: Problems, *, stored: dict[str, str] | N
             except (OSError, ValueError, AttributeError, TypeError):
                 pass
     suites: dict[str, Suite] = {}
-    runs: dict[str, Run] = {}
+    found: dict[str, Run] = {}
     file_sets = [suite_files(folder) for folder in suite_dirs] + [run_files(folder) for folder in run_dirs]
     with hashing_ahead([paths for paths in file_sets if paths is not None]) as digest:
         for folder in suite_dirs:
@@ -932,6 +941,6 @@ def load_workspace(root: Path, problems: Problems, *, stored: dict[str, str] | N
         for folder in run_dirs:
             run = load_run(folder, suites, problems, broken, digest=digest)
             if run is not None:
-                runs[run.run_id] = run
-    return Workspace(root, suites, runs)
+                found[run.run_id] = run
+    return Workspace(root, suites, found)
 
