@@ -5,6 +5,8 @@ multipage app (bypassing this router) until the first visit to the root URL, so 
 opened first on a fresh server would lose the navigation and the page settings."""
 import streamlit as st
 
+from dashboard import data
+
 st.set_page_config(page_title="ragslice", layout="wide")
 
 st.navigation(
@@ -21,6 +23,7 @@ st.navigation(
         ],
         "Configuration": [
             st.Page("views/runs.py", title="Runs"),
+            *([st.Page("views/labels.py", title="Labels")] if data.review_mode() else []),
         ],
     }
 ).run()

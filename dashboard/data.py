@@ -44,6 +44,8 @@ from scoring.store.summaries import RUN_TOTAL_COLUMNS, run_totals_sql
 
 DB_ENV = "RAGSLICE_DB"
 POLICY_ENV = "RAGSLICE_POLICY"
+WORKSPACE_ENV = "RAGSLICE_WORKSPACE"
+REVIEWER_ENV = "RAGSLICE_REVIEWER"
 DEFAULT_DB = "ragslice.duckdb"
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY)
 
@@ -85,6 +87,13 @@ def policy_path() -> Path | None:
     the streamlit command line, else None (no live verdict)."""
     value = _option(POLICY_ENV, "--policy")
     return Path(value) if value else None
+
+
+def review_mode() -> tuple[Path, str] | None:
+    """(workspace, reviewer) when the dashboard records label decisions (`ragslice dashboard --workspace
+    WS --reviewer NAME`), else None: the dashboard is read-only."""
+    workspace, reviewer = _option(WORKSPACE_ENV, "--workspace"), _option(REVIEWER_ENV, "--reviewer")
+    return (Path(workspace), reviewer) if workspace and reviewer else None
 
 
 Statement = tuple[str, Any]
@@ -322,7 +331,7 @@ def _questions_of(suite: str) -> pd.DataFrame:
 # -- per-question deltas -------------------------------------------------------------------------
 
 DELTA_COLUMNS = ("question_id", "position", "text", "type", "split", "critical", "tags", "answerable", "disputed",
-                 "baseline", "candidate", "delta", "status")
+                 "baseline", "candidate", "delta", "status", "label_gap")
 ORDERS = ("worst first", "best first", "suite order")
 
 
@@ -387,8 +396,17 @@ def _delta_rows(suite: str, q: pd.DataFrame, pair: _Pair, metric: str, at: np.nd
         "candidate": c,
         "delta": c - b,
         "status": np.array(STATUSES, dtype=object).take(pair.codes(metric).take(at)),
+        "label_gap": _label_gaps(pair, metric).take(at),
     })
     return frame[list(DELTA_COLUMNS)]
+
+
+def _label_gaps(pair: _Pair, metric: str) -> np.ndarray:
+    """Per question: regressed on `metric` while the candidate's first k hold a document nobody judged
+    (its Judged@k below 1): the regression may be a label gap."""
+    judged = pair.side(1, "judged") if "judged" in pair.metrics else np.full(len(pair.missing), np.nan)
+    with np.errstate(invalid="ignore"):
+        return (pair.codes(metric) == STATUSES.index("regressed")) & (judged < 1 - change.TIE)
 
 
 def _slots(q: pd.DataFrame, positions: np.ndarray) -> np.ndarray:
@@ -402,8 +420,10 @@ def _slots(q: pd.DataFrame, positions: np.ndarray) -> np.ndarray:
 def _kept(suite: str, q: pd.DataFrame, pair: _Pair, metric: str, *, types: Sequence[str], answerable: bool | None,
           splits: Sequence[str],
           critical: bool | None, tags: Sequence[str], statuses: Sequence[str], search: str,
-          picked: Sequence[str]) -> np.ndarray:
+          picked: Sequence[str], label_gap: bool = False) -> np.ndarray:
     keep = np.ones(len(q), dtype=bool)
+    if label_gap:
+        keep &= _label_gaps(pair, metric)
     if types:
         keep &= q["type"].isin(list(types)).to_numpy()
     if answerable is not None:
@@ -431,20 +451,21 @@ def question_deltas(
     suite: str, base: Side, cand: Side, metric: str, *, types: Sequence[str] = (), answerable: bool | None = None,
     splits: Sequence[str] = (), critical: bool | None = None, tags: Sequence[str] = (),
     statuses: Sequence[str] = (), search: str = "", picked: Sequence[str] = (), order: str = "worst first",
-    limit: int | None = DELTA_ROWS,
+    limit: int | None = DELTA_ROWS, label_gap: bool = False,
 ) -> Deltas:
     """The suite's questions with the baseline and candidate value of `metric` (for a group: the
     mean over its repeats), delta = candidate - baseline and a status (`scoring.decide.change.status_codes`), filtered:
     question type in `types`, `answerable`, split in `splits`, `critical`, any tag in `tags`, status
     in `statuses`, ID or text containing `search` (case-insensitive), ID in `picked` (empty or None:
-    no filter). `order`: worst first / best first (delta against / with the registry's direction,
-    n/a last, then suite order) or suite order. At most `limit` rows (None: all)."""
+    no filter), only the regressions that may be a label gap (`label_gap`: the candidate's first k hold a
+    document nobody judged). `order`: worst first / best first (delta against / with the registry's
+    direction, n/a last, then suite order) or suite order. At most `limit` rows (None: all)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
-    pair = _pair_of(suite, base, cand, (_metric(metric),))
+    pair = _pair_of(suite, base, cand, tuple(dict.fromkeys((_metric(metric), "judged"))))
     q = _questions_of(suite)
     at = _kept(suite, q, pair, metric, types=types, answerable=answerable, splits=splits, critical=critical, tags=tags,
-               statuses=statuses, search=search, picked=picked)
+               statuses=statuses, search=search, picked=picked, label_gap=label_gap)
     if order != "suite order":
         gain = change.gain(pair.side(0, metric), pair.side(1, metric), BY_KEY[metric].higher_is_better).take(at)
         key = gain if order == "worst first" else -gain
@@ -475,7 +496,7 @@ def deltas_csv(suite: str, base: Side, cand: Side, metric: str, **filters: Any) 
     def build() -> bytes:
         rows = question_deltas(suite, base, cand, metric, limit=None, **filters).rows
         view = rows[["question_id", "type", "baseline", "candidate", "delta", "status", "critical", "split", "tags",
-                     "text"]]
+                     "text", "label_gap"]]
         view = view.assign(tags=view["tags"].map(lambda ts: ";".join(ts if ts is not None else [])))
         return view.to_csv(index=False).encode("utf-8")
 
@@ -736,8 +757,7 @@ def latest_verdict(suite: str, base: Side, cand: Side) -> dict[str, Any] | None:
     if "verdicts" not in _catalog()[3]:
         return None
     rows = query(
-        """SELECT verdict_id, created_at, baseline, candidate, policy_name, policy_hash, verdict, gates,
-                  verdict_without_disputed, warnings
+        """SELECT * EXCLUDE (policy_text)
            FROM verdicts
            WHERE suite = ? AND list_sort(baseline_runs) = list_sort(?::VARCHAR[])
              AND list_sort(candidate_runs) = list_sort(?::VARCHAR[])
@@ -974,3 +994,139 @@ SLICE_FAMILIES: tuple[str, ...] = tuple(f.name for f in slices.FAMILIES)
 SLICE_FAMILIES: tuple[str, ...] = tuple(f.name for f in slices.FAMILIES)
 P_COLUMNS = scoring_compare.P_COLUMNS
 statistics_rows = scoring_compare.table_rows
+
+
+# -- labels and their review -------------------------------------------------------------------------
+
+REVIEW_TABLES = ("reviews", "label_changes")
+
+
+def pool(suite: str, base: Side, cand: Side, limit: int = 50) -> pd.DataFrame:
+    """The documents the two sides ranked within their k that nobody judged, most influential first
+    (`scoring.decide.pool.unjudged`), with the question's text and the document's title and text."""
+    from scoring.decide.pool import unjudged
+
+    path = db_path()
+    with Database(path).reading() as con:
+        found = unjudged(con, [*base.run_ids, *cand.run_ids], limit=limit)
+        if found.empty:
+            return found.assign(question=[], title=[], text=[])
+        extra = con.execute(
+            """SELECT p.question_id, p.doc_id, q.text AS question, d.title, d.text
+               FROM (SELECT unnest(?::VARCHAR[]) AS question_id, unnest(?::VARCHAR[]) AS doc_id) p
+               JOIN questions q ON q.suite = ? AND q.question_id = p.question_id
+               LEFT JOIN documents d ON d.suite = ? AND d.doc_id = p.doc_id""",
+            [list(found["question_id"]), list(found["doc_id"]), suite, suite]).df()
+    return found.merge(extra, on=["question_id", "doc_id"], how="left")
+
+
+def rankings_of(suite: str, run_ids: Sequence[str], question_id: str, doc_id: str) -> pd.DataFrame:
+    """Where each run ranked a document for a question (run_id, rank, visible)."""
+    return query("SELECT run_id, rank, visible FROM retrieved WHERE question_id = ? AND doc_id = ? "
+                 "AND list_contains(?::VARCHAR[], run_id) ORDER BY run_id, rank",
+                 [question_id, doc_id, list(run_ids)])
+
+
+class _Units:
+    """The suite's documents (or chunks, in a passage-level suite), looked up one at a time."""
+
+    def __init__(self, suite: str, unit: str):
+        self.suite, self.unit = suite, unit
+
+    def __contains__(self, item: object) -> bool:
+        table = "chunks" if self.unit == "chunk" else "documents"
+        column = "chunk_id" if self.unit == "chunk" else "doc_id"
+        extra = " AND run_id IS NULL" if self.unit == "chunk" else ""
+        found = query(f"SELECT count(*) AS n FROM {table} WHERE suite = ? AND {column} = ?{extra}",
+                      [self.suite, str(item)])
+        return bool(found["n"].iloc[0])
+
+
+def record_decision(suite: str, fields: dict[str, Any]) -> Any:
+    """Check one decision of the reviewer (review mode) against the question's labels as the database
+    holds them, append it to the reviewer's file (durable before this returns) and ask for a refresh.
+    Raises ValidationError, nothing written, when it breaks a rule."""
+    from scoring.store.background import refresher
+    from scoring.store.reviews import Known
+    from scoring.store.reviews import record_decision as record
+
+    mode = review_mode()
+    if mode is None:
+        raise RuntimeError("the dashboard is not in review mode")
+    workspace, reviewer = mode
+    question_id = str(fields.get("question_id"))
+    grades, claims = query_many(
+        ("SELECT doc_id, grade FROM labels WHERE suite = ? AND question_id = ?", [suite, question_id]),
+        ("SELECT claim_id, docs FROM expected_claims WHERE suite = ? AND question_id = ?", [suite, question_id]))
+    exists = question(suite, question_id) is not None
+    unit = str(suites().set_index("suite").loc[suite, "unit"])
+    known = Known(suite, _Units(suite, unit),
+                  {question_id: {c: list(d) for c, d in zip(claims["claim_id"], claims["docs"])}} if exists else {},
+                  unit, {question_id: dict(zip(grades["doc_id"], grades["grade"].astype(int)))})
+    decision = record(workspace / "suites" / suite, known, {**fields, "reviewer": reviewer})
+    refresher(workspace, db_path()).request()
+    return decision
+
+
+def refresh_status() -> Any:
+    """Where the refreshes this dashboard asked for stand (`scoring.store.background.Status`); None
+    outside review mode."""
+    from scoring.store.background import refresher
+
+    mode = review_mode()
+    return None if mode is None else refresher(mode[0], db_path()).status()
+
+
+def reviews(suite: str) -> pd.DataFrame:
+    """Every review decision of the suite, newest first, with what became of it (table `reviews`)."""
+    if "reviews" not in _catalog()[3]:
+        return pd.DataFrame(columns=["reviewer", "line", "decided_at", "kind", "question_id", "doc_id", "claim_id",
+                                     "grade", "supports", "note", "status"])
+    return query("SELECT * EXCLUDE (suite) FROM reviews WHERE suite = ? ORDER BY decided_at DESC, reviewer, line",
+                 [suite])
+
+
+def disagreements(suite: str) -> pd.DataFrame:
+    """The labels whose reviewers' latest decisions differ (one row per label and reviewer)."""
+    found = reviews(suite)
+    return found[found["status"] == "disagreed"].sort_values(["question_id", "kind", "doc_id", "reviewer"]) \
+        .reset_index(drop=True)
+
+
+def reviewer_agreement(suite: str) -> pd.DataFrame:
+    """Per kind and pair of reviewers, their agreement (`scoring.decide.agreement.reviewer_agreement`)."""
+    from scoring.decide.agreement import reviewer_agreement as agreement
+
+    return agreement(reviews(suite))
+
+
+def decisions_since(suite: str, moment: Any) -> tuple[int, int]:
+    """(decisions, reviewers) recorded on the suite after `moment` (a recorded verdict's time)."""
+    found = reviews(suite)
+    if found.empty:
+        return 0, 0
+    later = found[pd.to_datetime(found["decided_at"]) > pd.Timestamp(moment)]
+    return len(later), int(later["reviewer"].nunique())
+
+
+def labels_hash(suite: str) -> str:
+    """The suite's effective labels as scored (`suites.labels_hash`)."""
+    return str(suites().set_index("suite").loc[suite, "labels_hash"])
+
+
+def relabelling(base: Side, cand: Side) -> Any:
+    """What the reviews changed for this comparison (`scoring.decide.relabel.relabelling`), with the live
+    policy's verdict under each set of labels; cached until the database or the policy changes."""
+    path, policy = db_path(), policy_path()
+    return _relabelling(str(path), signature(path), base.spec, cand.spec, None if policy is None else str(policy),
+                        _file_signature(policy))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _relabelling(path: str, sig: tuple[int, int, int], base: str, cand: str, policy: str | None,
+                 policy_sig: Any) -> Any:
+    del sig, policy_sig  # cache keys only
+    from scoring.decide.policy import load_policy
+    from scoring.decide.relabel import relabelling as compute
+
+    return compute(Path(path), base, cand, policy=load_policy(policy) if policy else None)

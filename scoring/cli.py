@@ -98,14 +98,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(db)
         return 0
     print(f"ragslice demo: release review of {DEMO_CANDIDATE} against {DEMO_BASELINE}: {review_url(port)}", flush=True)
-    return serve_dashboard(db, port=port, address="127.0.0.1", policy=policy)
+    return serve_dashboard(db, port=port, address="127.0.0.1", policy=policy,
+                           workspace=db.parent / "workspace" if args.reviewer else None, reviewer=args.reviewer)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
     from .serve import serve_dashboard
 
     return serve_dashboard(Path(args.db), port=args.port, address=args.address,
-                           policy=Path(args.policy) if args.policy else None)
+                           policy=Path(args.policy) if args.policy else None,
+                           workspace=Path(args.workspace) if args.workspace else None, reviewer=args.reviewer,
+                           remote_review=args.allow_remote_review)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -283,18 +286,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--port", type=int, default=8501, help="port to serve the dashboard on (default 8501)")
     p.add_argument("--cache", help="folder for the demo database (default: the user cache folder)")
     p.add_argument("--build-only", action="store_true", help="build the database, print its path, do not serve")
     p.add_argument("--policy", help="acceptance policy TOML (default: the bundled demo policy)")
+    p.add_argument("--reviewer", help="review mode: record label decisions under this name (adds a Labels page)")
 
     p = add("dashboard", cmd_dashboard, "Start the dashboard over a database written by `ragslice refresh`.",
             "ragslice dashboard --db ragslice.duckdb --port 8501")
     p.add_argument("--db", default=DEFAULT_DB)
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--port", type=int, default=8501, help="port to serve the dashboard on (default 8501)")
     p.add_argument("--address", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--policy", help="acceptance policy TOML: the release review evaluates its verdict live")
+    p.add_argument("--workspace", help="review mode: the workspace whose review files decisions go to")
+    p.add_argument("--reviewer", help="review mode: record label decisions under this name (adds a Labels page)")
+    p.add_argument("--allow-remote-review", action="store_true",
+                   help="serve review mode on a non-loopback --address (anyone who reaches it writes as --reviewer)")
 
     p = add("compare", cmd_compare, "Paired comparison of two runs (or groups) and the release verdict.",
             "ragslice compare prod-2024-06 rerank-v2 --policy policy.toml --format markdown")

@@ -20,6 +20,10 @@ DB_ENV = "RAGSLICE_DB"
 """Environment variable the dashboard reads its database path from (also passed as `-- --db`)."""
 POLICY_ENV = "RAGSLICE_POLICY"
 """Environment variable naming the acceptance policy the dashboard evaluates live (also `-- --policy`)."""
+WORKSPACE_ENV = "RAGSLICE_WORKSPACE"
+"""In review mode: the workspace whose suites' review files the dashboard appends decisions to."""
+REVIEWER_ENV = "RAGSLICE_REVIEWER"
+"""In review mode: the name decisions are recorded under (`suites/<suite>/reviews/<name>.jsonl`)."""
 
 
 def is_loopback(address: str) -> bool:
@@ -47,7 +51,8 @@ def check_port(port: int) -> int:
     return port
 
 
-def streamlit_command(db: Path, *, port: int, address: str, policy: Path | None = None) -> list[str]:
+def streamlit_command(db: Path, *, port: int, address: str, policy: Path | None = None,
+                      workspace: Path | None = None, reviewer: str | None = None) -> list[str]:
     """The `streamlit run` command line: headless, no usage statistics, no file watcher."""
     return [
         sys.executable, "-m", "streamlit", "run", str(app_path()),
@@ -59,17 +64,37 @@ def streamlit_command(db: Path, *, port: int, address: str, policy: Path | None 
         "--client.toolbarMode", "viewer",
         "--", "--db", str(db),
         *(("--policy", str(policy)) if policy is not None else ()),
+        *(("--workspace", str(workspace), "--reviewer", reviewer) if workspace is not None and reviewer else ()),
     ]
 
 
-def serve_dashboard(db: Path, *, port: int, address: str, policy: Path | None = None) -> int:
+def serve_dashboard(db: Path, *, port: int, address: str, policy: Path | None = None,
+                    workspace: Path | None = None, reviewer: str | None = None, remote_review: bool = False) -> int:
     """Start the dashboard on `address:port` over `db`, print its URL, and wait until it stops.
 
     With `policy` (an acceptance policy TOML, checked before the server starts) the release review
-    evaluates the verdict live, without recording it.
+    evaluates the verdict live, without recording it. With `workspace` and `reviewer` the dashboard
+    is in review mode: it records that reviewer's decisions into the workspace's review files and
+    refreshes `db` after each; since anyone who reaches it writes under that name, it serves on a
+    loopback address only, unless `remote_review` says otherwise explicitly.
 
     Returns the server's exit code (0 after Ctrl-C). SIGTERM is passed on to the server."""
     check_port(port)
+    if (workspace is None) != (reviewer is None):
+        raise invalid("review mode needs both --workspace and --reviewer", "reviewer" if reviewer is None else
+                      "workspace", str(workspace if reviewer is None else reviewer))
+    if workspace is not None:
+        from .store.workspace import FOLDER_NAME
+
+        if not (workspace / "suites").is_dir():
+            raise invalid("not a workspace (no suites folder)", "workspace", str(workspace))
+        if not FOLDER_NAME.fullmatch(str(reviewer)):
+            raise invalid("a reviewer name is 1-64 of letters, digits, '.', '_', '-'", "reviewer", reviewer)
+        if not is_loopback(address) and not remote_review:
+            raise invalid(f"review mode records decisions under the name {reviewer!r} for anyone who reaches the "
+                          f"dashboard, so it serves on this machine only (127.0.0.1); to serve it on {address}, "
+                          "add --allow-remote-review", "address", address)
+        workspace = workspace.resolve()
     if not db.is_file():
         raise invalid("no database here; create it with `ragslice refresh WORKSPACE --db FILE`", "db", str(db))
     db = db.resolve()
@@ -79,7 +104,8 @@ def serve_dashboard(db: Path, *, port: int, address: str, policy: Path | None = 
         load_policy(policy)
         policy = policy.resolve()
     host = f"[{address}]" if ":" in address else address
-    using = f"database {db}" + (f", policy {policy}" if policy is not None else "")
+    using = f"database {db}" + (f", policy {policy}" if policy is not None else "") + (
+        f", reviewing as {reviewer} into {workspace}" if workspace is not None else "")
     print(f"ragslice dashboard: http://{host}:{port}/  ({using})", flush=True)
     if not is_loopback(address):
         print(f"warning: listening on {address}: anyone who can reach this address can read the database "
@@ -90,7 +116,10 @@ def serve_dashboard(db: Path, *, port: int, address: str, policy: Path | None = 
     env = {**os.environ, DB_ENV: str(db), "PYTHONPATH": python_path}
     if policy is not None:
         env[POLICY_ENV] = str(policy)
-    server = subprocess.Popen(streamlit_command(db, port=port, address=address, policy=policy), env=env)
+    if workspace is not None:
+        env[WORKSPACE_ENV], env[REVIEWER_ENV] = str(workspace), str(reviewer)
+    server = subprocess.Popen(streamlit_command(db, port=port, address=address, policy=policy, workspace=workspace,
+                                                reviewer=reviewer), env=env)
 
     def forward(signum: int, _frame: object) -> None:
         server.send_signal(signum)

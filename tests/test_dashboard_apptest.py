@@ -937,8 +937,8 @@ def test_question_deltas_lists_at_most_the_limit_and_counts_the_rest(dashboard_d
     found = data.question_deltas("seed-lab", sides["A"], sides["B"], "support", search="ROLL", statuses=["unchanged"])
     assert list(found.rows["question_id"]) == ["rollback"] and found.matched == 1
     csv = data.deltas_csv("seed-lab", sides["A"], sides["B"], "support", statuses=["regressed"])().decode()
-    assert csv.splitlines() == ["question_id,type,baseline,candidate,delta,status,critical,split,tags,text",
-                                "launch,lookup,1.0,0.5,-0.5,regressed,False,dev,,When does the release window start?"]
+    assert csv.splitlines() == ["question_id,type,baseline,candidate,delta,status,critical,split,tags,text,label_gap",
+                                "launch,lookup,1.0,0.5,-0.5,regressed,False,dev,,When does the release window start?,True"]
 
 
 def test_worst_regressions_put_critical_questions_first(dashboard_db, monkeypatch):

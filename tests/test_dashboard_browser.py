@@ -234,8 +234,8 @@ def test_question_deltas_flow(server, page, tmp_path):
     assert eventually(lambda: grid_column(page, "w_delta_table", 0), ["launch"]) == ["launch"]
     page.screenshot(path=tmp_path / "question_deltas_regressed.png")
     lines = Path(download(page, "Download the filtered table (CSV)")).read_text().splitlines()
-    assert lines[0] == "question_id,type,baseline,candidate,delta,status,critical,split,tags,text"
-    assert lines[1:] == ["launch,lookup,1.0,0.5,-0.5,regressed,False,dev,,When does the release window start?"]
+    assert lines[0] == "question_id,type,baseline,candidate,delta,status,critical,split,tags,text,label_gap"
+    assert lines[1:] == ["launch,lookup,1.0,0.5,-0.5,regressed,False,dev,,When does the release window start?,True"]
 
 
 def test_every_page_renders_in_the_browser(server, page, tmp_path):

@@ -23,10 +23,13 @@ with st.container(border=True, key="filters"):
     statuses = selection.multiselect("Status", list(data.STATUSES), param="status", where=f)
     search = selection.text("Search question text or ID", param="search", where=g)
     order = selection.select("Sort", list(data.ORDERS), param="sort", where=h)
+    label_gap = selection.check("Only regressions that may be a label gap", param="gap", where=st,
+                                help="Regressed, while the candidate's first k hold a document nobody judged: unjudged "
+                                     "documents count as not relevant, so a label may be all that is missing.")
 
 filters = dict(types=types, answerable=None if slice_ == "all" else slice_ == "answerable", splits=splits,
                critical=None if critical == "all" else critical == "critical only", tags=tags, statuses=statuses,
-               search=search, order=order)
+               search=search, order=order, label_gap=label_gap)
 deltas = data.question_deltas(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric, **filters)
 shown = deltas.rows
 
@@ -63,7 +66,8 @@ listed = (f" The first {len(deltas.rows):,} in this order are listed and charted
           f"{deltas.matched:,}." if deltas.matched > len(deltas.rows) else "")
 st.caption(escape(f"{deltas.matched:,} of {deltas.total:,} questions match the filters.{listed}") + " "
            + metric_help(cmp.metric).split("\n\n")[0])
-view = shown[["question_id", "type", "baseline", "candidate", "delta", "status", "critical", "split", "tags", "text"]]
+view = shown[["question_id", "type", "baseline", "candidate", "delta", "status", "label_gap", "critical", "split",
+               "tags", "text"]]
 event = table(
     view,
     key="w_delta_table",
@@ -78,6 +82,9 @@ event = table(
         "candidate": st.column_config.NumberColumn(f"candidate {metric.name}", format="%.3f", help=metric_help(cmp.metric)),
         "delta": st.column_config.NumberColumn("delta", format="%+.3f", help="candidate - baseline; n/a when either side is n/a"),
         "status": st.column_config.TextColumn("status"),
+        "label_gap": st.column_config.CheckboxColumn(
+            "may be a label gap", help="Regressed, while the candidate's first k hold a document nobody judged: it "
+                                       "counts as not relevant, so a label may be all that is missing."),
     },
 )
 rows = event.selection.rows if event is not None else []

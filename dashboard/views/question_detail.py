@@ -3,6 +3,7 @@ import streamlit as st
 
 from dashboard import data, selection
 from dashboard.display import items, metric_name, missing, number, say, table
+from dashboard.review import decision_form, refresh_progress
 
 st.title("Question detail")
 cmp = selection.comparison()
@@ -40,6 +41,13 @@ with st.container(border=True, key="question"):
     if not missing(q["disputed"]):
         st.caption("Disputed label; the reviewer's note:")
         st.text(q["disputed"])
+
+if data.review_mode() is not None:
+    with st.expander("Review this question's labels: correct a grade or a support, or dispute them"):
+        st.caption("Your decision is appended to your review file; the database is refreshed in the background "
+                   "and this page shows the new numbers when the refresh lands.")
+        refresh_progress()
+        decision_form(cmp.suite, key="detail", question_id=qid)
 
 docs, expected = data.question_labels(cmp.suite, qid)
 left, right = st.columns(2)

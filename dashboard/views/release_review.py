@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import data, selection
 from dashboard.display import escape, file_path, metric_help, metric_name, missing, moment, number, say, signed, table
 from scoring.decide.stats import TIE
+from scoring.errors import ValidationError
 from scoring.metrics import BY_KEY
 
 KEY_METRICS = ("recall", "ndcg", "support", "coverage", "abstention_correct", "disclosures")
@@ -91,6 +92,13 @@ with st.container(border=True, key="verdict"):
             elif live is not None and live.verdict != recorded["verdict"]:
                 say("warning", f"The live verdict ({live.verdict}) differs from the recorded one "
                                f"({recorded['verdict']}) under the same policy: the data changed since.")
+            labels_then = recorded.get("labels_hash")
+            if isinstance(labels_then, str) and labels_then != data.labels_hash(cmp.suite):
+                decisions, reviewers = data.decisions_since(cmp.suite, recorded["created_at"])
+                say("warning", f"The labels changed since this verdict: {decisions} review decision"
+                               f"{'' if decisions == 1 else 's'} since, by {reviewers} reviewer"
+                               f"{'' if reviewers == 1 else 's'}. Record the comparison again; see what the "
+                               "relabelling changed below.")
             if (not missing(recorded["verdict_without_disputed"])
                     and recorded["verdict_without_disputed"] != recorded["verdict"]):
                 say("warning", f"Without the disputed questions the recorded verdict would be "
@@ -126,6 +134,41 @@ with st.container(border=True, key="verdict"):
 
 head = data.headline(cmp.suite, cmp.baseline, cmp.candidate, (*KEY_METRICS, cmp.metric)).set_index("metric")
 significance = None if stats is None else stats.table[stats.table["slice"] == "all"].set_index("metric")
+
+if significance is not None and "judged" in significance.index:
+    judged = significance.loc["judged"]
+    if judged["candidate"] < judged["baseline"] - TIE:
+        say("warning", f"The candidate's Judged@k ({number(judged['candidate'])}) is below the baseline's "
+                       f"({number(judged['baseline'])}): its rankings hold more documents nobody judged, which count "
+                       "as not relevant, so part of this comparison may rest on label gaps. Judge them on the Labels "
+                       "page (review mode) or with ragslice pool before reading a retrieval regression as real.")
+
+with st.expander("What the relabelling changed: this comparison under the suite's own labels and under the "
+                 "reviewed ones"):
+    changes = data.reviews(cmp.suite)
+    if changes.empty:
+        st.caption("No reviewer changed a label of this suite.")
+    else:
+        try:
+            relabel = data.relabelling(cmp.baseline, cmp.candidate)
+        except ValidationError as error:  # a comparison scoring refuses (e.g. the sides share runs): said
+            relabel, why = None, str(error)
+        if relabel is None:
+            say("info", f"Not available: {why}")
+        else:
+            st.caption(escape(f"{len(relabel.changes)} labels changed by review, on "
+                              f"{relabel.changes['question_id'].nunique()} questions. Each row: a changed question's "
+                              "value of a metric under the suite's labels and under the reviewed labels."))
+            if stats is not None and stats.verdict is not None:
+                before, after = relabel.unreviewed.verdict.verdict, relabel.reviewed.verdict.verdict
+                moved = relabel.gates_that_move()
+                say("warning" if before != after else "info",
+                    f"Verdict under the suite's labels: {before.upper()}; under the reviewed labels: {after.upper()}"
+                    + (f" (gates that move: {', '.join(moved)})" if moved else " (no gate moves)"))
+            values = relabel.values.assign(metric=relabel.values["metric"].map(metric_name))
+            table(values, key="w_relabel", placeholder="n/a", column_config={
+                c: st.column_config.NumberColumn(c.replace("_", " "), format="%.3f")
+                for c in ("baseline_unreviewed", "baseline", "candidate_unreviewed", "candidate")})
 
 st.subheader("Headline metrics")
 st.caption(

@@ -304,6 +304,7 @@ class Comparison:
                 "n_questions": self.heldout.n_questions, "uses": self.heldout.uses,
                 "budget": self.heldout.budget, "comparison_key": self.heldout.key,
                 "logged_before": self.heldout.logged},
+            "judged": judged(self.table),
             "settings": asdict(self.settings),
             "comparisons": [_jsonable(r) for r in self.table.to_dict(orient="records")],
             "operations": [_jsonable(r) for r in self.operations.to_dict(orient="records")],
@@ -477,6 +478,27 @@ def _operations(rows: ScoreRows) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def judged(table: pd.DataFrame) -> dict[str, Any] | None:
+    """Both sides' Judged@k over all questions (the paired means, and n), None when no pair scores it."""
+    row = table[(table["metric"] == "judged") & (table["slice"] == "all")]
+    if row.empty:
+        return None
+    r = row.iloc[0]
+    return {"baseline": float(r["baseline"]), "candidate": float(r["candidate"]), "n": int(r["n"])}
+
+
+def label_gap_warning(table: pd.DataFrame) -> str | None:
+    """A warning when the candidate's Judged@k is below the baseline's: part of the comparison may be
+    decided by documents nobody judged (they count as not relevant)."""
+    found = judged(table)
+    if found is None or change.moved(found["candidate"] - found["baseline"], True) != "worse":
+        return None
+    return (f"the candidate's Judged@k ({found['candidate']:.3f}) is below the baseline's ({found['baseline']:.3f}) "
+            f"on {found['n']} paired questions: its rankings hold more documents nobody judged, which count as not "
+            "relevant, so part of this comparison may rest on label gaps; judge them (ragslice pool, or the "
+            "dashboard's Labels page) before reading a retrieval regression as real")
+
+
 def _comparison_warnings(baseline: Side, candidate: Side, n_questions: int, include_heldout: bool,
                          n_heldout_dropped: int) -> list[str]:
     out = []
@@ -647,9 +669,12 @@ def compare(
         heldout = HeldoutUse(n_heldout, inputs.heldout_log.previous(key), pol.heldout_budget if pol else None, key,
                              key in inputs.heldout_log.keys)
     warnings = _comparison_warnings(b_side, c_side, len(questions), include_heldout, n_heldout)
+    table = _table(questions, values, settings, tested)
+    gap = label_gap_warning(table)
+    warnings += [gap] if gap else []
     comparison = Comparison(
         baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
-        corpus_version=b_side.corpus_version, questions=questions, table=_table(questions, values, settings, tested),
+        corpus_version=b_side.corpus_version, questions=questions, table=table,
         spread=spread, flaky=flaky,
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
         policy=pol, values=values, rows=rows, detail=rows is not None, labels_hash=inputs.labels_hash,

@@ -1,0 +1,109 @@
+"""Which documents should a reviewer judge next, and where do reviewers disagree? The queue of unjudged
+documents the two sides ranked (review mode only), reviewers' disagreements and their agreement."""
+import streamlit as st
+
+from dashboard import data, selection
+from dashboard.display import escape, say, table
+from dashboard.review import decision_form, refresh_progress
+from scoring.errors import ValidationError
+
+QUEUE = 10
+"""Unjudged documents shown at once."""
+
+st.title("Labels")
+cmp = selection.comparison(with_metric=False)
+selection.sides_caption(cmp)
+mode = data.review_mode()
+if mode is None:
+    say("info", "The dashboard is read-only. Start it in review mode to record label decisions: ragslice dashboard "
+                "--db DB --workspace WORKSPACE --reviewer NAME (or ragslice demo --reviewer NAME).")
+    st.stop()
+workspace, reviewer = mode
+st.caption(escape(f"Reviewing as {reviewer}: each decision is appended to "
+                  f"{workspace / 'suites' / cmp.suite / 'reviews' / (reviewer + '.jsonl')} and the database is "
+                  "refreshed in the background; the suite's own files are never rewritten."))
+refresh_progress()
+
+st.subheader("Documents nobody judged")
+st.caption("Documents the baseline or the candidate ranked within its k that carry no label for the question: they "
+           "count as not relevant, so a retriever that finds them can read as worse than it is. Most influential "
+           "first: ranked by both sides, then at a better rank, then on questions whose outcome differs.")
+skipped = st.session_state.setdefault("skipped", set())
+queue = data.pool(cmp.suite, cmp.baseline, cmp.candidate, limit=QUEUE + len(skipped))
+queue = queue[[(q, d) not in skipped for q, d in zip(queue["question_id"], queue["doc_id"])]].head(QUEUE)
+if queue.empty:
+    st.success("Every document the two sides ranked within k is judged.")
+for i, row in enumerate(queue.itertuples(index=False)):
+    with st.container(border=True, key=f"judge_{i}"):
+        st.text(f"{row.question_id}: {row.question}")
+        st.text(f"document {row.doc_id}" + (f": {row.title}" if isinstance(row.title, str) else ""))
+        st.code(str(row.text) if isinstance(row.text, str) else "(no text)", language=None, wrap_lines=True)
+        where = data.rankings_of(cmp.suite, [*cmp.baseline.run_ids, *cmp.candidate.run_ids], row.question_id,
+                                 row.doc_id)
+        st.caption(escape("ranked by " + ", ".join(f"{r} at {k}" for r, k in zip(where["run_id"], where["rank"]))))
+        labelled, _ = data.question_labels(cmp.suite, row.question_id)
+        st.caption(escape("labels of the question: " + (", ".join(
+            f"{d} {g}" for d, g in zip(labelled["doc_id"], labelled["grade"])) or "none")))
+        grade_col, note_col, save_col, skip_col = st.columns([2, 5, 1, 1], vertical_alignment="bottom")
+        grade = grade_col.selectbox("Grade", [0, 1, 2, 3], key=f"w_grade_{i}",
+                                    format_func=lambda g: {0: "0 not relevant", 1: "1 related", 2: "2 answers",
+                                                           3: "3 essential"}[g])
+        note = note_col.text_input("Note (optional)", key=f"w_note_{i}")
+        if save_col.button("Save", key=f"w_save_{i}", type="primary"):
+            try:
+                data.record_decision(cmp.suite, {"kind": "relevance", "question_id": row.question_id,
+                                                 "doc_id": row.doc_id, "grade": int(grade), "note": note or None})
+            except ValidationError as error:
+                say("error", f"Not recorded: {error}")
+            else:
+                st.toast(f"Recorded: {row.doc_id} graded {grade} for {row.question_id}")
+                st.rerun()
+        if skip_col.button("Skip", key=f"w_skip_{i}"):
+            skipped.add((row.question_id, row.doc_id))
+            st.rerun()
+
+st.subheader("Disagreements between reviewers")
+disagree = data.disagreements(cmp.suite)
+if disagree.empty:
+    st.caption("No label has reviewers whose latest decisions differ.")
+else:
+    st.caption("A label whose reviewers' latest decisions differ keeps the suite's value and marks its question "
+               "disputed until they agree: record your decision again (here or on Question detail) to resolve it.")
+    table(disagree[["question_id", "kind", "doc_id", "claim_id", "reviewer", "grade", "supports", "note",
+                    "decided_at"]], key="w_disagreements", placeholder="")
+    mine = disagree[disagree["reviewer"] == reviewer]
+    for i, row in enumerate(mine.itertuples(index=False)):
+        others = disagree[(disagree["question_id"] == row.question_id) & (disagree["doc_id"] == row.doc_id)
+                          & (disagree["kind"] == row.kind) & (disagree["reviewer"] != reviewer)]
+        for j, other in enumerate(others.itertuples(index=False)):
+            value = other.grade if row.kind == "relevance" else other.supports
+            if st.button(escape(f"Agree with {other.reviewer} on {row.question_id} / {row.doc_id}: {value}"),
+                         key=f"w_agree_{i}_{j}"):
+                fields = {"kind": row.kind, "question_id": row.question_id, "doc_id": row.doc_id,
+                          "note": f"agreed with {other.reviewer}"}
+                fields |= {"grade": int(value)} if row.kind == "relevance" else {"claim_id": row.claim_id,
+                                                                                 "supports": bool(value)}
+                try:
+                    data.record_decision(cmp.suite, fields)
+                except ValidationError as error:
+                    say("error", f"Not recorded: {error}")
+                else:
+                    st.rerun()
+
+st.subheader("Agreement between reviewers")
+agreed = data.reviewer_agreement(cmp.suite)
+if agreed.empty:
+    st.caption("No label was decided by two reviewers yet.")
+else:
+    st.caption("Where two reviewers decided the same label, each on their latest decision: n labels, the share "
+               "they agree on, and Cohen's kappa (agreement beyond what each reviewer's own label frequencies would "
+               "give by chance; empty when they used one label only).")
+    table(agreed, key="w_agreement", placeholder="n/a", column_config={
+        "accuracy": st.column_config.NumberColumn("agree", format="%.3f"),
+        "kappa": st.column_config.NumberColumn("kappa", format="%.3f")})
+
+with st.expander("Record another decision on a question"):
+    decision_form(cmp.suite, key="labels")
+
+st.subheader("Decisions")
+table(data.reviews(cmp.suite), key="w_reviews", placeholder="")
