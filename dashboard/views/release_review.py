@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import data, selection
 from dashboard.display import escape, file_path, metric_help, metric_name, missing, moment, number, say, signed, table
+from scoring.decide.comparison import label_gap_warning
 from scoring.decide.stats import TIE
 from scoring.errors import ValidationError
 from scoring.metrics import BY_KEY
@@ -135,13 +136,9 @@ with st.container(border=True, key="verdict"):
 head = data.headline(cmp.suite, cmp.baseline, cmp.candidate, (*KEY_METRICS, cmp.metric)).set_index("metric")
 significance = None if stats is None else stats.table[stats.table["slice"] == "all"].set_index("metric")
 
-if significance is not None and "judged" in significance.index:
-    judged = significance.loc["judged"]
-    if judged["candidate"] < judged["baseline"] - TIE:
-        say("warning", f"The candidate's Judged@k ({number(judged['candidate'])}) is below the baseline's "
-                       f"({number(judged['baseline'])}): its rankings hold more documents nobody judged, which count "
-                       "as not relevant, so part of this comparison may rest on label gaps. Judge them on the Labels "
-                       "page (review mode) or with ragslice pool before reading a retrieval regression as real.")
+gap = None if stats is None else label_gap_warning(stats.table)
+if gap:
+    say("warning", gap[0].upper() + gap[1:] + ".")
 
 with st.expander("What the relabelling changed: this comparison under the suite's own labels and under the "
                  "reviewed ones"):
