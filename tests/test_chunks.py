@@ -23,7 +23,7 @@ from scoring.metrics.reference import Labels, Output, map_chunks, score_question
 from scoring.errors import ValidationError
 from scoring.metrics import REGISTRY
 from scoring.store.refresh import refresh, score_workspace_in_memory
-from workspaces import edit_line, set_key, write_json, write_jsonl
+from fixtures import edit_line, set_key, write_json, write_jsonl
 
 SUITE = "books"
 CORPUS = "corpus-1"

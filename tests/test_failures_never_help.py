@@ -37,7 +37,7 @@ from scoring.cli import main
 from scoring.metrics import BY_KEY, REGISTRY
 from scoring.decide.policy import metric_aggregates
 from scoring.store.refresh import refresh
-from workspaces import write_json, write_jsonl
+from fixtures import write_json, write_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_LAB = REPO / "data" / "seed-lab"

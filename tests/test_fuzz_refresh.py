@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from scoring.cli import main
 from scoring.store.refresh import score_workspace_in_memory
-from workspaces import build, fingerprint, manifest
+from fixtures import build, fingerprint, manifest
 
 EXAMPLES = int(os.environ.get("RAGSLICE_FUZZ_EXAMPLES", "60"))
 OUTCOMES: dict[str, int] = {"accepted": 0, "refused": 0}

@@ -214,7 +214,7 @@ def test_every_refresh_leaves_the_summary_tables_equal_to_the_scored_tables(tmp_
     """Summaries are never stale: after a run is added, changed or removed and after the suite
     changes, each summary table holds exactly the rows computed afresh from the scored tables."""
     from scoring.store.summaries import SCORES_BY_POSITION_SQL, run_totals_sql, slice_sums_sql
-    from workspaces import build, run_file, suite_file
+    from fixtures import build, run_file, suite_file
 
     ws = build(tmp_path / "ws")
     db = tmp_path / "scores.duckdb"
