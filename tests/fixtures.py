@@ -1,17 +1,159 @@
-"""Workspaces for tests: a small valid workspace, line-level edits, a large generator, DB fingerprints.
+"""Fixtures of the test suite: one set of workspace writers and the workspaces built with them.
 
-`build(root)` writes the valid workspace `demo` (one suite, two runs) and returns its root. A test
-then breaks exactly one thing with `set_field`, `drop_field`, `replace_line`, `edit_json`, ... and
-expects the error to name that file and line. Everything is written below the given folder only.
+- Files: `write_json` (indented, so a manifest or suite.json has one key a line), `write_jsonl`.
+- A suite folder (`write_suite_folder`: suite.json, documents, questions, chunks) and a run folder
+  (`write_run_folder`: manifest.json and records.jsonl; `run_manifest` fills in `RUN_DEFAULTS`), with
+  the small constructors `question`, `record`, `claim`, `hit`, `miss`, `abstain`; `write_workspace_files`
+  writes a one-suite workspace from questions and runs with them.
+- The valid workspace `demo` (`build`): a test breaks exactly one thing with `set_field`,
+  `drop_field`, `replace_line`, `edit_json`, ... and expects the error to name that file and line.
+- `build_large` (a valid workspace of any size), `fingerprint` (a database's rows, read-only), and
+  `build_dashboard_workspace` (the seed-lab plus repeats, hostile text and a macro/pooled flip).
+
+Everything is written below the given folder only.
 """
 from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import duckdb
+
+REPO = Path(__file__).resolve().parents[1]
+SEED_LAB = REPO / "data" / "seed-lab"
+
+# --- files ---------------------------------------------------------------------------------------
+
+
+def write_json(path: Path, value: Any) -> Path:
+    """`value` as indented JSON and a final newline (a key's line number is stable)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def write_jsonl(path: Path, rows: Iterable[Any]) -> Path:
+    """One JSON value a line (line n is `rows[n - 1]`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def write_text_lines(path: Path, rows: Iterable[str]) -> Path:
+    """Rows already serialised, one a line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{row}\n" for row in rows), encoding="utf-8")
+    return path
+
+
+# --- suites, runs and records --------------------------------------------------------------------
+
+RUN_DEFAULTS: dict[str, Any] = {
+    "created_at": "2026-11-01T00:00:00Z", "code_revision": "abc", "retrieval": {"m": "x"}, "k": 2,
+    "prompt_revision": "p1", "model": "m1", "generation": {},
+}
+"""The manifest fields a run needs besides its ID and its suite's identity (docs/formats.md); `group`,
+`repeat` and `notes` are optional and absent unless given."""
+
+
+def write_suite_folder(root: Path, name: str, documents: Iterable[dict[str, Any]],
+                       questions: Iterable[dict[str, Any]], *, version: str = "1", corpus_version: str = "c1",
+                       rubric_version: str = "r1", chunks: Iterable[dict[str, Any]] | None = None,
+                       **meta: Any) -> Path:
+    """`root/suites/<name>/`: suite.json (name, versions, then `meta`: description, max_claims, unit,
+    ...), documents.jsonl, questions.jsonl and, when given, chunks.jsonl. Returns the folder."""
+    folder = root / "suites" / name
+    write_json(folder / "suite.json", {"name": name, "version": version, "corpus_version": corpus_version,
+                                       "rubric_version": rubric_version, **meta})
+    write_jsonl(folder / "documents.jsonl", documents)
+    if chunks is not None:
+        write_jsonl(folder / "chunks.jsonl", chunks)
+    write_jsonl(folder / "questions.jsonl", questions)
+    return folder
+
+
+def run_manifest(run_id: str, *, suite: str, suite_version: str = "1", corpus_version: str = "c1",
+                 rubric_version: str = "r1", **fields: Any) -> dict[str, Any]:
+    """A manifest in the documented key order: `RUN_DEFAULTS` with `fields` applied (a default keeps
+    its place; a new field comes last)."""
+    return {"run_id": run_id, "suite": suite, "suite_version": suite_version, "corpus_version": corpus_version,
+            **RUN_DEFAULTS, "rubric_version": rubric_version, **fields}
+
+
+def write_run_folder(root: Path, manifest: dict[str, Any], records: Iterable[dict[str, Any]]) -> Path:
+    """`root/runs/<run_id>/` named by the manifest: manifest.json (see `run_manifest`, `manifest`) and
+    records.jsonl, one record a line in the given order. Returns the folder."""
+    folder = root / "runs" / manifest["run_id"]
+    write_json(folder / "manifest.json", manifest)
+    write_jsonl(folder / "records.jsonl", records)
+    return folder
+
+
+def claim(claim_id: str, citations: Iterable[str], text: str | None = None) -> dict[str, Any]:
+    """A stated claim; `text` only when given."""
+    return {"id": claim_id, "citations": list(citations), **({"text": text} if text is not None else {})}
+
+
+def record(question_id: str, retrieved: Iterable[str] = (), claims: Iterable[dict[str, Any]] = (), *,
+           answer: str | None = "an answer", **fields: Any) -> dict[str, Any]:
+    """A record with every required field: no latency, cost or error unless `fields` sets them."""
+    return {"question_id": question_id, "retrieved": list(retrieved), "claims": list(claims), "answer": answer,
+            "latency_ms": None, "cost_usd": None, "error": None, **fields}
+
+
+def question(i: int, **extra: Any) -> dict[str, Any]:
+    """Question q<i> (lookup, dev, not critical, no tags): one relevant document d<i>, one expected
+    claim x supported by it."""
+    return {"id": f"q{i}", "text": f"Question {i}?", "relevant": [f"d{i}"], "support": {"x": [f"d{i}"]},
+            "type": "lookup", "split": "dev", "critical": False, "tags": [], **extra}
+
+
+def hit(i: int, **extra: Any) -> dict[str, Any]:
+    """A record that retrieves d<i> and states x citing it: recall, support, coverage 1."""
+    return record(f"q{i}", [f"d{i}"], [claim("x", [f"d{i}"])], answer="yes", **extra)
+
+
+def miss(i: int, **extra: Any) -> dict[str, Any]:
+    """Retrieves the wrong document and cites it: recall, support, coverage 0."""
+    return record(f"q{i}", ["other"], [claim("x", ["other"])], answer="no", **extra)
+
+
+def abstain(i: int, **extra: Any) -> dict[str, Any]:
+    """Retrieves nothing and states nothing."""
+    return record(f"q{i}", [], [], answer="", **extra)
+
+
+def documents_for(questions: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A document for every labelled ID of `questions`, and `other` (labelled nowhere)."""
+    ids = sorted({d for q in questions for d in (q.get("relevant") or [])} | {"other"})
+    return [{"id": d, "text": f"Text of {d}."} for d in ids]
+
+
+def write_workspace_files(root: Path, questions: list[dict[str, Any]], runs: dict[str, dict[str, Any]], *,
+                          suite: str = "s", version: str = "1", corpus: str = "c1",
+                          documents: list[dict[str, Any]] | None = None) -> Path:
+    """A one-suite workspace under `root`: `questions` (see `question`), `documents` (default
+    `documents_for(questions)`) and `runs[run_id] = {"records": [...], **manifest fields}`. Returns `root`."""
+    write_suite_folder(root, suite, documents_for(questions) if documents is None else documents, questions,
+                       version=version, corpus_version=corpus)
+    for run_id, spec in runs.items():
+        spec = dict(spec)
+        records = spec.pop("records")
+        write_run_folder(root, run_manifest(run_id, **{"suite": suite, "suite_version": version,
+                                                       "corpus_version": corpus, **spec}), records)
+    return root
+
+
+def write_policy(path: Path, body: str, name: str = "rg") -> Path:
+    """An acceptance policy named `name` with the TOML `body` (its gates)."""
+    path.write_text(f'name = "{name}"\n{body}')
+    return path
+
+
+# --- the valid workspace `demo` ------------------------------------------------------------------
 
 SUITE = "demo"
 
@@ -49,16 +191,18 @@ QUESTIONS: list[dict[str, Any]] = [
 ]
 
 
+DEMO_RUN: dict[str, Any] = {
+    "suite": SUITE, "suite_version": "3", "corpus_version": "corpus-1", "created_at": "2026-11-20T09:12:00Z",
+    "code_revision": "a1b2c3d", "retrieval": {"retriever": "bm25", "top_n": 50}, "prompt_revision": "answer-v7",
+    "model": "example-model", "generation": {"temperature": 0.0}, "rubric_version": "rubric-1",
+    "group": None, "repeat": None, "notes": "A test run.",
+}
+"""The manifest fields of a run of `demo`: every field, so each has a line of its own to break."""
+
+
 def manifest(run_id: str, k: int = 2, **changes: Any) -> dict[str, Any]:
-    base = {
-        "run_id": run_id, "suite": SUITE, "suite_version": "3", "corpus_version": "corpus-1",
-        "created_at": "2026-11-20T09:12:00Z", "code_revision": "a1b2c3d",
-        "retrieval": {"retriever": "bm25", "top_n": 50}, "k": k, "prompt_revision": "answer-v7",
-        "model": "example-model", "generation": {"temperature": 0.0}, "rubric_version": "rubric-1",
-        "group": None, "repeat": None, "notes": "A test run.",
-    }
-    base.update(changes)
-    return base
+    """The manifest of a run of `demo` at cutoff `k`, with `changes` applied."""
+    return run_manifest(run_id, **{**DEMO_RUN, "k": k, **changes})
 
 
 RECORDS: dict[str, list[dict[str, Any]]] = {
@@ -94,27 +238,11 @@ RECORDS: dict[str, list[dict[str, Any]]] = {
 """Two runs. Line numbers are 1-based: `base` line 4 is q-4 (failed); `base` has no record for q-5."""
 
 
-def write_json(path: Path, value: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-    return path
-
-
-def write_jsonl(path: Path, rows: list[Any]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
 def build(root: Path) -> Path:
     """Write the valid workspace `demo` into `root` (created) and return `root`."""
-    suite = root / "suites" / SUITE
-    write_json(suite / "suite.json", SUITE_META)
-    write_jsonl(suite / "documents.jsonl", DOCUMENTS)
-    write_jsonl(suite / "questions.jsonl", QUESTIONS)
+    write_suite_folder(root, SUITE, DOCUMENTS, QUESTIONS, **{k: v for k, v in SUITE_META.items() if k != "name"})
     for run_id, rows in RECORDS.items():
-        write_json(root / "runs" / run_id / "manifest.json", manifest(run_id, k=2 if run_id == "base" else 3))
-        write_jsonl(root / "runs" / run_id / "records.jsonl", rows)
+        write_run_folder(root, manifest(run_id, k=2 if run_id == "base" else 3), rows)
     return root
 
 
@@ -130,8 +258,6 @@ def run_file(root: Path, run_id: str, name: str = "records.jsonl") -> Path:
 
 
 # --- edits ---------------------------------------------------------------------------------------
-
-
 
 # Short names for the base workspace's files: records (R) and manifest (M) of run 'base'; the
 # suite's suite.json (S), documents.jsonl (D) and questions.jsonl (Q).
@@ -237,8 +363,7 @@ def build_large(root: Path, *, questions: int = 2000, runs: int = 4, docs_per_qu
     for r in range(runs):
         run_id = f"run{r}"
         write_json(root / "runs" / run_id / "manifest.json",
-                   {**manifest(run_id, k=3), "suite": "big", "suite_version": "1", "corpus_version": "c1",
-                    "rubric_version": "r1"})
+                   manifest(run_id, k=3, suite="big", suite_version="1", corpus_version="c1", rubric_version="r1"))
         rows = []
         for q in range(questions):
             pool = [f"d{(q * docs_per_question + j) % n_docs}" for j in range(6)]
@@ -254,9 +379,93 @@ def build_large(root: Path, *, questions: int = 2000, runs: int = 4, docs_per_qu
     return root
 
 
-def write_text_lines(path: Path, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{row}\n" for row in rows), encoding="utf-8")
+# --- the dashboard's workspace -------------------------------------------------------------------
+
+HOSTILE = "<script>alert(1)</script> [x](javascript:alert(1)) :red[boom] **bold** <img src=x onerror=alert(1)>"
+HOSTILE_ID = "[h1](javascript:alert(1))"
+HOSTILE_GROUP = "<b>g</b> :red[g] [g](javascript:alert(1))"
+DASHBOARD_RUN: dict[str, Any] = {"created_at": "2026-11-02T00:00:00Z", "code_revision": "r1",
+                                 "retrieval": {"method": "bm25"}, "generation": {"temperature": 0.7}}
+"""The manifest fields the dashboard workspace's own runs share (cutoff 2)."""
+
+
+def timed_record(question_id: str, retrieved: list[str], claims: list[tuple[str, list[str]]],
+                 **fields: Any) -> dict[str, Any]:
+    """A record that took 100 ms and cost $0.001; each claim `(id, citations)` has the text `claim <id>`."""
+    return record(question_id, retrieved, [claim(c, cites, f"claim {c}") for c, cites in claims],
+                  **{"latency_ms": 100.0, "cost_usd": 0.001, **fields})
+
+
+def build_dashboard_workspace(root: Path) -> Path:
+    """The bundled seed-lab (runs A and B) copied to `root/ws`, plus:
+    - runs C1, C2 of seed-lab, group `c`: copies of B, except that C2 cites `archive` for `aurora`;
+    - suite `hostile`: markup in every text field (and in a question ID), runs H1 and H2 (H2 the only
+      repeat of group `HOSTILE_GROUP`);
+    - suite `flip`: two questions where macro and pooled support move in opposite directions.
+    Returns `root/ws`."""
+    ws = root / "ws"
+    shutil.copytree(SEED_LAB, ws)
+    b_manifest = json.loads((ws / "runs" / "B" / "manifest.json").read_text())
+    b_records = [json.loads(line) for line in (ws / "runs" / "B" / "records.jsonl").read_text().splitlines() if line]
+    for repeat, run_id in enumerate(("C1", "C2"), 1):
+        write_json(ws / "runs" / run_id / "manifest.json",
+                   {**b_manifest, "run_id": run_id, "group": "c", "repeat": repeat,
+                    "created_at": "2026-11-02T00:00:00Z", "notes": f"Repeat {repeat} of B's configuration."})
+        records = json.loads(json.dumps(b_records))
+        if run_id == "C2":
+            owner = next(r for r in records if r["question_id"] == "owner")
+            owner["claims"] = [{"id": "aurora", "citations": ["archive"]}]
+        write_jsonl(ws / "runs" / run_id / "records.jsonl", records)
+
+    write_suite_folder(ws, "hostile", [{"id": "d1", "title": HOSTILE, "text": HOSTILE},
+                                       {"id": "d2", "text": "restricted", "access": ["hr"]},
+                                       {"id": "d3", "text": "plain"}], [
+        {"id": HOSTILE_ID, "text": HOSTILE, "type": "lookup", "split": "dev", "critical": True, "tags": [":red[tag]"],
+         "caller": ["eng"], "relevant": ["d1"], "support": {"c1": ["d1"]}, "claims": {"c1": HOSTILE},
+         "disputed": HOSTILE},
+        {"id": "h2", "text": "Unanswerable " + HOSTILE, "type": "unanswerable", "split": "dev", "relevant": [],
+         "support": {}},
+        {"id": "h3", "text": "Plain", "type": "lookup", "split": "heldout", "relevant": ["d3"], "support": {"k": ["d3"]}},
+    ], description=HOSTILE)
+    # H1: supports c1, abstains on h2, answers h3. H2 (a group of one, with a hostile name): cites nothing
+    # for c1 and shows the restricted d2 to the `eng` caller, fails on h2, has no record for h3.
+    write_run_folder(ws, run_manifest("H1", **{**DASHBOARD_RUN, "suite": "hostile", "created_at": "2026-11-01T00:00:00Z",
+                                               "notes": HOSTILE}), [
+        timed_record(HOSTILE_ID, ["d1"], [("c1", ["d1"])], answer=HOSTILE, context=HOSTILE),
+        timed_record("h2", [], [], answer=HOSTILE),
+        timed_record("h3", ["d3"], [("k", ["d3"])]),
+    ])
+    write_run_folder(ws, run_manifest("H2", **{**DASHBOARD_RUN, "suite": "hostile", "retrieval": {"method": HOSTILE},
+                                               "group": HOSTILE_GROUP, "repeat": 1}), [
+        timed_record(HOSTILE_ID, ["d2", "d1"], [("c1", [])], answer=HOSTILE, context=HOSTILE),
+        timed_record("h2", [], [], answer=None, error=HOSTILE),
+    ])
+
+    write_suite_folder(ws, "flip", [{"id": "d1", "text": "one"}, {"id": "d2", "text": "two"}], [
+        {"id": "q1", "text": "One claim", "type": "lookup", "split": "dev", "relevant": ["d1"], "support": {"m": ["d1"]}},
+        {"id": "q2", "text": "Three claims", "type": "multi-evidence", "split": "dev", "relevant": ["d2"],
+         "support": {"a": ["d2"], "b": ["d2"], "c": ["d2"]}},
+    ])
+    write_run_folder(ws, run_manifest("F1", **{**DASHBOARD_RUN, "suite": "flip", "created_at": "2026-11-01T00:00:00Z"}), [
+        timed_record("q1", ["d1"], [("m", ["d1"])]),
+        timed_record("q2", ["d2"], [("a", ["d1"]), ("b", ["d1"]), ("c", ["d1"]), ("x", ["d1"])]),
+    ])
+    write_run_folder(ws, run_manifest("F2", suite="flip", **DASHBOARD_RUN), [
+        timed_record("q1", ["d1"], [("m", ["d2"])]),
+        timed_record("q2", ["d2"], [("a", ["d2"]), ("b", ["d2"]), ("c", ["d2"]), ("x", ["d1"])]),
+    ])
+    return ws
+
+
+# --- databases -----------------------------------------------------------------------------------
+
+
+def comparison(db: Path, baseline: str, candidate: str, **kw: Any):
+    """`scoring.decide.comparison.compare` of two runs or groups on a read-only connection to `db`."""
+    from scoring.decide.comparison import compare
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        return compare(con, baseline, candidate, **kw)
 
 
 # --- database fingerprints -----------------------------------------------------------------------

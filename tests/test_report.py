@@ -13,7 +13,7 @@ from browser import CHROMIUM, FLAGS, require_chromium
 from scoring.decide import report
 from scoring.cli import main
 from scoring.store.refresh import refresh
-from test_compare import SEED_LAB, abstain, comparison, hit, miss, question, write_policy, write_workspace
+from fixtures import SEED_LAB, abstain, comparison, hit, miss, question, write_policy, write_workspace_files
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> | **bold** [link](http://example.com)'
 
@@ -29,7 +29,7 @@ def hostile_db(tmp_path_factory) -> Path:
         "base": {"records": [hit(1), hit(2), miss(3)], "notes": HOSTILE},
         "cand": {"records": [bad, hit(2), abstain(3)], "notes": "candidate", "model": "m2"},
     }
-    ws = write_workspace(root / "ws", questions, runs)
+    ws = write_workspace_files(root / "ws", questions, runs)
     db = root / "h.duckdb"
     refresh(ws, db)
     return db
