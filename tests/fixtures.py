@@ -42,6 +42,11 @@ def write_jsonl(path: Path, rows: Iterable[Any]) -> Path:
     return path
 
 
+def read_jsonl(path: Path) -> list[Any]:
+    """The JSON values of a JSON-lines file, blank lines skipped."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def write_text_lines(path: Path, rows: Iterable[str]) -> Path:
     """Rows already serialised, one a line."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -89,6 +94,13 @@ def write_run_folder(root: Path, manifest: dict[str, Any], records: Iterable[dic
     folder = root / "runs" / manifest["run_id"]
     write_json(folder / "manifest.json", manifest)
     write_jsonl(folder / "records.jsonl", records)
+    return folder
+
+
+def copy_run(root: Path, source: str, target: str, **changes: Any) -> Path:
+    """A new run `target`: a copy of run folder `source` whose manifest names `target`, `changes` applied."""
+    folder = shutil.copytree(root / "runs" / source, root / "runs" / target)
+    edit_json(folder / "manifest.json", lambda m: m.update(run_id=target, **changes))
     return folder
 
 

@@ -17,7 +17,6 @@ The server helpers here are shared with test_hostile_text.
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import shutil
 import signal
@@ -37,6 +36,7 @@ import duckdb
 import pytest
 
 from browser import CHROMIUM, FLAGS, require_chromium
+from fixtures import read_jsonl, write_jsonl
 from scoring.store.refresh import refresh
 
 REPO = Path(__file__).resolve().parents[1]
@@ -211,10 +211,10 @@ def exceptions(page) -> list[str]:
 def set_owner_citation(ws: Path, doc: str) -> None:
     """Make run B cite `doc` for claim `aurora` of question `owner` (`owners`: S0, `archive`: S1)."""
     path = ws / "runs" / "B" / "records.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = read_jsonl(path)
     owner = next(r for r in rows if r["question_id"] == "owner")
     owner["claims"] = [{"id": "aurora", "citations": [doc]}]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    write_jsonl(path, rows)
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

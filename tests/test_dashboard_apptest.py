@@ -25,7 +25,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fixtures import (
-    DASHBOARD_RUN, HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace, run_manifest, timed_record,
+    DASHBOARD_RUN, HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace, copy_run, run_manifest,
+    timed_record,
     write_run_folder, write_suite_folder,
 )
 from scoring.metrics import REGISTRY
@@ -675,9 +676,7 @@ def test_a_refresh_replacing_the_file_is_seen_on_the_next_rerun(monkeypatch, tmp
     monkeypatch.setenv("RAGSLICE_DB", str(db))
     at = open_page(AppTest.from_file(str(APP), default_timeout=60), "runs", suite="seed-lab")
     assert sorted(frame(at, "w_stats")["run_id"]) == ["A", "B", "C1", "C2"]
-    shutil.copytree(ws / "runs" / "A", ws / "runs" / "E")
-    manifest = json.loads((ws / "runs" / "E" / "manifest.json").read_text())
-    (ws / "runs" / "E" / "manifest.json").write_text(json.dumps({**manifest, "run_id": "E"}))
+    copy_run(ws, "A", "E")
     refresh(ws, db)
     at.run()
     assert sorted(frame(at, "w_stats")["run_id"]) == ["A", "B", "C1", "C2", "E"]
