@@ -9,18 +9,33 @@
   `drop_field`, `replace_line`, `edit_json`, ... and expects the error to name that file and line.
 - `build_large` (a valid workspace of any size), `fingerprint` (a database's rows, read-only), and
   `build_dashboard_workspace` (the seed-lab plus repeats, hostile text and a macro/pooled flip).
+- A running dashboard (`running_dashboard`: `ragslice dashboard` as a subprocess, up when its health
+  endpoint answers, always stopped) and the pieces other ways of starting it share (`launch`,
+  `wait_for_health`, `stop`); Debian's headless Chromium (`chromium`, the `chrome` fixture, `new_tab`)
+  and the page helpers every browser test waits with (`settle`, `visit`).
 
 Everything is written below the given folder only.
 """
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import duckdb
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_LAB = REPO / "data" / "seed-lab"
@@ -500,3 +515,170 @@ def fingerprint(db: Path) -> dict[str, Any]:
         con.close()
 
 
+# --- a running dashboard -------------------------------------------------------------------------
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on at `address` right now."""
+    with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as s:
+        s.bind((address, 0))
+        return s.getsockname()[1]
+
+
+def healthy(url: str, timeout: float = 2.0) -> bool:
+    """Whether the Streamlit server at `url` answers `ok` on its health endpoint."""
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as response:
+            return response.read().decode().strip() == "ok"
+    except OSError:
+        return False
+
+
+def launch(args: list[str], log: Path) -> subprocess.Popen:
+    """`ragslice ARGS` run as `python -m scoring.cli` from the checkout (the code under test, not an
+    installed copy), in a session of its own, its output and errors to `log`."""
+    with log.open("w") as out:
+        return subprocess.Popen([sys.executable, "-m", "scoring.cli", *args], cwd=REPO, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for_health(url: str, process: subprocess.Popen, log: Path, *, timeout: float = 90.0) -> None:
+    """Return once the server at `url` is healthy; fail with `log` when `process` ends first or
+    `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while not healthy(url):
+        if process.poll() is not None or time.monotonic() > deadline:
+            state = f"exited with {process.returncode}" if process.poll() is not None else f"not up in {timeout:.0f} s"
+            pytest.fail(f"the server at {url} did not start ({state}); its log {log}:\n{log.read_text()}")
+        time.sleep(0.2)
+
+
+def stop(process: subprocess.Popen, timeout: float = 20.0) -> bool:
+    """SIGTERM (`ragslice dashboard` and `ragslice demo` pass it on to the server), then SIGKILL to
+    the whole process group (`launch` starts one) if it has not ended after `timeout` seconds.
+    Returns whether it ended without the SIGKILL."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        if os.getpgid(process.pid) == process.pid:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+        process.wait()
+        return False
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    port: int
+    process: subprocess.Popen
+    log: Path
+
+
+@contextmanager
+def running_dashboard(db: Path, log: Path, *, address: str | None = None, policy: Path | None = None,
+                      timeout: float = 90.0) -> Iterator[Server]:
+    """`ragslice dashboard --db DB --port FREE [--address A] [--policy P]` (see `launch`), up once its
+    health endpoint answers `ok`; fails with the server's log otherwise. Always stopped (`stop`)."""
+    host = address or "127.0.0.1"
+    port = free_port(host)
+    args = ["dashboard", "--db", str(db), "--port", str(port)]
+    if address is not None:
+        args += ["--address", address]
+    if policy is not None:
+        args += ["--policy", str(policy)]
+    process = launch(args, log)
+    try:
+        url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+        wait_for_health(url, process, log, timeout=timeout)
+        yield Server(url, port, process, log)
+    finally:
+        stop(process)
+
+
+# --- a headless Chromium -------------------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+"""Headless, no sandbox (root), and no calls to outside hosts, which this network refuses."""
+VIEWPORT = {"width": 1400, "height": 2600}
+
+
+def require_chromium() -> None:
+    """Skip without Debian's Chromium, unless CI is set: then the browser tests must run."""
+    if CHROMIUM.exists():
+        return
+    message = f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; CI is set, so the browser tests must run")
+    pytest.skip(message)
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by Playwright (skipped or failed as `require_chromium` says)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def chrome() -> Iterator[Any]:
+    """One headless Chromium for a test module (see `chromium`)."""
+    with chromium() as browser:
+        yield browser
+
+
+def new_tab(browser: Any, **context: Any) -> Any:
+    """A page in a fresh context (`VIEWPORT` unless `context` says otherwise) that dismisses every
+    dialog and records its message in `tab.dialogs`."""
+    tab = browser.new_context(**{"viewport": VIEWPORT, **context}).new_page()
+    tab.dialogs = []
+    tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))
+    return tab
+
+
+IDLE = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && !!app.querySelector('h1')
+    && !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stSkeleton"]');
+}"""
+"""No script run is drawn as running (Streamlit's own run-state attribute on the app root) and the
+page has drawn. Sound on its own after a page load only: the page of a rerun's previous run already
+has its heading, and a short rerun may never be drawn as running."""
+
+
+def settle(page: Any, timeout: float = 60_000) -> None:
+    """Wait until the dashboard page is `IDLE` and the network is quiet (lazy elements have drawn)."""
+    page.wait_for_function(IDLE, timeout=timeout)
+    page.wait_for_load_state("networkidle")
+
+
+def visit(page: Any, url: str, timeout: float = 60_000) -> None:
+    """Open `url` and `settle`."""
+    page.goto(url)
+    settle(page, timeout)
+
+
+def tile(page: Any, label: str) -> str:
+    """The value shown by the metric tile labelled `label`."""
+    metric = page.locator('[data-testid="stMetric"]').filter(has=page.get_by_text(label, exact=True)).first
+    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def exceptions(page: Any) -> list[str]:
+    """The texts of the exceptions the page shows (none when the script ran cleanly)."""
+    return page.locator('[data-testid="stException"]').all_inner_texts()

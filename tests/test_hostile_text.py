@@ -26,8 +26,8 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 
 import hostile as H
+from fixtures import REPO, exceptions, new_tab, running_dashboard, settle, visit
 from scoring.store.refresh import refresh
-from test_concurrent_use import REPO, chromium, dashboard, exceptions, new_tab, require_chromium, settle, visit
 
 pytestmark = pytest.mark.browser
 
@@ -67,15 +67,8 @@ def hostile(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def chrome():
-    require_chromium()
-    with chromium() as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
 def server(hostile):
-    with dashboard(hostile["db"], hostile["root"] / "server.log") as running:
+    with running_dashboard(hostile["db"], hostile["root"] / "server.log") as running:
         yield running
 
 
