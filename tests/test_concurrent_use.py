@@ -109,7 +109,7 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 class HealthWatch(threading.Thread):
-    """Polls the health endpoint every 0.1 s until stopped; records every failed poll."""
+    """Polls the health endpoint until stopped, 0.1 s apart; records every failed poll."""
 
     def __init__(self, url: str) -> None:
         super().__init__(daemon=True)
@@ -121,7 +121,7 @@ class HealthWatch(threading.Thread):
             self.polls += 1
             if not healthy(self.url, timeout=5):
                 self.failures.append(time.monotonic())
-            time.sleep(0.1)
+            self.stopping.wait(0.1)
 
     def stop(self) -> "HealthWatch":
         self.stopping.set()
