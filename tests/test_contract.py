@@ -12,7 +12,7 @@ from copy import deepcopy
 
 import pytest
 from seed_fixture import CASES, CORPUS, EXPECTED_TABLE, RUNS
-from support import display
+from fixtures import display
 
 from scoring import ValidationError, claim_verdicts, evaluate, validate_corpus
 from scoring.metrics.reference import Labels, Output, score_question
