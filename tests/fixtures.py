@@ -1,4 +1,5 @@
-"""Fixtures of the test suite: one set of workspace writers and the workspaces built with them.
+"""Fixtures of the test suite: one set of workspace writers, the workspaces built with them, a running
+dashboard and a headless Chromium.
 
 - Files: `write_json` (indented, so a manifest or suite.json has one key a line), `write_jsonl`.
 - A suite folder (`write_suite_folder`: suite.json, documents, questions, chunks) and a run folder
@@ -454,11 +455,13 @@ def build_dashboard_workspace(root: Path) -> Path:
          "disputed": HOSTILE},
         {"id": "h2", "text": "Unanswerable " + HOSTILE, "type": "unanswerable", "split": "dev", "relevant": [],
          "support": {}},
-        {"id": "h3", "text": "Plain", "type": "lookup", "split": "heldout", "relevant": ["d3"], "support": {"k": ["d3"]}},
+        {"id": "h3", "text": "Plain", "type": "lookup", "split": "heldout", "relevant": ["d3"],
+         "support": {"k": ["d3"]}},
     ], description=HOSTILE)
     # H1: supports c1, abstains on h2, answers h3. H2 (a group of one, with a hostile name): cites nothing
     # for c1 and shows the restricted d2 to the `eng` caller, fails on h2, has no record for h3.
-    write_run_folder(ws, run_manifest("H1", **{**DASHBOARD_RUN, "suite": "hostile", "created_at": "2026-11-01T00:00:00Z",
+    earlier = "2026-11-01T00:00:00Z"
+    write_run_folder(ws, run_manifest("H1", **{**DASHBOARD_RUN, "suite": "hostile", "created_at": earlier,
                                                "notes": HOSTILE}), [
         timed_record(HOSTILE_ID, ["d1"], [("c1", ["d1"])], answer=HOSTILE, context=HOSTILE),
         timed_record("h2", [], [], answer=HOSTILE),
@@ -471,11 +474,12 @@ def build_dashboard_workspace(root: Path) -> Path:
     ])
 
     write_suite_folder(ws, "flip", [{"id": "d1", "text": "one"}, {"id": "d2", "text": "two"}], [
-        {"id": "q1", "text": "One claim", "type": "lookup", "split": "dev", "relevant": ["d1"], "support": {"m": ["d1"]}},
+        {"id": "q1", "text": "One claim", "type": "lookup", "split": "dev", "relevant": ["d1"],
+         "support": {"m": ["d1"]}},
         {"id": "q2", "text": "Three claims", "type": "multi-evidence", "split": "dev", "relevant": ["d2"],
          "support": {"a": ["d2"], "b": ["d2"], "c": ["d2"]}},
     ])
-    write_run_folder(ws, run_manifest("F1", **{**DASHBOARD_RUN, "suite": "flip", "created_at": "2026-11-01T00:00:00Z"}), [
+    write_run_folder(ws, run_manifest("F1", **{**DASHBOARD_RUN, "suite": "flip", "created_at": earlier}), [
         timed_record("q1", ["d1"], [("m", ["d1"])]),
         timed_record("q2", ["d2"], [("a", ["d1"]), ("b", ["d1"]), ("c", ["d1"]), ("x", ["d1"])]),
     ])
@@ -486,7 +490,7 @@ def build_dashboard_workspace(root: Path) -> Path:
     return ws
 
 
-# --- databases -----------------------------------------------------------------------------------
+# --- databases: comparisons and fingerprints -----------------------------------------------------
 
 
 def comparison(db: Path, baseline: str, candidate: str, **kw: Any):
@@ -496,8 +500,6 @@ def comparison(db: Path, baseline: str, candidate: str, **kw: Any):
     with duckdb.connect(str(db), read_only=True) as con:
         return compare(con, baseline, candidate, **kw)
 
-
-# --- database fingerprints -----------------------------------------------------------------------
 
 FINGERPRINT_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "runs", "records",
                       "retrieved", "claims", "question_scores")

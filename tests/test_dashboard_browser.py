@@ -1,8 +1,9 @@
 """The dashboard in a real headless Chromium (Debian's /usr/bin/chromium) through Playwright.
 
 A real server is started with `ragslice dashboard` over a database written by the real refresh
-(`fixtures.build_dashboard_workspace`, the AppTest tests' workspace too), driven like a user would, and always stopped; one test
-runs `ragslice demo` itself. Each test saves a screenshot of every page it visits under its tmp_path.
+(the workspace of `fixtures.build_dashboard_workspace`, which the AppTest tests use too), driven like
+a user would, and always stopped; one test runs `ragslice demo` itself. Each test saves a screenshot
+of every page it visits under its tmp_path.
 """
 from __future__ import annotations
 
