@@ -1,4 +1,5 @@
-"""Shared test configuration: hypothesis profiles and the tally of cross-checked cases.
+"""Shared test configuration: hypothesis profiles, the tally of cross-checked cases, and the fixtures of
+tests/fixtures.py that every module may ask for (`chrome`).
 
 Profiles (pick one with RAGSLICE_HYPOTHESIS_PROFILE): ``default`` for the suite, ``small`` for quick
 subprocess runs (mutation tests: fixed seed, no shrinking), ``thorough`` for a long local soak. None
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+from fixtures import chrome  # noqa: F401 - a fixture: one headless Chromium per test module
 
 _COMMON = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
 settings.register_profile("default", max_examples=90, **_COMMON)

@@ -8,9 +8,10 @@ written without spaces; run and suite IDs are folder names and carry none.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from fixtures import run_manifest, write_run_folder, write_suite_folder
 
 PAYLOADS: dict[str, str] = {
     "script": "<script>window.__pwned=1;alert(1)</script>",
@@ -93,21 +94,11 @@ def injected(page: Any) -> dict[str, int]:
     return {label: n for label, n in counts.items() if n}
 
 
-def _write(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
-
-
-def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-
-
-def _manifest(run_id: str, **extra: Any) -> dict[str, Any]:
-    return {"run_id": run_id, "suite": SUITE, "suite_version": "1", "corpus_version": "corpus-h",
-            "created_at": "2026-11-01T00:00:00Z", "code_revision": TEXT, "retrieval": {"method": TEXT},
-            "k": 2, "prompt_revision": TEXT, "model": TEXT, "generation": {"note": TEXT}, "rubric_version": "r1",
-            "notes": TEXT, **extra}
+HOSTILE_RUN: dict[str, Any] = {
+    "suite": SUITE, "corpus_version": "corpus-h", "code_revision": TEXT, "retrieval": {"method": TEXT},
+    "prompt_revision": TEXT, "model": TEXT, "generation": {"note": TEXT}, "notes": TEXT,
+}
+"""Every free-text manifest value of both runs carries `TEXT`."""
 
 
 def build_hostile_workspace(root: Path) -> Path:
@@ -122,16 +113,11 @@ def build_hostile_workspace(root: Path) -> Path:
     `TEXT`.
     """
     ws = root / "ws"
-    suite = ws / "suites" / SUITE
-    _write(suite / "suite.json", {"name": SUITE, "version": "1", "corpus_version": "corpus-h", "rubric_version": "r1",
-                                  "description": TEXT})
-    _write_lines(suite / "documents.jsonl", [
+    write_suite_folder(ws, SUITE, [
         {"id": DOC_ID, "title": TEXT, "text": TEXT},
         {"id": RESTRICTED_DOC_ID, "title": TEXT, "text": TEXT, "access": ["<b>hr</b>"]},
         {"id": "d3", "title": "Plain", "text": "plain"},
-    ])
-    _write_lines(suite / "chunks.jsonl", [{"id": CHUNK_ID, "doc": DOC_ID, "doc_version": "corpus-h", "text": TEXT}])
-    _write_lines(suite / "questions.jsonl", [
+    ], [
         {"id": QUESTION_ID, "text": TEXT, "type": QUESTION_TYPE, "split": "dev", "critical": True,
          "tags": [":red[tag]", "<b>tag</b>", TEXT], "caller": ["<i>eng</i>"], "relevant": [DOC_ID],
          "support": {CLAIM_ID: [DOC_ID]}, "claims": {CLAIM_ID: TEXT}, "disputed": TEXT},
@@ -139,9 +125,9 @@ def build_hostile_workspace(root: Path) -> Path:
          "tags": [TEXT], "relevant": [], "support": {}},
         {"id": PLAIN_ID, "text": "Plain question", "type": "lookup", "split": "heldout", "relevant": ["d3"],
          "support": {"k": ["d3"]}},
-    ])
-    _write(ws / "runs" / BASELINE / "manifest.json", _manifest(BASELINE))
-    _write_lines(ws / "runs" / BASELINE / "records.jsonl", [
+    ], corpus_version="corpus-h", description=TEXT,
+        chunks=[{"id": CHUNK_ID, "doc": DOC_ID, "doc_version": "corpus-h", "text": TEXT}])
+    write_run_folder(ws, run_manifest(BASELINE, **HOSTILE_RUN), [
         {"question_id": QUESTION_ID, "retrieved": [DOC_ID, "d3"], "context": TEXT, "answer": TEXT,
          "claims": [{"id": CLAIM_ID, "citations": [DOC_ID], "text": TEXT}], "latency_ms": 100, "cost_usd": 0.001,
          "error": None},
@@ -150,9 +136,8 @@ def build_hostile_workspace(root: Path) -> Path:
         {"question_id": PLAIN_ID, "retrieved": ["d3"], "answer": "plain", "claims": [{"id": "k", "citations": ["d3"]}],
          "latency_ms": 100, "cost_usd": 0.001, "error": None},
     ])
-    _write(ws / "runs" / CANDIDATE_RUN / "manifest.json",
-           _manifest(CANDIDATE_RUN, created_at="2026-11-02T00:00:00Z", group=GROUP, repeat=1))
-    _write_lines(ws / "runs" / CANDIDATE_RUN / "records.jsonl", [
+    write_run_folder(ws, run_manifest(CANDIDATE_RUN, **HOSTILE_RUN, created_at="2026-11-02T00:00:00Z", group=GROUP,
+                                      repeat=1), [
         {"question_id": QUESTION_ID, "retrieved": [CHUNK_ID, RESTRICTED_DOC_ID], "context": TEXT, "answer": TEXT,
          "claims": [{"id": CLAIM_ID, "citations": [], "text": TEXT},
                     {"id": EXTRA_CLAIM_ID, "citations": ["<b>outside</b>"], "text": TEXT}],

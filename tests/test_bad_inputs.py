@@ -20,7 +20,7 @@ import duckdb
 import pytest
 
 from scoring.cli import main
-from workspaces import (
+from fixtures import (
     D, M, Q, R, S,
     DOCUMENTS, QUESTIONS, RECORDS, append_line, build, drop_field, drop_key, edit_line, fingerprint, lines,
     manifest, replace_line, run_file, set_field, set_key, suite_file, write_json, write_jsonl,

@@ -20,7 +20,7 @@ from scoring.store.refresh import refresh, stage, write_suite
 from scoring.store.schema import create_schema
 from scoring.io.synth import write_workspace
 from scoring.store.workspace import load_workspace
-from workspaces import R, build, build_large, edit_line, replace_line
+from fixtures import R, build, build_large, edit_line, replace_line
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 COMPARED = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "runs", "records",

@@ -23,7 +23,9 @@ from scoring.metrics.reference import Labels, Output, map_chunks, score_question
 from scoring.errors import ValidationError
 from scoring.metrics import REGISTRY
 from scoring.store.refresh import refresh, score_workspace_in_memory
-from workspaces import edit_line, set_key, write_json, write_jsonl
+from fixtures import (
+    edit_line, run_manifest, set_key, write_json, write_jsonl, write_run_folder, write_suite_folder,
+)
 
 SUITE = "books"
 CORPUS = "corpus-1"
@@ -94,20 +96,15 @@ FINE = [
 
 
 def manifest(run_id: str, **changes) -> dict:
-    return {"run_id": run_id, "suite": SUITE, "suite_version": "1", "corpus_version": CORPUS,
-            "created_at": "2026-11-20T09:12:00Z", "code_revision": "abc", "retrieval": {"chunking": run_id},
-            "k": 3, "prompt_revision": "p1", "model": "m1", "generation": {}, "rubric_version": "r1", **changes}
+    """A run of the suite at cutoff 3 whose retrieval names its chunking (the run ID)."""
+    return run_manifest(run_id, **{"suite": SUITE, "corpus_version": CORPUS, "created_at": "2026-11-20T09:12:00Z",
+                                   "retrieval": {"chunking": run_id}, "k": 3, **changes})
 
 
 def build(root: Path) -> Path:
-    suite = root / "suites" / SUITE
-    write_json(suite / "suite.json", {"name": SUITE, "version": "1", "corpus_version": CORPUS, "rubric_version": "r1"})
-    write_jsonl(suite / "documents.jsonl", DOCUMENTS)
-    write_jsonl(suite / "questions.jsonl", QUESTIONS)
-    write_jsonl(suite / "chunks.jsonl", SUITE_CHUNKS)
+    write_suite_folder(root, SUITE, DOCUMENTS, QUESTIONS, corpus_version=CORPUS, chunks=SUITE_CHUNKS)
     for run_id, rows in (("coarse", COARSE), ("fine", FINE)):
-        write_json(root / "runs" / run_id / "manifest.json", manifest(run_id))
-        write_jsonl(root / "runs" / run_id / "records.jsonl", rows)
+        write_run_folder(root, manifest(run_id), rows)
     write_jsonl(root / "runs" / "fine" / "chunks.jsonl", FINE_CHUNKS)
     return root
 
@@ -463,16 +460,11 @@ def workspaces(draw):
 
 
 def write_random(root: Path, unit, versions, suite_map, questions, runs) -> None:
-    suite = root / "suites" / SUITE
-    write_json(suite / "suite.json", {"name": SUITE, "version": "1", "corpus_version": CORPUS, "rubric_version": "r1",
-                                      "unit": unit})
-    write_jsonl(suite / "documents.jsonl", [
+    write_suite_folder(root, SUITE, [
         {"id": d, "text": f"text of {d}", **({"version": versions[d]} if versions[d] else {}),
-         **({"access": ["hr"]} if d == RESTRICTED else {})} for d in DOCS])
-    write_jsonl(suite / "questions.jsonl", questions)
-    if suite_map:
-        write_jsonl(suite / "chunks.jsonl", [{"id": c, "doc": d, "doc_version": versions[d] or CORPUS}
-                                             for c, d in suite_map.items()])
+         **({"access": ["hr"]} if d == RESTRICTED else {})} for d in DOCS], questions, corpus_version=CORPUS,
+        chunks=[{"id": c, "doc": d, "doc_version": versions[d] or CORPUS} for c, d in suite_map.items()] if suite_map
+        else None, unit=unit)
     for run_id, (k, own, records) in runs.items():
         write_json(root / "runs" / run_id / "manifest.json", manifest(run_id, k=k))
         write_jsonl(root / "runs" / run_id / "records.jsonl", [

@@ -24,85 +24,23 @@ from scoring.cli import main
 from scoring.errors import ValidationError
 from scoring.decide.policy import parse_policy
 from scoring.store.refresh import refresh
-
-REPO = Path(__file__).resolve().parents[1]
-SEED_LAB = REPO / "data" / "seed-lab"
+from fixtures import SEED_LAB, abstain, comparison, hit, miss, question, write_policy, write_workspace_files
 
 
 # --- workspaces written for these tests -----------------------------------------------------------
 
 
-def write_workspace(root: Path, questions: list[dict[str, Any]], runs: dict[str, dict[str, Any]], *,
-                    suite: str = "s", version: str = "1", corpus: str = "c1",
-                    documents: list[dict[str, Any]] | None = None) -> Path:
-    """A workspace in the documented format. `runs[run_id]` = {"records": [...], **manifest overrides}."""
-    folder = root / "suites" / suite
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "suite.json").write_text(json.dumps(
-        {"name": suite, "version": version, "corpus_version": corpus, "rubric_version": "r1"}))
-    if documents is None:
-        ids = sorted({d for q in questions for d in (q.get("relevant") or [])} | {"other"})
-        documents = [{"id": d, "text": f"Text of {d}."} for d in ids]
-    (folder / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in documents))
-    base = {"type": "lookup", "split": "dev", "critical": False, "tags": []}
-    (folder / "questions.jsonl").write_text("".join(json.dumps({**base, **q}) + "\n" for q in questions))
-    for run_id, spec in runs.items():
-        spec = dict(spec)
-        records = spec.pop("records")
-        manifest = {"run_id": run_id, "suite": suite, "suite_version": version, "corpus_version": corpus,
-                    "created_at": "2026-11-01T00:00:00Z", "code_revision": "abc", "retrieval": {"m": "x"},
-                    "k": 2, "prompt_revision": "p1", "model": "m1", "generation": {}, "rubric_version": "r1",
-                    **spec}
-        run_dir = root / "runs" / run_id
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "manifest.json").write_text(json.dumps(manifest))
-        (run_dir / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    return root
-
-
-def question(i: int, **extra: Any) -> dict[str, Any]:
-    """Question q<i>: one relevant document d<i>, one expected claim x supported by it."""
-    return {"id": f"q{i}", "text": f"Question {i}?", "relevant": [f"d{i}"], "support": {"x": [f"d{i}"]}, **extra}
-
-
-def hit(i: int, **extra: Any) -> dict[str, Any]:
-    """A record that retrieves d<i> and states x citing it: recall, support, coverage 1."""
-    return {"question_id": f"q{i}", "retrieved": [f"d{i}"], "claims": [{"id": "x", "citations": [f"d{i}"]}],
-            "answer": "yes", "latency_ms": None, "cost_usd": None, "error": None, **extra}
-
-
-def miss(i: int, **extra: Any) -> dict[str, Any]:
-    """Retrieves the wrong document and cites it: recall, support, coverage 0."""
-    return {"question_id": f"q{i}", "retrieved": ["other"], "claims": [{"id": "x", "citations": ["other"]}],
-            "answer": "no", "latency_ms": None, "cost_usd": None, "error": None, **extra}
-
-
-def abstain(i: int, **extra: Any) -> dict[str, Any]:
-    return {"question_id": f"q{i}", "retrieved": [], "claims": [], "answer": "", "latency_ms": None,
-            "cost_usd": None, "error": None, **extra}
-
-
 def build(tmp_path: Path, questions, runs, **kw) -> Path:
-    ws = write_workspace(tmp_path / "ws", questions, runs, **kw)
+    ws = write_workspace_files(tmp_path / "ws", questions, runs, **kw)
     db = tmp_path / "scores.duckdb"
     refresh(ws, db)
     return db
-
-
-def comparison(db: Path, baseline: str, candidate: str, **kw) -> C.Comparison:
-    with duckdb.connect(str(db), read_only=True) as con:
-        return C.compare(con, baseline, candidate, **kw)
 
 
 def row(c: C.Comparison, metric: str, slice_: str) -> dict[str, Any]:
     found = c.table[(c.table["metric"] == metric) & (c.table["slice"] == slice_)]
     assert len(found) == 1, (metric, slice_)
     return found.iloc[0].to_dict()
-
-
-def write_policy(path: Path, body: str, name: str = "rg") -> Path:
-    path.write_text(f'name = "{name}"\n{body}')
-    return path
 
 
 # --- the seed's fixture ---------------------------------------------------------------------------
@@ -281,8 +219,8 @@ def test_verdicts_are_stored_with_policy_text_and_hash(seed_copy, tmp_path, caps
 
 
 def test_different_suites_are_refused(tmp_path):
-    ws = write_workspace(tmp_path / "ws", [question(1)], {"a": {"records": [hit(1)]}}, suite="s1")
-    write_workspace(ws, [question(1)], {"b": {"records": [hit(1)], "suite": "s2"}}, suite="s2")
+    ws = write_workspace_files(tmp_path / "ws", [question(1)], {"a": {"records": [hit(1)]}}, suite="s1")
+    write_workspace_files(ws, [question(1)], {"b": {"records": [hit(1)], "suite": "s2"}}, suite="s2")
     db = tmp_path / "x.duckdb"
     refresh(ws, db)
     with pytest.raises(ValidationError, match="on suite 's1' and candidate 'b' on 's2'"):
@@ -322,7 +260,7 @@ def repeats_db(tmp_path_factory) -> Path:
         "cand-3": {"group": "cand", "repeat": 3, "records": [hit(1), hit(2), hit(3), abstain(4), miss(5)]},
         "solo": {"group": "cand-1", "records": [hit(1), hit(2), hit(3), hit(4), hit(5)]},
     }
-    ws = write_workspace(root / "ws", QUESTIONS5, runs)
+    ws = write_workspace_files(root / "ws", QUESTIONS5, runs)
     db = root / "r.duckdb"
     refresh(ws, db)
     return db
@@ -391,7 +329,7 @@ def ops_db(tmp_path_factory) -> Path:
     cand = [hit(i, latency_ms=float(lat[i - 1]), cost_usd=0.01) for i in range(1, 6)]
     cand[1] = miss(2, latency_ms=200.0, cost_usd=0.01, error="upstream timeout")
     cand[2] = {**hit(3, latency_ms=300.0, cost_usd=0.01), "retrieved": ["d3", "secret"]}
-    ws = write_workspace(root / "ws", questions, {"base": {"records": base}, "cand": {"records": cand}},
+    ws = write_workspace_files(root / "ws", questions, {"base": {"records": base}, "cand": {"records": cand}},
                          documents=documents)
     db = root / "o.duckdb"
     refresh(ws, db)
@@ -589,7 +527,7 @@ def mixed_db(tmp_path_factory) -> Path:
             else:
                 records.append(abstain(i) if u > 0.9 else hit(i) if u < p_hit else miss(i))
     root = tmp_path_factory.mktemp("mixed")
-    ws = write_workspace(root / "ws", questions, {"base": {"records": base}, "cand": {"records": cand}})
+    ws = write_workspace_files(root / "ws", questions, {"base": {"records": base}, "cand": {"records": cand}})
     db = root / "m.duckdb"
     refresh(ws, db)
     return db

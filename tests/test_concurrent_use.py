@@ -4,44 +4,36 @@ A real `ragslice dashboard` serves a database written by the real refresh from a
 seed-lab workspace; a real headless Chromium (Debian's /usr/bin/chromium) keeps the release review
 open and keeps rerunning it while `ragslice refresh` replaces the file and `ragslice compare
 --policy` records a verdict into it. The server is never restarted: the page keeps answering and
-its next rerun shows the new data. Screenshots go to each test's tmp_path.
+its next rerun shows the new data. Screenshots go to each test's tmp_path. The server, the browser and
+the page helpers are the shared ones of tests/fixtures.py.
 
 Expected values are hand arithmetic on the seed (chapter 04 of the seed text): run B's Support is
 the macro mean over the three questions it answers with claims, launch 1/2, rollback 2/2, owner
 1/1, region abstains (n/a): (0.5 + 1 + 1) / 3 = 0.833. State S1 makes B cite `archive` for owner's
 claim `aurora`: `archive` is not labelled for owner, so owner's Support is 0/1 and B's Support is
 (0.5 + 1 + 0) / 3 = 0.500.
-
-The server helpers here are shared with test_hostile_text.
 """
 from __future__ import annotations
 
 import ipaddress
-import json
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
 import duckdb
 import pytest
 
-from browser import CHROMIUM, FLAGS, require_chromium
+from fixtures import (
+    REPO, SEED_LAB, exceptions, healthy, new_tab, read_jsonl, running_dashboard, settle, tile, visit, write_jsonl,
+)
 from scoring.store.refresh import refresh
 
-REPO = Path(__file__).resolve().parents[1]
-SEED_LAB = REPO / "data" / "seed-lab"
-VIEWPORT = {"width": 1400, "height": 2600}
 SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B", "metric": "support"}
 S0_SUPPORT, S1_SUPPORT = "0.833", "0.500"
 PASSING_POLICY = """name = "recall-gate"
@@ -56,105 +48,7 @@ min = 0.9
 """B's R@k is 1 on launch, rollback and owner in both states (region is n/a): macro 1.0 >= 0.9, PASS."""
 
 
-# -- the server and the browser (shared with test_hostile_text) ------------------------------------
-
-
-def free_port(address: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((address, 0))
-        return s.getsockname()[1]
-
-
-def healthy(url: str, timeout: float = 2.0) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as response:
-            return response.read().decode().strip() == "ok"
-    except OSError:
-        return False
-
-
-@dataclass(frozen=True)
-class Server:
-    url: str
-    port: int
-    process: subprocess.Popen
-    log: Path
-
-
-@contextmanager
-def dashboard(db: Path, log: Path, *, address: str | None = None, policy: Path | None = None) -> Iterator[Server]:
-    """`ragslice dashboard --db DB --port FREE [--address A]`, run as `python -m scoring.cli` from the
-    checkout (the code under test, not an installed copy); waits for the health endpoint and always
-    stops the server (SIGTERM, which the command forwards; its whole process group if it hangs)."""
-    port = free_port(address or "127.0.0.1")
-    command = [sys.executable, "-m", "scoring.cli", "dashboard", "--db", str(db), "--port", str(port)]
-    if address is not None:
-        command += ["--address", address]
-    if policy is not None:
-        command += ["--policy", str(policy)]
-    host = address or "127.0.0.1"
-    url = f"http://{host}:{port}"
-    with log.open("w") as out:
-        process = subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            deadline = time.monotonic() + 90
-            while not healthy(url):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the dashboard did not start; see {log}:\n{log.read_text()}")
-                time.sleep(0.2)
-            yield Server(url, port, process, log)
-        finally:
-            if process.poll() is None:
-                process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-
-
-@contextmanager
-def chromium() -> Iterator:
-    """A headless Chromium (Playwright driving Debian's binary)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def new_tab(browser):
-    """A page in a fresh context that dismisses and records every dialog in `tab.dialogs`."""
-    context = browser.new_context(viewport=VIEWPORT)
-    tab = context.new_page()
-    tab.dialogs = []
-    tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))
-    return tab
-
-
-IDLE = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
-    && !!app.querySelector('h1')
-    && !document.querySelector('[data-testid="stStatusWidget"]')
-    && !document.querySelector('[data-testid="stSkeleton"]');
-}"""
-"""No script run is drawn as running (Streamlit's own run-state attribute on the app root) and the
-page has drawn. Sound on its own after a page load only: the page of a rerun's previous run already
-has its heading, and a short rerun may never be drawn as running (below)."""
-
-
-def settle(page, timeout: float = 60_000) -> None:
-    page.wait_for_function(IDLE, timeout=timeout)
-    page.wait_for_load_state("networkidle")
-
-
-def visit(page, url: str) -> None:
-    page.goto(url)
-    settle(page)
+# -- the page -------------------------------------------------------------------------------------
 
 
 def rerun(page, action: Callable[[], None], drawn, timeout: float = 60_000) -> None:
@@ -196,25 +90,16 @@ def toggle_metric(page) -> str:
     return metric
 
 
-def tile(page, label: str) -> str:
-    metric = page.locator('[data-testid="stMetric"]').filter(has=page.get_by_text(label, exact=True)).first
-    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
-
-
-def exceptions(page) -> list[str]:
-    return page.locator('[data-testid="stException"]').all_inner_texts()
-
-
 # -- workspaces -------------------------------------------------------------------------------------
 
 
 def set_owner_citation(ws: Path, doc: str) -> None:
     """Make run B cite `doc` for claim `aurora` of question `owner` (`owners`: S0, `archive`: S1)."""
     path = ws / "runs" / "B" / "records.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = read_jsonl(path)
     owner = next(r for r in rows if r["question_id"] == "owner")
     owner["claims"] = [{"id": "aurora", "citations": [doc]}]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    write_jsonl(path, rows)
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -224,7 +109,7 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 class HealthWatch(threading.Thread):
-    """Polls the health endpoint every 0.1 s until stopped; records every failed poll."""
+    """Polls the health endpoint until stopped, 0.1 s apart; records every failed poll."""
 
     def __init__(self, url: str) -> None:
         super().__init__(daemon=True)
@@ -236,7 +121,7 @@ class HealthWatch(threading.Thread):
             self.polls += 1
             if not healthy(self.url, timeout=5):
                 self.failures.append(time.monotonic())
-            time.sleep(0.1)
+            self.stopping.wait(0.1)
 
     def stop(self) -> "HealthWatch":
         self.stopping.set()
@@ -252,15 +137,8 @@ def seed_server(tmp_path_factory):
     shutil.copytree(SEED_LAB, ws)
     db = root / "ragslice.duckdb"
     refresh(ws, db)
-    with dashboard(db, root / "server.log") as server:
+    with running_dashboard(db, root / "server.log") as server:
         yield server, ws, db
-
-
-@pytest.fixture(scope="module")
-def chrome():
-    require_chromium()
-    with chromium() as b:
-        yield b
 
 
 # -- item 4: concurrent use -------------------------------------------------------------------------
@@ -493,7 +371,7 @@ def test_the_address_option_is_passed_to_the_server(tmp_path):
     _require_proc()
     db = tmp_path / "seed.duckdb"
     refresh(SEED_LAB, db)
-    with dashboard(db, tmp_path / "server.log", address="127.0.0.2") as server:
+    with running_dashboard(db, tmp_path / "server.log", address="127.0.0.2") as server:
         assert listening(server.port) == {"127.0.0.2"}
         assert healthy(server.url)
         assert refused("127.0.0.1", server.port)

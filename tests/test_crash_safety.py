@@ -24,7 +24,7 @@ import pytest
 
 from scoring.errors import ValidationError
 from scoring.store.refresh import refresh
-from workspaces import build, build_large, edit_line, fingerprint, run_file, set_field, suite_file
+from fixtures import build, build_large, edit_line, fingerprint, run_file, set_field, suite_file
 
 RAGSLICE = Path(sys.executable).with_name("ragslice")
 KILLS = 10

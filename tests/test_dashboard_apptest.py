@@ -1,6 +1,7 @@
 """The dashboard driven through Streamlit's AppTest, over a database written by the real refresh.
 
-The workspace is the bundled seed-lab (runs A and B) plus three additions written here:
+The workspace (`fixtures.build_dashboard_workspace`) is the bundled seed-lab (runs A and B) plus three
+additions:
 - runs C1, C2 of seed-lab, group `c`: copies of B, except that C2 cites `archive` for `aurora`;
 - suite `hostile`: markup in every text field (and in a question ID), runs H1 and H2;
 - suite `flip`: two questions where macro and pooled support move in opposite directions.
@@ -23,111 +24,20 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fixtures import (
+    DASHBOARD_RUN, HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace, copy_run, run_manifest,
+    timed_record,
+    write_run_folder, write_suite_folder,
+)
 from scoring.metrics import REGISTRY
 from scoring.store.refresh import refresh
 
-REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "dashboard" / "app.py"
-SEED_LAB = REPO / "data" / "seed-lab"
 PAGES = ("release_review", "statistics", "question_deltas", "question_detail", "slices", "aggregation", "runs")
 TITLES = {"release_review": "Release review", "statistics": "Statistics", "question_deltas": "Question deltas",
           "question_detail": "Question detail", "slices": "Slices", "aggregation": "Aggregation", "runs": "Runs"}
 
-HOSTILE = "<script>alert(1)</script> [x](javascript:alert(1)) :red[boom] **bold** <img src=x onerror=alert(1)>"
-HOSTILE_ID = "[h1](javascript:alert(1))"
-HOSTILE_GROUP = "<b>g</b> :red[g] [g](javascript:alert(1))"
 RAW_MARKUP = ("<script", "](javascript:", ":red[", "<img", "**bold**")
-
-
-def _write(path: Path, value) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=1), encoding="utf-8")
-
-
-def _write_lines(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-
-
-def _manifest(run_id: str, suite: str, version: str, corpus: str, rubric: str, **extra) -> dict:
-    return {"run_id": run_id, "suite": suite, "suite_version": version, "corpus_version": corpus,
-            "created_at": "2026-11-02T00:00:00Z", "code_revision": "r1", "retrieval": {"method": "bm25"}, "k": 2,
-            "prompt_revision": "p1", "model": "m1", "generation": {"temperature": 0.7}, "rubric_version": rubric,
-            **extra}
-
-
-def _record(qid: str, retrieved: list[str], claims: list[tuple[str, list[str]]], **extra) -> dict:
-    return {"question_id": qid, "retrieved": retrieved,
-            "claims": [{"id": c, "citations": cites, "text": f"claim {c}"} for c, cites in claims],
-            "answer": extra.pop("answer", "an answer"), "latency_ms": extra.pop("latency_ms", 100.0),
-            "cost_usd": extra.pop("cost_usd", 0.001), "error": extra.pop("error", None), **extra}
-
-
-def build_dashboard_workspace(root: Path) -> Path:
-    """Write the workspace described in the module docstring under `root`; return it."""
-    ws = root / "ws"
-    shutil.copytree(SEED_LAB, ws)
-    b_manifest = json.loads((ws / "runs" / "B" / "manifest.json").read_text())
-    b_records = [json.loads(line) for line in (ws / "runs" / "B" / "records.jsonl").read_text().splitlines() if line]
-    for repeat, run_id in enumerate(("C1", "C2"), 1):
-        _write(ws / "runs" / run_id / "manifest.json",
-               {**b_manifest, "run_id": run_id, "group": "c", "repeat": repeat, "created_at": "2026-11-02T00:00:00Z",
-                "notes": f"Repeat {repeat} of B's configuration."})
-        records = json.loads(json.dumps(b_records))
-        if run_id == "C2":
-            owner = next(r for r in records if r["question_id"] == "owner")
-            owner["claims"] = [{"id": "aurora", "citations": ["archive"]}]
-        _write_lines(ws / "runs" / run_id / "records.jsonl", records)
-
-    hostile = ws / "suites" / "hostile"
-    _write(hostile / "suite.json", {"name": "hostile", "version": "1", "corpus_version": "c1", "rubric_version": "r1",
-                                    "description": HOSTILE})
-    _write_lines(hostile / "documents.jsonl", [{"id": "d1", "title": HOSTILE, "text": HOSTILE},
-                                               {"id": "d2", "text": "restricted", "access": ["hr"]},
-                                               {"id": "d3", "text": "plain"}])
-    _write_lines(hostile / "questions.jsonl", [
-        {"id": HOSTILE_ID, "text": HOSTILE, "type": "lookup", "split": "dev", "critical": True, "tags": [":red[tag]"],
-         "caller": ["eng"], "relevant": ["d1"], "support": {"c1": ["d1"]}, "claims": {"c1": HOSTILE},
-         "disputed": HOSTILE},
-        {"id": "h2", "text": "Unanswerable " + HOSTILE, "type": "unanswerable", "split": "dev", "relevant": [],
-         "support": {}},
-        {"id": "h3", "text": "Plain", "type": "lookup", "split": "heldout", "relevant": ["d3"], "support": {"k": ["d3"]}},
-    ])
-    # H1: supports c1, abstains on h2, answers h3. H2 (a group of one, with a hostile name): cites nothing
-    # for c1 and shows the restricted d2 to the `eng` caller, fails on h2, has no record for h3.
-    _write(ws / "runs" / "H1" / "manifest.json", _manifest("H1", "hostile", "1", "c1", "r1", notes=HOSTILE,
-                                                             created_at="2026-11-01T00:00:00Z"))
-    _write_lines(ws / "runs" / "H1" / "records.jsonl", [
-        _record(HOSTILE_ID, ["d1"], [("c1", ["d1"])], answer=HOSTILE, context=HOSTILE),
-        _record("h2", [], [], answer=HOSTILE),
-        _record("h3", ["d3"], [("k", ["d3"])]),
-    ])
-    _write(ws / "runs" / "H2" / "manifest.json", _manifest("H2", "hostile", "1", "c1", "r1", group=HOSTILE_GROUP,
-                                                             repeat=1, retrieval={"method": HOSTILE}))
-    _write_lines(ws / "runs" / "H2" / "records.jsonl", [
-        _record(HOSTILE_ID, ["d2", "d1"], [("c1", [])], answer=HOSTILE, context=HOSTILE),
-        _record("h2", [], [], answer=None, error=HOSTILE),
-    ])
-
-    flip = ws / "suites" / "flip"
-    _write(flip / "suite.json", {"name": "flip", "version": "1", "corpus_version": "c1", "rubric_version": "r1"})
-    _write_lines(flip / "documents.jsonl", [{"id": "d1", "text": "one"}, {"id": "d2", "text": "two"}])
-    _write_lines(flip / "questions.jsonl", [
-        {"id": "q1", "text": "One claim", "type": "lookup", "split": "dev", "relevant": ["d1"], "support": {"m": ["d1"]}},
-        {"id": "q2", "text": "Three claims", "type": "multi-evidence", "split": "dev", "relevant": ["d2"],
-         "support": {"a": ["d2"], "b": ["d2"], "c": ["d2"]}},
-    ])
-    _write(ws / "runs" / "F1" / "manifest.json", _manifest("F1", "flip", "1", "c1", "r1", created_at="2026-11-01T00:00:00Z"))
-    _write_lines(ws / "runs" / "F1" / "records.jsonl", [
-        _record("q1", ["d1"], [("m", ["d1"])]),
-        _record("q2", ["d2"], [("a", ["d1"]), ("b", ["d1"]), ("c", ["d1"]), ("x", ["d1"])]),
-    ])
-    _write(ws / "runs" / "F2" / "manifest.json", _manifest("F2", "flip", "1", "c1", "r1"))
-    _write_lines(ws / "runs" / "F2" / "records.jsonl", [
-        _record("q1", ["d1"], [("m", ["d2"])]),
-        _record("q2", ["d2"], [("a", ["d2"]), ("b", ["d2"]), ("c", ["d2"]), ("x", ["d1"])]),
-    ])
-    return ws
 
 
 @pytest.fixture(scope="session")
@@ -416,17 +326,13 @@ def build_significance_workspace(root: Path) -> Path:
     supported by it. S0 retrieves only the irrelevant `x` and cites it; S1 retrieves the relevant
     document and cites it. Every retrieval and answer metric moves by the same amount on all six."""
     ws = root / "sig-ws"
-    suite = ws / "suites" / "sig"
-    _write(suite / "suite.json", {"name": "sig", "version": "1", "corpus_version": "c1", "rubric_version": "r1"})
-    _write_lines(suite / "documents.jsonl",
-                 [{"id": "x", "text": "unrelated"}] + [{"id": f"d{i}", "text": f"document {i}"} for i in range(1, 7)])
-    _write_lines(suite / "questions.jsonl", [
+    write_suite_folder(ws, "sig", [{"id": "x", "text": "unrelated"}] + [{"id": f"d{i}", "text": f"document {i}"}
+                                                                       for i in range(1, 7)], [
         {"id": f"q{i}", "text": f"Question {i}", "type": "lookup", "split": "dev", "relevant": [f"d{i}"],
          "support": {f"c{i}": [f"d{i}"]}} for i in range(1, 7)])
     for run_id, doc in (("S0", lambda i: "x"), ("S1", lambda i: f"d{i}")):
-        _write(ws / "runs" / run_id / "manifest.json", _manifest(run_id, "sig", "1", "c1", "r1"))
-        _write_lines(ws / "runs" / run_id / "records.jsonl",
-                     [_record(f"q{i}", [doc(i)], [(f"c{i}", [doc(i)])]) for i in range(1, 7)])
+        write_run_folder(ws, run_manifest(run_id, suite="sig", **DASHBOARD_RUN),
+                         [timed_record(f"q{i}", [doc(i)], [(f"c{i}", [doc(i)])]) for i in range(1, 7)])
     return ws
 
 
@@ -770,9 +676,7 @@ def test_a_refresh_replacing_the_file_is_seen_on_the_next_rerun(monkeypatch, tmp
     monkeypatch.setenv("RAGSLICE_DB", str(db))
     at = open_page(AppTest.from_file(str(APP), default_timeout=60), "runs", suite="seed-lab")
     assert sorted(frame(at, "w_stats")["run_id"]) == ["A", "B", "C1", "C2"]
-    shutil.copytree(ws / "runs" / "A", ws / "runs" / "E")
-    manifest = json.loads((ws / "runs" / "E" / "manifest.json").read_text())
-    (ws / "runs" / "E" / "manifest.json").write_text(json.dumps({**manifest, "run_id": "E"}))
+    copy_run(ws, "A", "E")
     refresh(ws, db)
     at.run()
     assert sorted(frame(at, "w_stats")["run_id"]) == ["A", "B", "C1", "C2", "E"]

@@ -1,127 +1,58 @@
 """The dashboard in a real headless Chromium (Debian's /usr/bin/chromium) through Playwright.
 
 A real server is started with `ragslice dashboard` over a database written by the real refresh
-(the workspace of test_dashboard_apptest), driven like a user would, and always stopped; one test
-runs `ragslice demo` itself. Each test saves a screenshot of every page it visits under its tmp_path.
+(the workspace of `fixtures.build_dashboard_workspace`, which the AppTest tests use too), driven like
+a user would, and always stopped; one test runs `ragslice demo` itself. Each test saves a screenshot
+of every page it visits under its tmp_path.
 """
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from browser import CHROMIUM, FLAGS
-from browser import require_chromium as _require_chromium
+from fixtures import (
+    HOSTILE, HOSTILE_GROUP, HOSTILE_ID, build_dashboard_workspace, exceptions, free_port, healthy, launch, new_tab,
+    require_chromium, running_dashboard, settle, stop, tile, wait_for_health,
+)
 from scoring.store.refresh import refresh
-from test_dashboard_apptest import HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace
 
 pytestmark = pytest.mark.browser
 
-VIEWPORT = {"width": 1400, "height": 2600}
 SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B", "metric": "support"}
 PAGES = ("", "statistics", "question_deltas", "question_detail", "slices", "aggregation", "runs")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """URL of `ragslice dashboard` over the fixture database; the server is stopped afterwards."""
-    _require_chromium()
+    require_chromium()
     root = tmp_path_factory.mktemp("browser")
     db = root / "dashboard.duckdb"
     refresh(build_dashboard_workspace(root), db)
-    port = _free_port()
-    log = (root / "server.log").open("w")
-    # `ragslice dashboard`, run as `python -m scoring.cli` from the checkout so the code under test
-    # serves (not whichever copy of ragslice is installed).
-    process = subprocess.Popen([sys.executable, "-m", "scoring.cli", "dashboard", "--db", str(db), "--port", str(port)],
-                               cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while not _healthy(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the dashboard did not start; see {root / 'server.log'}")
-            time.sleep(0.25)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with running_dashboard(db, root / "server.log") as running:
+        yield running.url
 
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-    tab = context.new_page()
-    tab.dialogs = []
-    tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))
+def page(chrome):
+    tab = new_tab(chrome, accept_downloads=True)
     try:
         yield tab
     finally:
-        context.close()
-
-
-def settle(page, timeout: float = 30_000) -> None:
-    """Wait until the script run has finished and lazy elements have drawn."""
-    page.wait_for_selector('[data-testid="stApp"] h1', timeout=timeout)
-    page.wait_for_function(
-        """() => !document.querySelector('[data-testid="stStatusWidget"]')
-                 && !document.querySelector('[data-testid="stSkeleton"]')""",
-        timeout=timeout,
-    )
-    page.wait_for_load_state("networkidle")
+        tab.context.close()
 
 
 def visit(page, server: str, name: str, **params: str) -> float:
-    """Open a page with query parameters; return the seconds until it settled."""
+    """Open a page with query parameters; return the seconds until it settled (recorded, never asserted)."""
     started = time.perf_counter()
     page.goto(f"{server}/{name}?{urlencode(params)}")
     settle(page)
-    assert page.locator('[data-testid="stException"]').count() == 0
+    assert exceptions(page) == []
     return time.perf_counter() - started
-
-
-def tile(page, label: str) -> str:
-    metric = page.locator('[data-testid="stMetric"]').filter(has=page.get_by_text(label, exact=True)).first
-    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
 def grid_column(page, table: str, column: int) -> list[str]:
@@ -260,42 +191,26 @@ def test_hostile_text_stays_inert(server, page, tmp_path):
     assert page.dialogs == []
 
 
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-def test_demo_starts_and_serves_the_release_review(browser, tmp_path):
+def test_demo_starts_and_serves_the_release_review(chrome, tmp_path):
     """`ragslice demo` starts and serves the release review page (real browser)."""
     import duckdb
 
     from scoring.decide.comparison import compare
 
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     log_path = tmp_path / "demo.log"
     # The real command, run from the checkout so the code under test serves.
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "scoring.cli", "demo", "--port", str(port), "--cache", str(tmp_path / "cache")],
-            cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    process = launch(["demo", "--port", str(port), "--cache", str(tmp_path / "cache")], log_path)
     try:
-        url = None
-        deadline = time.monotonic() + 120
-        while url is None or not _healthy(base):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"ragslice demo did not start:\n{log_path.read_text()}")
-            found = re.search(r"^ragslice demo: release review of .*: (http://\S+)$", log_path.read_text(), re.M)
-            url = found.group(1) if found else None
-            time.sleep(0.25)
+        wait_for_health(base, process, log_path, timeout=120)
+        # Printed (and flushed) before the server starts, so in the log once the server answers.
+        found = re.search(r"^ragslice demo: release review of .*: (http://\S+)$", log_path.read_text(), re.M)
+        assert found, log_path.read_text()
+        url = found.group(1)
         assert url == f"{base}/?suite=demo&baseline=prod-baseline&candidate=rerank-v2"
-        context = browser.new_context(viewport={"width": 1400, "height": 2400})
+        page = new_tab(chrome, viewport={"width": 1400, "height": 2400})
         try:
-            page = context.new_page()
             started = time.perf_counter()
             page.goto(url)
             settle(page, timeout=120_000)
@@ -317,11 +232,12 @@ def test_demo_starts_and_serves_the_release_review(browser, tmp_path):
             settle(page, timeout=120_000)
             again = time.perf_counter() - started
         finally:
-            context.close()
+            page.context.close()
         (tmp_path / "timings.txt").write_text(f"first visit {first:.2f}s\nreload {again:.2f}s\n")
     finally:
-        _stop(process)
-    assert not _healthy(base), "the server outlived `ragslice demo`"
+        ended = stop(process, timeout=30)
+    assert ended, "`ragslice demo` did not end on SIGTERM"
+    assert not healthy(base), "the server outlived `ragslice demo`"
     # Every tile shows the candidate's paired mean that scoring.decide.comparison reports, as Statistics does.
     with duckdb.connect(str(tmp_path / "cache" / "demo.duckdb"), read_only=True) as con:
         table = compare(con, "prod-baseline", "rerank-v2").table

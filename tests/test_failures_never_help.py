@@ -37,10 +37,8 @@ from scoring.cli import main
 from scoring.metrics import BY_KEY, REGISTRY
 from scoring.decide.policy import metric_aggregates
 from scoring.store.refresh import refresh
-from workspaces import write_json, write_jsonl
+from fixtures import SEED_LAB, run_manifest, write_jsonl, write_run_folder, write_suite_folder
 
-REPO = Path(__file__).resolve().parents[1]
-SEED_LAB = REPO / "data" / "seed-lab"
 DOCS = [f"d{i}" for i in range(8)]
 RESTRICTED = "d7"
 TYPES = ("lookup", "multi")
@@ -104,12 +102,9 @@ def workspaces(draw) -> dict[str, Any]:
 def write_workspace(root: Path, drawn: dict[str, Any], *, fail: bool) -> Path:
     """The drawn workspace; with `fail`, the chosen candidate records failed (error set, the rest as
     recorded) or missing (line dropped)."""
-    suite = root / "suites" / "s"
-    write_json(suite / "suite.json", {"name": "s", "version": "1", "corpus_version": "c", "rubric_version": "r",
-                                      "max_claims": MAX_CLAIMS})
-    write_jsonl(suite / "documents.jsonl", [{"id": d, "text": f"Text {d}.", **({"access": ["hr"]} if d == RESTRICTED
-                                                                                else {})} for d in DOCS])
-    write_jsonl(suite / "questions.jsonl", drawn["questions"])
+    write_suite_folder(root, "s", [{"id": d, "text": f"Text {d}.", **({"access": ["hr"]} if d == RESTRICTED else {})}
+                                   for d in DOCS], drawn["questions"], corpus_version="c", rubric_version="r",
+                       max_claims=MAX_CLAIMS)
     for run_id, records in drawn["runs"].items():
         rows = []
         for i, record in enumerate(records):
@@ -117,11 +112,7 @@ def write_workspace(root: Path, drawn: dict[str, Any], *, fail: bool) -> Path:
             if how == "missing":
                 continue
             rows.append({**record, "error": "upstream timeout"} if how == "failed" else record)
-        write_json(root / "runs" / run_id / "manifest.json", {
-            "run_id": run_id, "suite": "s", "suite_version": "1", "corpus_version": "c",
-            "created_at": "2026-11-01T00:00:00Z", "code_revision": "x", "retrieval": {}, "k": 3,
-            "prompt_revision": "p", "model": "m", "generation": {}, "rubric_version": "r"})
-        write_jsonl(root / "runs" / run_id / "records.jsonl", rows)
+        write_run_folder(root, run_manifest(run_id, suite="s", corpus_version="c", rubric_version="r", k=3), rows)
     return root
 
 

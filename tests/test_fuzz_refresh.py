@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from scoring.cli import main
 from scoring.store.refresh import score_workspace_in_memory
-from workspaces import build, fingerprint, manifest
+from fixtures import build, fingerprint, manifest, write_json
 
 EXAMPLES = int(os.environ.get("RAGSLICE_FUZZ_EXAMPLES", "60"))
 OUTCOMES: dict[str, int] = {"accepted": 0, "refused": 0}
@@ -216,7 +216,7 @@ def add_run(ws, data, path):
         return "no source"
     shutil.copytree(ws / "runs" / source, target)
     changes = data.draw(st.sampled_from([{}, {"k": 0}, {"suite_version": "2"}, {"model": None}]), label="manifest")
-    (target / "manifest.json").write_text(json.dumps({**manifest(target.name, k=3), **changes}))
+    write_json(target / "manifest.json", {**manifest(target.name, k=3), **changes})
     return f"add run {target.name} {changes}"
 
 

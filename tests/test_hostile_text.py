@@ -26,8 +26,8 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 
 import hostile as H
+from fixtures import REPO, exceptions, new_tab, running_dashboard, settle, visit
 from scoring.store.refresh import refresh
-from test_concurrent_use import REPO, chromium, dashboard, exceptions, new_tab, require_chromium, settle, visit
 
 pytestmark = pytest.mark.browser
 
@@ -67,26 +67,26 @@ def hostile(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def chrome():
-    require_chromium()
-    with chromium() as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
 def server(hostile):
-    with dashboard(hostile["db"], hostile["root"] / "server.log") as running:
+    with running_dashboard(hostile["db"], hostile["root"] / "server.log") as running:
         yield running
 
 
+EXPANDERS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stExpander"] details')].every(d => d.open
+  && [...d.querySelectorAll('[data-testid="stDataFrame"]')].every(f => f.querySelector('[role="grid"]'))
+  && [...d.querySelectorAll('[data-testid="stVegaLiteChart"]')].every(c => c.querySelector('.marks')))"""
+"""Every expander is open and has drawn its tables (Glide's accessible grid appears once the canvas has
+drawn) and charts (Vega's marks): an expander's content is drawn only when it opens."""
+
+
 def open_expanders(page) -> int:
-    """Open every closed expander (their content may be drawn only when opened); returns how many."""
+    """Open every closed expander and wait until their content has drawn; returns how many."""
     summaries = page.locator('[data-testid="stExpander"] details:not([open]) > summary')
     n = summaries.count()
     for _ in range(n):
         summaries.first.click()
     if n:
-        page.wait_for_timeout(300)
+        page.wait_for_function(EXPANDERS_DRAWN, timeout=30_000)
         settle(page)
     return n
 
@@ -113,8 +113,10 @@ def test_the_detector_finds_every_interpreted_payload(chrome):
     page = new_tab(chrome)
     page.route("**/*", lambda route: route.abort())
     interpreted = " ".join(f'<span style="color:red">{w}</span>' for w in H.WORDS) + '<span class="katex">x</span>'
+    # set_content returns after the load event: the inline script has run (its alert, answered by the
+    # dialog handler, held the parse until then), the aborted image's onerror and the svg's and
+    # iframe's onload have fired.
     page.set_content(f"<html><body><p>{H.TEXT}</p><p>{interpreted}</p></body></html>")
-    page.wait_for_timeout(500)
     found = H.injected(page)
     assert set(found) == {*H.INJECTED, "script from the data", "style from the data", "<b>/<i> from the data",
                           "window.__pwned",
@@ -173,9 +175,7 @@ def test_the_html_report_shows_hostile_text_as_inert_text(hostile, chrome, tmp_p
             r.abort()
 
     page.route("**/*", route)
-    page.goto(uri)
-    page.wait_for_load_state("load")
-    page.wait_for_timeout(500)
+    page.goto(uri)  # returns after the load event: every payload that could fire has fired by then
     page.screenshot(path=tmp_path / "report.png", full_page=True)
     assert page.locator("#verdict-banner").inner_text() == "Verdict: FAIL"
     assert H.injected(page) == {}

@@ -14,14 +14,9 @@ from scoring.cli import main
 from scoring.metrics.reference import MAX_CLAIMS, Output, score_question, suite_labels
 from scoring.metrics import REGISTRY
 from scoring.store.refresh import refresh
+from fixtures import SEED_LAB, copy_run, read_jsonl, write_jsonl
 from seed_fixture import EXPECTED_TABLE
 
-REPO = Path(__file__).resolve().parents[1]
-SEED_LAB = REPO / "data" / "seed-lab"
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def reference_scores(workspace: Path, *, k: int | None = None) -> dict[tuple[str, str], dict]:
@@ -122,7 +117,7 @@ def test_missing_and_failed_records_count_in_every_denominator(tmp_path):
         if row["question_id"] in ("launch", "region"):
             row["error"] = "upstream timeout"
         kept.append(row)
-    records.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    write_jsonl(records, kept)
     db = tmp_path / "db.duckdb"
     refresh(ws, db)
     with duckdb.connect(str(db), read_only=True) as con:
@@ -190,9 +185,7 @@ def test_an_unchanged_suite_is_not_parsed_again_when_a_run_is_added(tmp_path, mo
     ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
     shutil.copytree(SEED_LAB, ws)
     refresh(ws, db)
-    shutil.copytree(ws / "runs" / "B", ws / "runs" / "C")
-    manifest = json.loads((ws / "runs" / "C" / "manifest.json").read_text())
-    (ws / "runs" / "C" / "manifest.json").write_text(json.dumps({**manifest, "run_id": "C"}))
+    copy_run(ws, "B", "C")
 
     def no_parsing(*args, **kwargs):
         raise AssertionError("the unchanged suite was parsed again")
@@ -214,7 +207,7 @@ def test_every_refresh_leaves_the_summary_tables_equal_to_the_scored_tables(tmp_
     """Summaries are never stale: after a run is added, changed or removed and after the suite
     changes, each summary table holds exactly the rows computed afresh from the scored tables."""
     from scoring.store.summaries import SCORES_BY_POSITION_SQL, run_totals_sql, slice_sums_sql
-    from workspaces import build, run_file, suite_file
+    from fixtures import build, run_file, suite_file
 
     ws = build(tmp_path / "ws")
     db = tmp_path / "scores.duckdb"
@@ -237,20 +230,17 @@ def test_every_refresh_leaves_the_summary_tables_equal_to_the_scored_tables(tmp_
     refresh(ws, db)
     runs = {p.name for p in (ws / "runs").iterdir()}
     check(runs)
-    shutil.copytree(ws / "runs" / "cand", ws / "runs" / "late")
-    manifest = json.loads((ws / "runs" / "late" / "manifest.json").read_text())
-    (ws / "runs" / "late" / "manifest.json").write_text(json.dumps({**manifest, "run_id": "late"}))
+    copy_run(ws, "cand", "late")
     refresh(ws, db)
     check(runs | {"late"})
     # a changed run: its records now retrieve nothing and claim nothing
-    records = [json.loads(line) for line in run_file(ws, "late").read_text().splitlines()]
-    run_file(ws, "late").write_text("".join(json.dumps({**r, "retrieved": [], "claims": []}) + "\n" for r in records))
+    write_jsonl(run_file(ws, "late"), [{**r, "retrieved": [], "claims": []} for r in read_jsonl(run_file(ws, "late"))])
     assert refresh(ws, db).runs_scored == 1
     check(runs | {"late"})
     # a changed suite: every question becomes a lookup (type slices change for every run)
-    questions = [json.loads(line) for line in suite_file(ws, "questions.jsonl").read_text().splitlines()]
-    suite_file(ws, "questions.jsonl").write_text("".join(
-        json.dumps({**q, "type": "lookup"} if q["type"] == "multi-evidence" else q) + "\n" for q in questions))
+    questions = read_jsonl(suite_file(ws, "questions.jsonl"))
+    write_jsonl(suite_file(ws, "questions.jsonl"),
+                [{**q, "type": "lookup"} if q["type"] == "multi-evidence" else q for q in questions])
     assert refresh(ws, db).runs_scored == len(runs) + 1
     check(runs | {"late"})
     shutil.rmtree(ws / "runs" / "base")

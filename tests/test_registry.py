@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 from seed_fixture import CASES, CORPUS, RUNS
-from support import engine_rows, engine_scores
+from fixtures import engine_rows, engine_scores
 
 from scoring import REGISTRY, ValidationError, evaluate, metric, parse_measure
 from scoring.metrics import engine

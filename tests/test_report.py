@@ -9,11 +9,12 @@ import duckdb
 import pandas as pd
 import pytest
 
-from browser import CHROMIUM, FLAGS, require_chromium
 from scoring.decide import report
 from scoring.cli import main
 from scoring.store.refresh import refresh
-from test_compare import SEED_LAB, abstain, comparison, hit, miss, question, write_policy, write_workspace
+from fixtures import (
+    SEED_LAB, abstain, chromium, comparison, hit, miss, new_tab, question, write_policy, write_workspace_files,
+)
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)> | **bold** [link](http://example.com)'
 
@@ -29,7 +30,7 @@ def hostile_db(tmp_path_factory) -> Path:
         "base": {"records": [hit(1), hit(2), miss(3)], "notes": HOSTILE},
         "cand": {"records": [bad, hit(2), abstain(3)], "notes": "candidate", "model": "m2"},
     }
-    ws = write_workspace(root / "ws", questions, runs)
+    ws = write_workspace_files(root / "ws", questions, runs)
     db = root / "h.duckdb"
     refresh(ws, db)
     return db
@@ -167,37 +168,29 @@ def test_report_requires_a_valid_policy(tmp_path, capsys):
 
 @pytest.mark.browser
 def test_report_opens_offline_in_headless_chromium(hostile_copy, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    require_chromium()
     page_file = tmp_path / "report.html"
     build_html(hostile_copy, tmp_path)
     requests: list[str] = []
-    dialogs: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900}, java_script_enabled=True)
+    with chromium() as browser:
+        page = new_tab(browser, viewport={"width": 1200, "height": 900}, java_script_enabled=True)
 
-            def route(r):
-                requests.append(r.request.url)
-                if r.request.url == page_file.as_uri():
-                    r.continue_()
-                else:
-                    r.abort()
+        def route(r):
+            requests.append(r.request.url)
+            if r.request.url == page_file.as_uri():
+                r.continue_()
+            else:
+                r.abort()
 
-            page.route("**/*", route)
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(page_file.as_uri())
-            banner = page.locator("#verdict-banner")
-            assert banner.is_visible()
-            assert banner.inner_text() == "Verdict: FAIL"
-            assert page.locator("section#regressions .card").count() == 1
-            assert page.locator("svg").count() >= 2
-            assert HOSTILE in page.locator("section#regressions").inner_text()  # shown as text
-            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-        finally:
-            browser.close()
+        page.route("**/*", route)
+        page.goto(page_file.as_uri())
+        banner = page.locator("#verdict-banner")
+        assert banner.is_visible()
+        assert banner.inner_text() == "Verdict: FAIL"
+        assert page.locator("section#regressions .card").count() == 1
+        assert page.locator("svg").count() >= 2
+        assert HOSTILE in page.locator("section#regressions").inner_text()  # shown as text
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        dialogs = page.dialogs
     assert requests == [page_file.as_uri()]  # the page itself, nothing else
     assert dialogs == []
     assert (tmp_path / "report.png").stat().st_size > 10_000

@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from fixtures import read_jsonl
 from scoring.cli import main
 from scoring.metrics.reference import evaluate
 from scoring.errors import ValidationError
@@ -15,10 +16,6 @@ from scoring.io.synth import write_workspace
 
 QUESTIONS, RUNS, REPEATS = 50, 2, 2
 TYPES = {"lookup", "multi-evidence", "near-duplicate", "outdated", "conflicting", "unanswerable", "permission"}
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def files(root: Path) -> dict[str, bytes]:

@@ -1,6 +1,6 @@
 """Every validation rule of a workspace, each with the message it must print.
 
-Each case breaks one thing in the valid workspace of `workspaces.build` and expects the exact
+Each case breaks one thing in the valid workspace of `fixtures.build` and expects the exact
 problem lines (paths relative to the workspace): file, line, question, field, value and rule.
 The expected lines are written by hand from docs/formats.md and the rule texts; a rule added to
 `scoring.store.records` without a case here fails `test_every_sql_rule_has_a_case`.
@@ -24,7 +24,7 @@ from scoring.errors import Problem, Problems, ValidationError
 from scoring.store.refresh import refresh, stage, write_suite
 from scoring.store.schema import create_schema
 from scoring.store.workspace import load_suite, load_workspace
-from workspaces import (
+from fixtures import (
     SUITE_META, D, M, Q, R, S,
     DOCUMENTS, RECORDS, append_line, build, drop_field, drop_key, edit_line, lines, manifest,
     replace_line, run_file, set_field, set_key, suite_file, write_json, write_jsonl,
@@ -653,7 +653,7 @@ def test_a_clean_suite_is_read_on_the_fast_path(ws, monkeypatch):
 
 
 def test_the_suite_tables_hold_the_checked_suite(ws):
-    """Every row `write_suite` writes for the valid suite, written out by hand from tests/workspaces.py:
+    """Every row `write_suite` writes for the valid suite, written out by hand from tests/fixtures.py:
     absent fields take their documented defaults, `answerable` is some grade > 0, `n_relevant` counts
     grades >= 1, an expected claim without a proposition has a NULL one."""
     workspace = load_workspace(ws, Problems())

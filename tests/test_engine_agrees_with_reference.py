@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from seed_fixture import CASES, CORPUS, EXPECTED_TABLE, RUNS
-from support import display, engine_rows, engine_scores
+from fixtures import display, engine_rows, engine_scores
 
 from scoring import REGISTRY
 from scoring.metrics.reference import Labels, Output, judge_claims, restricted_docs, score_question, validate

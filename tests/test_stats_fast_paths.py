@@ -30,7 +30,7 @@ from scoring.decide import stats, stats_batch
 from scoring.store.refresh import refresh
 from scoring.store.schema import table_names
 from scoring.io.synth import write_workspace
-from workspaces import build, build_large
+from fixtures import build, build_large
 
 REPO = Path(__file__).resolve().parents[1]
 

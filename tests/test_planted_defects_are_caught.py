@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 TESTS = Path(__file__).parent
 CONTRACT_TESTS = [str(TESTS / "test_contract.py")]
-ENGINE_TESTS = [str(TESTS / "test_properties.py"), "-k", "seed_by_hand or random_batches"]
+ENGINE_TESTS = [str(TESTS / "test_engine_agrees_with_reference.py"), "-k", "seed_by_hand or random_batches"]
 
 # (file, target text, replacement): applied in order, each target found exactly once.
 Mutation = list[tuple[str, str, str]]
