@@ -25,7 +25,7 @@ from .stats import (
     BOOTSTRAP_RESAMPLES, CONFIDENCE, EXACT_MAX, LARGE_SAMPLE, RANDOMIZATION_RESAMPLES, Method, Paired, _bootstrap_means,
     _bootstrap_means_counted, _bootstrap_means_sparse, _bootstrap_values, _check_sizes, _counted_sign_sums, _normal_p,
     _percentile_interval, _sampled_sums, _sign_flip, _signed_rank_normal_p, _t_p, _variance,
-    _wilcoxon_method, small_sample_warnings, wilcoxon_p,
+    WILCOXON_SCIPY_MAX, _wilcoxon_method, small_sample_warnings, wilcoxon_p,
 )
 
 
@@ -61,7 +61,7 @@ def paired_many(
     paired where both sides have a value. Work is shared: one bootstrap index matrix per sample size,
     one matrix of random sign patterns, one ranking per variable for the Wilcoxon test (a sample whose
     differences take few distinct values draws counts of them instead: module docstring). A sample with
-    more than `large_sample` non-zero differences (method ``normal``) needs only sums, counts and
+    more than `large_sample` (and `WILCOXON_SCIPY_MAX`) non-zero differences needs only sums, counts and
     the Wilcoxon rank-group counts: those come from the `Cells` of the samples' masks (questions
     held by the same masks), so such a sample costs no pass over its questions. `cells`: `Cells`
     built from (at least) the very mask arrays of `samples`, when the caller has them.
@@ -124,7 +124,10 @@ def paired_many(
     # variable's tally is independent of the others' (pandas releases the GIL while it hashes; numpy's
     # bincount holds it, so two threads take about a quarter off a batch's tallies, not half)
     n_paired = {j: int(np.count_nonzero(both[j])) for j in by_variable}
-    tallied = [j for j in by_variable if cells is not None and n_paired[j] > large_sample]
+    # from cell sums only where every figure takes its normal form, the Wilcoxon test's included (scipy
+    # tests up to WILCOXON_SCIPY_MAX differences otherwise, whatever `large_sample` is)
+    from_cells = max(large_sample, WILCOXON_SCIPY_MAX)
+    tallied = [j for j in by_variable if cells is not None and n_paired[j] > from_cells]
     with _workers(len(tallied)) as pool:
         variables = dict(zip(tallied, pool.map(lambda j: _Variable(cells, base[j], cand[j], both[j], diffs[j]),
                                                tallied)))
@@ -143,7 +146,7 @@ def paired_many(
                                     unchanged=0, warnings=small_sample_warnings(0, 0, alpha=alpha))
                 continue
             if variable is not None:
-                if variable.nonzero(at_cells) > large_sample:
+                if variable.nonzero(at_cells) > from_cells:
                     results[i] = variable.normal(at_cells, directions[j], alpha, confidence,
                                                  complete is None or bool(complete[i]))
                     continue
