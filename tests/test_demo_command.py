@@ -62,6 +62,28 @@ def test_build_only_records_the_demo_verdict_once(tmp_path, capsys):
         assert con.execute("SELECT count(*) FROM heldout_log").fetchone()[0] == 1
 
 
+def test_decisions_recorded_in_the_demo_survive_its_next_start(tmp_path, capsys):
+    """The demo's workspace is rebuilt from the bundled files on every start, but review files are
+    append-only: one that extends the bundled file, and one of a new reviewer, are kept."""
+    cache = tmp_path / "cache"
+    build(cache, capsys)
+    reviews = cache / "workspace" / "suites" / "demo" / "reviews"
+    bundled = (REPO / "data" / "demo" / "suites" / "demo" / "reviews" / "kofi.jsonl").read_bytes()
+    assert main(["review", str(cache / "workspace"), "--reviewer", "kofi", "--question", "q-0100", "--doc",
+                 "dr-0001", "--grade", "2"]) == 0
+    assert main(["review", str(cache / "workspace"), "--reviewer", "lee", "--question", "q-0100", "--dispute"]) == 0
+    extended = (reviews / "kofi.jsonl").read_bytes()
+    assert extended.startswith(bundled) and len(extended) > len(bundled)
+    build(cache, capsys)
+    assert (reviews / "kofi.jsonl").read_bytes() == extended and (reviews / "lee.jsonl").is_file()
+    with duckdb.connect(str(cache / "demo.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM reviews WHERE reviewer = 'lee' OR doc_id = 'dr-0001'"
+                           ).fetchone()[0] == 2
+    (reviews / "kofi.jsonl").write_bytes(b"")  # not an extension of the bundled file: restored
+    build(cache, capsys)
+    assert (reviews / "kofi.jsonl").read_bytes() == bundled
+
+
 def test_an_edited_policy_is_recorded_beside_the_old_verdict(tmp_path, capsys):
     cache = tmp_path / "cache"
     build(cache, capsys)

@@ -90,16 +90,19 @@ def answerable(question: dict[str, Any]) -> bool:
     return any(g > 0 for g in grades(question).values())
 
 
-def score_run(ws: Workspace, run_id: str) -> dict[str, dict[str, Any]]:
-    """Every question of the suite scored by the reference kernel at the run's own k (chunks mapped to
-    their documents by the reference mapping)."""
+def score_run(ws: Workspace, run_id: str, questions: list[dict[str, Any]] | None = None
+              ) -> dict[str, dict[str, Any]]:
+    """Every question of the suite (or `questions`, relabelled) scored by the reference kernel at the
+    run's own k (chunks mapped to their documents by the reference mapping), under the suite's own
+    labels: reviews are not applied."""
     run = ws.runs[run_id]
     access = {d["id"]: d.get("access", []) for d in ws.documents}
     known = ws.doc_ids
     records = run.by_question
     out = {}
-    all_labels = suite_labels(ws.questions)
-    for q in ws.questions:
+    questions = ws.questions if questions is None else questions
+    all_labels = suite_labels(questions)
+    for q in questions:
         labels = all_labels[q["id"]]
         record = records.get(q["id"])
         if record is None:
@@ -221,7 +224,7 @@ def test_support_labels_are_consistent_and_every_claim_has_a_proposition(ws: Wor
             proposition = q.get("claims", {}).get(claim)
             assert isinstance(proposition, str) and len(proposition.split()) >= 5, (q["id"], claim)
         if q["type"] == "unanswerable":
-            assert g == {} and q["support"] == {}, q["id"]
+            assert positive == set() and q["support"] == {}, q["id"]  # judged, and nothing helps
 
 
 def test_documents_read_like_documents(ws: Workspace) -> None:
@@ -421,3 +424,52 @@ def test_policy_is_accepted_by_the_policy_parser() -> None:
 
     policy = load_policy(DEMO / "policy.toml")
     assert policy.name == "release-gate" and len(policy.gates) >= 6
+
+
+# --- pooled labels, one label gap, two reviewers ---------------------------------------------------
+
+
+def test_labels_were_pooled_from_production_and_hybrid(ws: Workspace, scored: dict) -> None:
+    questions = {q["id"]: q for q in ws.questions}
+    for run_id in (BASELINE, SECOND):
+        for r in ws.runs[run_id].records:
+            assert set(r["retrieved"]) <= set(grades(questions[r["question_id"]])), (run_id, r["question_id"])
+    assert macro(ws, scored[BASELINE], "judged") == 1.0 == macro(ws, scored[SECOND], "judged")
+    assert 0.7 < macro(ws, scored[CANDIDATE], "judged") < 0.85  # the reranker brings in documents nobody judged
+
+
+def test_one_reranker_regression_is_a_label_gap_that_grading_closes(ws: Workspace, scored: dict) -> None:
+    records = ws.runs[CANDIDATE].by_question
+    planted = [(q, d) for q in ws.questions if q["id"] in records
+               for d in records[q["id"]]["retrieved"][:5] if d.startswith("dr-")]
+    assert len(planted) == 1
+    q, report = planted[0]
+    assert report not in grades(q) and report not in {d for r in ws.runs[BASELINE].records for d in r["retrieved"]}
+    before = scored[BASELINE][q["id"]], scored[CANDIDATE][q["id"]]
+    assert [(s["precision"], s["recall"]) for s in before] == [(0.4, 1.0), (0.2, 0.5)]
+    # graded 2 (the report states the answer), the recall and precision regression is a tie
+    relabelled = [dict(x, relevant=grades(x) | {report: 2}) if x is q else x for x in ws.questions]
+    after = [score_run(ws, run_id, relabelled)[q["id"]] for run_id in (BASELINE, CANDIDATE)]
+    assert [(s["precision"], round(s["recall"], 3)) for s in after] == [(0.4, 0.667), (0.4, 0.667)]
+    assert after[1]["ndcg"] > after[0]["ndcg"]
+
+
+def test_two_reviewers_agree_on_three_disagree_on_one_and_dispute_one_question(tmp_path: Path) -> None:
+    from scoring.decide.agreement import reviewer_agreement
+    from scoring.store.database import Database
+    from scoring.store.refresh import refresh
+
+    db = tmp_path / "demo.duckdb"
+    refresh(DEMO, db)
+    with Database(db).reading() as con:
+        reviews = con.execute("SELECT * FROM reviews WHERE suite = 'demo'").df()
+        disputed = con.execute("SELECT question_id FROM questions WHERE suite = 'demo' AND disputed IS NOT NULL").fetchall()
+    assert sorted(set(reviews["reviewer"])) == ["amara", "kofi"]
+    disagreed = reviews[reviews["status"] == "disagreed"]
+    assert len(disagreed) == 2 and disagreed["question_id"].nunique() == 1
+    dispute = reviews[reviews["kind"] == "dispute"]
+    assert len(dispute) == 1
+    assert {dispute.iloc[0]["question_id"], disagreed.iloc[0]["question_id"]} <= {row[0] for row in disputed}
+    row = reviewer_agreement(reviews).iloc[0]
+    assert (row["n"], row["agreed"], round(row["kappa"], 3)) == (4, 3, 0.5)
+    assert not any(str(d).startswith("dr-") for d in reviews["doc_id"])  # the label gap is left to review

@@ -36,7 +36,10 @@ def default_cache() -> Path:
 
 
 def merge_workspaces(sources: list[Path], target: Path) -> Path:
-    """Copy several workspaces' suites and runs into one (suite and run IDs must not collide)."""
+    """Copy several workspaces' suites and runs into one (suite and run IDs must not collide).
+
+    Review files are append-only: a target file that extends its source (decisions recorded in the
+    demo's review mode) is kept, and review files of other reviewers stay."""
     for kind in ("suites", "runs"):
         wanted = {p.name: p for src in sources for p in sorted((src / kind).iterdir()) if p.is_dir()}
         folder = target / kind
@@ -45,8 +48,15 @@ def merge_workspaces(sources: list[Path], target: Path) -> Path:
             if stale.name not in wanted:
                 shutil.rmtree(stale)
         for name, src in wanted.items():
-            shutil.copytree(src, folder / name, dirs_exist_ok=True)
+            shutil.copytree(src, folder / name, dirs_exist_ok=True, copy_function=_copy_unless_extended)
     return target
+
+
+def _copy_unless_extended(src: str, dst: str) -> str:
+    target = Path(dst)
+    if target.parent.name == "reviews" and target.is_file() and target.read_bytes().startswith(Path(src).read_bytes()):
+        return dst
+    return shutil.copy2(src, dst)
 
 
 def bundled_policy() -> Path:

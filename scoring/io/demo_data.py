@@ -25,6 +25,14 @@ The story the runs tell, by construction:
   documents reach the answer: recall and coverage fall, and P@5 falls with them because a
   document counts once, at the slot of its first chunk (counting chunks would have shown it rise).
 
+The labels were pooled: every document ``prod-baseline`` and ``hybrid-v1`` returned carries a grade
+(0 when it does not help), so documents only the reranker brings into the first five are unjudged,
+and its Judged@5 is lower. One of its recall regressions is such a label gap: an unjudged drill
+report that states the answer took the place of a graded page (`plant_label_gap`); grading it
+turns the regression into a tie. Two reviewers' decisions come with the suite (``reviews/``): six
+grades of documents the reranker brought in, one disagreement between them and one disputed
+question (`demo_reviews`).
+
 Nothing here is a measurement of a real system: the records are simulated from per-slice
 probabilities (`BEHAVIOURS`), with draws shared across configurations and spread evenly over each
 question type, so that the averages favour the reranker while the slices show why it should not
@@ -306,6 +314,8 @@ class World:
         self.postmortems: list[dict[str, object]] = []
         self.security: list[dict[str, object]] = []
         self.restricted_facts: list[Fact] = []
+        self.label_gap = ""
+        """The question whose regression under the reranker is a label gap (`plant_label_gap`)."""
 
     # building blocks
 
@@ -1979,6 +1989,97 @@ class Simulator:
         }
 
 
+# --- labels: pooled judgements, a label gap, two reviewers ----------------------------------------
+
+POOLED_FROM = ("prod-baseline", "hybrid-v1")
+"""The runs whose returned documents (all `RETURNED` of them) were judged when the suite was labelled:
+every one of them carries a grade, 0 when it does not help. The reranker came later, so documents
+only it brings into the first k carry no label (unjudged; they count as not relevant)."""
+GAP_RUN = "rerank-v2"
+REVIEWERS = ("amara", "kofi")
+
+
+def plant_label_gap(world: World, questions: list[Question], runs: dict[str, list[dict[str, object]]]) -> str:
+    """Give the reranker one regression that is a label gap, and return its question ID.
+
+    On the first failover question where the reranker keeps fewer of the graded documents in its first k
+    than production (exactly one fewer), a drill report of that failover (written by the owning team,
+    stating the fact asked for) takes the place of an unlabelled, uncited document in the reranker's
+    first k. Nobody judged the report, so the question shows a recall regression until a reviewer grades it.
+    """
+    base = {r["question_id"]: r for r in runs["prod-baseline"]}
+    cand = {r["question_id"]: r for r in runs[GAP_RUN]}
+    for q in questions:
+        b, c = base.get(q.id), cand.get(q.id)
+        if "failover" not in q.tags or not b or not c or b["error"] or c["error"]:
+            continue
+        graded = {d for d, g in q.grades.items() if g > 0}
+        kept_b, kept_c = graded & set(b["retrieved"][:K]), graded & set(c["retrieved"][:K])
+        cited = {d for claim in c["claims"] for d in claim["citations"]}
+        free = [i for i, d in enumerate(c["retrieved"][:K]) if d not in q.grades and d not in cited]
+        service = next((s for s in world.services if s.code in q.tags), None)
+        if service is None or not free or not (kept_c < kept_b and len(kept_b) - len(kept_c) == 1):
+            continue
+        s = service
+        report = world.doc("dr", f"Failover drill: {s.name}, 2026-10-14", (
+            f"Drill report by the {s.team} team. We failed {s.name} over from {s.region} to {s.standby} in a "
+            f"scheduled drill.\nSteps as run: lowered the DNS TTL of {s.code}.halyard.example to {s.ttl} seconds "
+            f"and waited one TTL; ran `shipctl failover {s.code} --to {s.standby}`; resumed writes once replication "
+            f"lag was below {s.lag} seconds.\nObserved recovery time: {max(1, s.rto - 4)} minutes against an "
+            f"objective of {s.rto} minutes. No follow-up actions."), topics=())
+        ranking = list(c["retrieved"])
+        ranking[free[0]] = report
+        c["retrieved"] = ranking
+        c["context"] = CONTEXT_SEPARATOR.join(world.docs[d].text for d in ranking[:K])
+        return q.id
+    raise AssertionError("no failover question fits the planted label gap")
+
+
+def pool_labels(questions: list[Question], runs: dict[str, list[dict[str, object]]]) -> None:
+    """Grade 0 for every document `POOLED_FROM` returned that has no grade yet (see `POOLED_FROM`)."""
+    returned: dict[str, list[str]] = {}
+    for run_id in POOLED_FROM:
+        for r in runs[run_id]:
+            returned.setdefault(str(r["question_id"]), []).extend(r["retrieved"])
+    for q in questions:
+        for d in returned.get(q.id, []):
+            q.grades.setdefault(d, 0)
+
+
+def demo_reviews(world: World, questions: list[Question], runs: dict[str, list[dict[str, object]]]
+                 ) -> dict[str, list[dict[str, object]]]:
+    """Two reviewers' decisions (one file each) on documents the reranker brought in unjudged.
+
+    amara grades six of them: a document of the question's own service gives background (1), any other
+    does not help (0). kofi grades the first four with her, agreeing on three; on a background page he
+    says it does not help, and the label is disputed. kofi also disputes one conflicting question. The
+    planted label gap is left for the dashboard's Labels page.
+    """
+    by_id = {q.id: q for q in questions}
+    own, other = [], []
+    for r in runs[GAP_RUN]:
+        q = by_id[str(r["question_id"])]
+        if q.id == world.label_gap or r["error"] or not q.answerable:
+            continue
+        unjudged = [d for d in r["retrieved"][:K] if d not in q.grades]
+        service = next((t for t in q.tags if t in {s.code for s in world.services}), None)
+        for d in unjudged:
+            pick = own if service and d in world.topics.get(service, ()) else other
+            pick.append((q.id, d))
+            break
+    pairs = [(*own[0], 1), (*other[0], 0), (*own[1], 1), (*other[1], 0), (*own[2], 1), (*other[2], 0)]
+    notes = {1: "background on the service the question asks about", 0: "does not help answer the question"}
+    amara = [{"at": f"2026-11-09T09:{12 + 3 * i:02d}:00Z", "reviewer": "amara", "kind": "relevance",
+              "question_id": q, "doc_id": d, "grade": g, "note": notes[g]} for i, (q, d, g) in enumerate(pairs)]
+    kofi = [{"at": f"2026-11-09T14:{5 + 4 * i:02d}:00Z", "reviewer": "kofi", "kind": "relevance",
+             "question_id": q, "doc_id": d, "grade": g, "note": notes[g]} for i, (q, d, g) in enumerate(pairs[:4])]
+    kofi[2] |= {"grade": 0, "note": "general text about the service; an answer gains nothing from it"}
+    disputed = next(q for q in questions if q.type == "conflicting" and not q.disputed)
+    kofi.append({"at": "2026-11-09T14:30:00Z", "reviewer": "kofi", "kind": "dispute", "question_id": disputed.id,
+                 "note": "two current pages disagree here; score it once the owners say which one holds"})
+    return {"amara": amara, "kofi": kofi}
+
+
 # --- writing --------------------------------------------------------------------------------------
 
 POLICY = """\
@@ -2075,7 +2176,11 @@ def build_with_chunks(seed: int = SEED) -> tuple[World, list[Question], dict[str
     questions = QuestionSet(world, rng).build()
     sim = Simulator(world, questions, seed)
     runs = {spec.run_id: sim.run(spec) for spec in RUNS}
-    chunks = {run_id: [row for doc in sorted(m) for row in m[doc]] for run_id, m in sim.chunks.items()}
+    world.label_gap = plant_label_gap(world, questions, runs)
+    pool_labels(questions, runs)
+    limits = {spec.run_id: spec.chunk_chars for spec in RUNS if spec.chunk_chars is not None}
+    chunks = {run_id: [row for rows in chunk_map(world, limit).values() for row in rows]  # the planted report too
+              for run_id, limit in limits.items()}
     return world, questions, runs, chunks
 
 
@@ -2106,11 +2211,17 @@ def generate_demo(out: Path, *, seed: int = SEED) -> None:
             "Halyard Freight, a fictional logistics software company: service catalog pages, runbooks, release "
             "notes, policies, on-call pages, postmortems and a few restricted documents. Grades: 2 answers the "
             "question, 1 supports it or gives needed background, 0 judged not relevant (superseded versions, "
-            "staging or draft twins, non-authoritative pages, documents the caller may not see). Every record "
-            "here is simulated; none measures a real system."),
+            "staging or draft twins, non-authoritative pages, documents the caller may not see). The documents "
+            "prod-baseline and hybrid-v1 returned were all judged; documents only later runs bring into the first "
+            "five carry no label until a reviewer grades them (reviews/). Every record here is simulated; none "
+            "measures a real system."),
     })
     _jsonl(suite_dir / "documents.jsonl", [world.docs[d].row() for d in sorted(world.docs)])
     _jsonl(suite_dir / "questions.jsonl", [q.row() for q in questions])
+    reviews = suite_dir / "reviews"
+    reviews.mkdir(exist_ok=True)
+    for reviewer, rows in demo_reviews(world, questions, runs).items():
+        _jsonl(reviews / f"{reviewer}.jsonl", rows)
     for spec in RUNS:
         run_dir = out / "runs" / spec.run_id
         run_dir.mkdir(parents=True, exist_ok=True)
