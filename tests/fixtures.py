@@ -31,7 +31,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from urllib.parse import parse_qs, urlparse
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -660,9 +661,9 @@ class Server:
 
 @contextmanager
 def running_dashboard(db: Path, log: Path, *, address: str | None = None, policy: Path | None = None,
-                      timeout: float = 90.0) -> Iterator[Server]:
-    """`ragslice dashboard --db DB --port FREE [--address A] [--policy P]` (see `launch`), up once its
-    health endpoint answers `ok`; fails with the server's log otherwise. Always stopped (`stop`)."""
+                      extra: Sequence[str] = (), timeout: float = 90.0) -> Iterator[Server]:
+    """`ragslice dashboard --db DB --port FREE [--address A] [--policy P] [EXTRA...]` (see `launch`), up
+    once its health endpoint answers `ok`; fails with the server's log otherwise. Always stopped (`stop`)."""
     host = address or "127.0.0.1"
     port = free_port(host)
     args = ["dashboard", "--db", str(db), "--port", str(port)]
@@ -670,7 +671,7 @@ def running_dashboard(db: Path, log: Path, *, address: str | None = None, policy
         args += ["--address", address]
     if policy is not None:
         args += ["--policy", str(policy)]
-    process = launch(args, log)
+    process = launch([*args, *extra], log)
     try:
         url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
         wait_for_health(url, process, log, timeout=timeout)
@@ -761,3 +762,62 @@ def tile(page: Any, label: str) -> str:
 def exceptions(page: Any) -> list[str]:
     """The texts of the exceptions the page shows (none when the script ran cleanly)."""
     return page.locator('[data-testid="stException"]').all_inner_texts()
+
+
+def grid_column(page, table: str, column: int) -> list[str]:
+    """The cell texts of one column of a dataframe (Glide's accessible grid cells)."""
+    rows = page.locator(f'.st-key-box_{table} [role="row"]')
+    out = []
+    for i in range(1, rows.count()):
+        cells = rows.nth(i).locator('[role="gridcell"]')
+        if cells.count() > column:
+            out.append(cells.nth(column).inner_text().strip())
+    return out
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick `option` in the selectbox or multiselect labelled `label`, then wait for the rerun."""
+    widget = page.locator('[data-testid="stSelectbox"], [data-testid="stMultiSelect"]').filter(
+        has=page.get_by_text(label, exact=True)).first
+    box = widget.get_by_role("combobox")
+    box.click()
+    box.fill(option)
+    page.get_by_role("option", name=option, exact=True).first.click()
+    page.keyboard.press("Escape")
+    settle(page)
+
+
+def query(page) -> dict[str, list[str]]:
+    """The query parameters of the address bar (read from the page: Playwright's `page.url` does
+    not follow `history.replaceState`)."""
+    return parse_qs(urlparse(page.evaluate("location.href")).query)
+
+
+def eventually(read, expected, timeout: float = 20.0):
+    """Poll `read()` until it returns `expected` (a rerun can land after the URL has changed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if value == expected or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def download(page, button: str, attempts: int = 3) -> str:
+    """Click a download button and return the downloaded file's path. The file is made when asked
+    for; a click that lands while a rerun replaces the button asks for the old one and gets nothing,
+    so the page is settled and the click repeated (at most `attempts` times)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    def attempt() -> str:
+        settle(page)
+        with page.expect_download(timeout=10_000) as started:
+            page.get_by_role("button", name=button).click()
+        return str(started.value.path())
+
+    for _ in range(attempts - 1):
+        try:
+            return attempt()
+        except PlaywrightTimeout:
+            continue
+    return attempt()

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import urlencode
 
 import pytest
 
 from fixtures import (
-    HOSTILE, HOSTILE_GROUP, HOSTILE_ID, build_dashboard_workspace, exceptions, free_port, healthy, launch, new_tab,
-    require_chromium, running_dashboard, settle, stop, tile, wait_for_health,
+    HOSTILE, HOSTILE_GROUP, HOSTILE_ID, build_dashboard_workspace, choose, download, eventually, exceptions, free_port,
+    grid_column, healthy, launch, new_tab, query, require_chromium, running_dashboard, settle, stop, tile,
+    wait_for_health,
 )
 from scoring.store.refresh import refresh
 
@@ -53,65 +54,6 @@ def visit(page, server: str, name: str, **params: str) -> float:
     settle(page)
     assert exceptions(page) == []
     return time.perf_counter() - started
-
-
-def grid_column(page, table: str, column: int) -> list[str]:
-    """The cell texts of one column of a dataframe (Glide's accessible grid cells)."""
-    rows = page.locator(f'.st-key-box_{table} [role="row"]')
-    out = []
-    for i in range(1, rows.count()):
-        cells = rows.nth(i).locator('[role="gridcell"]')
-        if cells.count() > column:
-            out.append(cells.nth(column).inner_text().strip())
-    return out
-
-
-def choose(page, label: str, option: str) -> None:
-    """Pick `option` in the selectbox or multiselect labelled `label`, then wait for the rerun."""
-    widget = page.locator('[data-testid="stSelectbox"], [data-testid="stMultiSelect"]').filter(
-        has=page.get_by_text(label, exact=True)).first
-    box = widget.get_by_role("combobox")
-    box.click()
-    box.fill(option)
-    page.get_by_role("option", name=option, exact=True).first.click()
-    page.keyboard.press("Escape")
-    settle(page)
-
-
-def query(page) -> dict[str, list[str]]:
-    """The query parameters of the address bar (read from the page: Playwright's `page.url` does
-    not follow `history.replaceState`)."""
-    return parse_qs(urlparse(page.evaluate("location.href")).query)
-
-
-def eventually(read, expected, timeout: float = 20.0):
-    """Poll `read()` until it returns `expected` (a rerun can land after the URL has changed)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = read()
-        if value == expected or time.monotonic() > deadline:
-            return value
-        time.sleep(0.2)
-
-
-def download(page, button: str, attempts: int = 3) -> str:
-    """Click a download button and return the downloaded file's path. The file is made when asked
-    for; a click that lands while a rerun replaces the button asks for the old one and gets nothing,
-    so the page is settled and the click repeated (at most `attempts` times)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    def attempt() -> str:
-        settle(page)
-        with page.expect_download(timeout=10_000) as started:
-            page.get_by_role("button", name=button).click()
-        return str(started.value.path())
-
-    for _ in range(attempts - 1):
-        try:
-            return attempt()
-        except PlaywrightTimeout:
-            continue
-    return attempt()
 
 
 def test_release_review_flow(server, page, tmp_path):

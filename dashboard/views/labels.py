@@ -29,8 +29,10 @@ st.caption("Documents the baseline or the candidate ranked within its k that car
            "count as not relevant, so a retriever that finds them can read as worse than it is. Most influential "
            "first: ranked by both sides, then at a better rank, then on questions whose outcome differs.")
 skipped = st.session_state.setdefault("skipped", set())
-queue = data.pool(cmp.suite, cmp.baseline, cmp.candidate, limit=QUEUE + len(skipped))
-queue = queue[[(q, d) not in skipped for q, d in zip(queue["question_id"], queue["doc_id"])]].head(QUEUE)
+decided = st.session_state.setdefault("decided", set())  # recorded here, maybe not yet refreshed
+hidden = skipped | decided
+queue = data.pool(cmp.suite, cmp.baseline, cmp.candidate, limit=QUEUE + len(hidden))
+queue = queue[[(q, d) not in hidden for q, d in zip(queue["question_id"], queue["doc_id"])]].head(QUEUE)
 if queue.empty:
     st.success("Every document the two sides ranked within k is judged.")
 for i, row in enumerate(queue.itertuples(index=False)):
@@ -56,7 +58,8 @@ for i, row in enumerate(queue.itertuples(index=False)):
             except ValidationError as error:
                 say("error", f"Not recorded: {error}")
             else:
-                st.toast(f"Recorded: {row.doc_id} graded {grade} for {row.question_id}")
+                decided.add((row.question_id, row.doc_id))
+                st.toast(escape(f"Recorded: {row.doc_id} graded {grade} for {row.question_id}"))
                 st.rerun()
         if skip_col.button("Skip", key=f"w_skip_{i}"):
             skipped.add((row.question_id, row.doc_id))
