@@ -322,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("review", cmd_review, "Record a reviewer's decision on a label: a grade, a support, or a dispute.",
             "ragslice review data/demo --reviewer ana --question q-0030 --doc pol-0008 --grade 0 --note superseded",
-            "ragslice review data/demo --reviewer ana --question q-0030 --claim window --doc pol-0007 --supports yes",
+            "ragslice review data/demo --reviewer ana --question q-0030 --claim tier1-reviewers --doc pol-0007 --supports yes",
             "ragslice review data/demo --reviewer ben --question q-0041 --dispute --note 'two answers fit'")
     p.add_argument("workspace")
     p.add_argument("--reviewer", required=True, help="your name: the decision goes to suites/<suite>/reviews/NAME.jsonl")

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from fixtures import free_port
 from scoring.cli import build_parser, main
 from scoring.io.demo import DEMO_BASELINE, DEMO_CANDIDATE, record_demo_verdict, review_url
 from scoring.store.refresh import RefreshSummary
@@ -148,3 +149,16 @@ def test_only_a_loopback_address_is_served_without_the_exposure_warning(address:
     from scoring.serve import is_loopback
 
     assert is_loopback(address) is loopback
+
+
+def test_review_mode_serves_on_loopback_only_unless_the_user_allows_it(tmp_path, capsys):
+    """Checked before anything starts: a non-loopback address in review mode is refused (exit 2, and
+    why); with --allow-remote-review the same command passes that check and stops at the next one."""
+    ws = REPO / "data" / "seed-lab"
+    args = ["dashboard", "--db", str(tmp_path / "absent.duckdb"), "--workspace", str(ws), "--reviewer", "carl",
+            "--address", "0.0.0.0", "--port", str(free_port())]
+    assert main(args) == 2
+    refused = capsys.readouterr().err
+    assert "serves on this machine only" in refused and "--allow-remote-review" in refused
+    assert main([*args, "--allow-remote-review"]) == 2
+    assert "no database here" in capsys.readouterr().err

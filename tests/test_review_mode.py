@@ -3,9 +3,12 @@ and what the release review and question deltas say about labels."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from datetime import timedelta, timezone
 from pathlib import Path
 
+import duckdb
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -13,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from scoring.cli import main
 from scoring.store.background import refresher
 from scoring.store.refresh import refresh
+from scoring.store.reviews import format_time, now
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "dashboard" / "app.py"
@@ -142,3 +146,25 @@ def test_the_release_review_warns_when_the_candidate_is_less_judged(reviewed):
     assert any(w.startswith("The candidate's Judged@k") and "label gaps" in w for w in warnings), warnings
     at = open_page(None)
     assert not any("Judged@k" in w.proto.body for w in at.warning)
+
+
+def test_decisions_since_a_verdict_are_counted_to_the_millisecond(reviewed, tmp_path, monkeypatch):
+    """A decision recorded in the same second as the verdict is still before or after it."""
+    ws, db = reviewed
+    policy = tmp_path / "policy.toml"
+    policy.write_text('name = "p"\n[[gates]]\nmetric = "support"\nslice = "all"\nmin = 0.5\n')
+    assert main(["compare", "A", "B", "--db", str(db), "--policy", str(policy)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        (created,) = con.execute("SELECT created_at FROM verdicts").fetchone()
+    folder = ws / "suites" / "seed-lab" / "reviews"
+    folder.mkdir(parents=True)
+    moments = [format_time((created + timedelta(milliseconds=ms)).replace(tzinfo=timezone.utc)) for ms in (-1, 1)]
+    (folder / "carl.jsonl").write_text("".join(json.dumps({
+        "at": at, "reviewer": "carl", "kind": "relevance", "question_id": q, "doc_id": "archive", "grade": 1}) + "\n"
+        for at, q in zip(moments, ("launch", "owner"))))
+    refresh(ws, db)
+    monkeypatch.setenv("RAGSLICE_POLICY", str(policy))
+    warnings = [w.proto.body.replace("\\", "") for w in open_page(None).warning]
+    assert any(w.startswith("The labels changed since this verdict: 1 review decision since, by 1 reviewer")
+               for w in warnings), warnings
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", now())

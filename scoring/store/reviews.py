@@ -9,7 +9,7 @@ One decision a line (docs/formats.md, Reviews)::
 
     {"at": "2026-11-30T14:02:11Z", "reviewer": "ana", "kind": "relevance", "question_id": "q-0030",
      "doc_id": "pol-0008", "grade": 0, "note": "superseded by pol-0007"}
-    {"at": "...", "reviewer": "ana", "kind": "support", "question_id": "q-0030", "claim_id": "window",
+    {"at": "...", "reviewer": "ana", "kind": "support", "question_id": "q-0030", "claim_id": "tier1-reviewers",
      "doc_id": "pol-0007", "supports": true}
     {"at": "...", "reviewer": "ben", "kind": "dispute", "question_id": "q-0041", "note": "two answers fit"}
 
@@ -87,7 +87,7 @@ class Decision:
 
     def as_json(self) -> dict[str, Any]:
         """The decision as its file line holds it."""
-        out: dict[str, Any] = {"at": self.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "reviewer": self.reviewer,
+        out: dict[str, Any] = {"at": format_time(self.at), "reviewer": self.reviewer,
                                "kind": self.kind, "question_id": self.question_id}
         for name in ("doc_id", "claim_id", "grade", "supports", "note"):
             if getattr(self, name) is not None:
@@ -416,11 +416,18 @@ def append_decision(suite_folder: Path, decision: dict[str, Any]) -> Path:
     return path
 
 
+def format_time(moment: datetime) -> str:
+    """A decision's `at`: ISO-8601 in UTC with a `Z`, to the second, or to the millisecond when it has them."""
+    spec = "milliseconds" if moment.microsecond else "seconds"
+    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
 def now() -> str:
-    """The current time as a decision's `at`: ISO-8601, UTC, to the second."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time as a decision's `at`, to the millisecond (a verdict recorded in the same second is
+    still before or after it)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 __all__ = ["KINDS", "LABELS_HASH_SQL", "REVIEWS", "Change", "Decision", "Disagreement", "Known", "Review",
-           "append_decision", "apply_reviews", "check_decision", "latest", "now", "parse_time", "read_reviews",
+           "append_decision", "apply_reviews", "check_decision", "format_time", "latest", "now", "parse_time", "read_reviews",
            "record_decision", "result_problems", "review_files"]
