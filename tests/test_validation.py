@@ -37,7 +37,7 @@ MANIFEST = "runs/base/manifest.json"
 SUITE_JSON = "suites/demo/suite.json"
 DOCS = "suites/demo/documents.jsonl"
 QUESTIONS = "suites/demo/questions.jsonl"
-UNKNOWN_RECORD = ("unknown field (allowed: question_id, retrieved, context, answer, claims, latency_ms, cost_usd, "
+UNKNOWN_RECORD = ("unknown field (allowed: question_id, retrieved, context, answer, claims, answer_sentences, latency_ms, cost_usd, "
                   "error; prefix extensions with x_)")
 TWICE = "a key appears twice in one object (parsers disagree on which wins)"
 
@@ -120,7 +120,7 @@ RECORD_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
     ("retrieved longer than 1000", lambda ws: set_field(R(ws), 1, "retrieved", [f"x{i}" for i in range(1001)]),
      [f"{Q1}field 'retrieved': 1001: a ranking holds at most 1000 documents"]),
     ("claims missing", lambda ws: drop_field(R(ws), 1, "claims"),
-     [f"{Q1}field 'claims': required field is missing"]),
+     [f"{Q1}field 'claims': required field is missing (a record needs claims, answer_sentences or both)"]),
     ("claims a map", lambda ws: set_field(R(ws), 1, "claims", {"monday": ["rb-3"]}),
      [f"{Q1}field 'claims': {{'monday': ['rb-3']}}: expected a list of {{\"id\", \"citations\", \"text\"}} objects"]),
     ("claims of strings", lambda ws: set_field(R(ws), 1, "claims", ["monday"]),
@@ -222,6 +222,43 @@ RECORD_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
      lambda ws: exact_line(R(ws), 2, 8 * 1024 * 1024, end=b"\r\n"), []),
     ("records file empty", lambda ws: R(ws).write_bytes(b""),
      [f"{BASE}: the file holds no records"]),
+    # answer sentences: SENTENCE_RULES and SENTENCE_CITATION_RULES (line 1: q-1, retrieved rb-3, rb-4)
+    ("answer_sentences a string", lambda ws: set_field(R(ws), 1, "answer_sentences", "Monday."),
+     [f"{Q1}field 'answer_sentences': 'Monday.': expected a list of {{\"text\", \"citations\"}} objects"]),
+    ("answer_sentences beyond max_claims", lambda ws: (
+        set_key(S(ws), "max_claims", 2),
+        set_field(R(ws), 1, "answer_sentences", [{"text": t, "citations": []} for t in ("A.", "B.", "C.")])),
+     [f"{Q1}field 'answer_sentences': 3: an answer holds at most 2 (the max_claims of suite demo) sentences (each "
+      "may become a claim)"]),
+    ("sentence without text", lambda ws: set_field(R(ws), 1, "answer_sentences", [{"citations": [0]}]),
+     [f"{Q1}field 'answer_sentences[0].text': required: a non-empty string"]),
+    ("sentence citations a string", lambda ws: set_field(R(ws), 1, "answer_sentences",
+                                                         [{"text": "Monday.", "citations": "rb-3"}]),
+     [f"{Q1}field 'answer_sentences[0].citations': 'rb-3': expected a list of document or chunk IDs, or 0-based "
+      "indexes into retrieved (use [] for none)"]),
+    ("sentence citing 101", lambda ws: set_field(R(ws), 1, "answer_sentences",
+                                                 [{"text": "Monday.", "citations": [f"d{i}" for i in range(101)]}]),
+     [f"{Q1}field 'answer_sentences[0].citations': 101: a sentence cites at most 100 documents"]),
+    ("sentence unknown field", lambda ws: set_field(R(ws), 1, "answer_sentences",
+                                                    [{"text": "Monday.", "citations": [], "score": 1}]),
+     [f"{Q1}field 'answer_sentences[0]': ['score']: unknown field (allowed: text, citations; prefix extensions with "
+      "x_)"]),
+    ("sentence key twice", lambda ws: replace_line(R(ws), 1, json.dumps(RECORDS["base"][0])[:-1]
+                                                   + ', "answer_sentences": [{"text": "A.", "text": "B.", '
+                                                     '"citations": []}]}'),
+     [f"{Q1}field 'answer_sentences[0]': ['text']: {TWICE}"]),
+    ("sentence index outside retrieved", lambda ws: set_field(R(ws), 1, "answer_sentences",
+                                                              [{"text": "Monday.", "citations": [2, -1]}]),
+     [f"{Q1}field 'answer_sentences[0].citations': 2 is not an index into retrieved (it holds 2 IDs: indexes 0 "
+      "to 1)",
+      f"{Q1}field 'answer_sentences[0].citations': -1 is not an index into retrieved (it holds 2 IDs: indexes 0 "
+      "to 1)"]),
+    ("sentence citing a malformed ID", lambda ws: set_field(R(ws), 1, "answer_sentences",
+                                                            [{"text": "Monday.", "citations": ["rb 3"]}]),
+     [f"{Q1}field 'answer_sentences[0].citations': 'rb 3': {ID_RULE}"]),
+    ("sentence citing one document twice", lambda ws: set_field(R(ws), 1, "answer_sentences",
+                                                                [{"text": "Monday.", "citations": ["rb-3", 0]}]),
+     [f"{Q1}field 'answer_sentences[0].citations': 'rb-3' is cited twice by one sentence"]),
     ("records file of blank lines", lambda ws: R(ws).write_bytes(b"\n  \n\t\n"),
      [f"{BASE}: the file holds no records"]),
     ("records.parquet unreadable", lambda ws: R(ws).rename(R(ws).with_suffix(".parquet")),
@@ -244,10 +281,12 @@ def _rule_pattern(rule: str) -> str:
 
 
 def test_every_sql_rule_has_a_case():
-    """Each rule text of LINE_RULES, RETRIEVED_RULES, CLAIM_RULES and CITATION_RULES is expected by a case."""
+    """Each rule text of LINE_RULES, RETRIEVED_RULES, CLAIM_RULES, CITATION_RULES, SENTENCE_RULES and
+    SENTENCE_CITATION_RULES is expected by a case."""
     expected = [line for _, _, lines_ in RECORD_CASES if lines_ for line in lines_]
     rules = [r[2] for r in records_module.LINE_RULES] + [r[0] for r in records_module.RETRIEVED_RULES] + \
-        [r[2] for r in records_module.CLAIM_RULES] + [r[0] for r in records_module.CITATION_RULES]
+        [r[2] for r in records_module.CLAIM_RULES] + [r[0] for r in records_module.CITATION_RULES] + \
+        [r[2] for r in records_module.SENTENCE_RULES] + [r[1] for r in records_module.SENTENCE_CITATION_RULES]
     uncovered = [rule for rule in rules if not any(re.search(_rule_pattern(rule), line) for line in expected)]
     assert uncovered == []
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Iterable, Mapping
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import invalid
+from .alignment import LEXICAL_THRESHOLD, MIN_CONTENT_TOKENS, STOPWORDS, UNLABELLED_ID
 from .registry import RANKING_KEYS, REGISTRY, SEED_KEYS
 
 MAX_CLAIMS = 100
@@ -228,6 +230,77 @@ def score_question(
         k=k,
     )
     return scores
+
+
+# --- free-text answers: sentences aligned to claims (`scoring.metrics.alignment`) ------------------
+
+_SPACE = re.compile(r"[ \t\n\r\f\v]+")
+
+
+def normalise_sentence(text: str) -> str:
+    """NFC, each run of spaces, tabs and line breaks one space, trimmed; case kept."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text)).strip(" ")
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """Lower-cased maximal runs of letters and digits (Unicode categories L, N), stopwords dropped."""
+    tokens, current = set(), []
+    for ch in "".join(c.lower()[0] for c in text) + " ":  # simple case mapping: U+0130 becomes "i", as in SQL
+        if unicodedata.category(ch)[0] in "LN":
+            current.append(ch)
+        elif current:
+            tokens.add("".join(current))
+            current = []
+    return frozenset(tokens - STOPWORDS)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """One sentence's alignment: `claims` (to `claim_ids`), `unlabelled` or `no_claim`."""
+
+    outcome: str
+    claim_ids: tuple[str, ...] = ()
+    confidence: float | None = None
+
+
+def lexical_alignment(sentence: str, citations: Sequence[str], propositions: Mapping[str, str | None],
+                      threshold: float = LEXICAL_THRESHOLD) -> Alignment:
+    """The built-in aligner (`alignment.LEXICAL_RULES`): every claim whose proposition's tokens are at
+    least `threshold` in the sentence; else `no_claim` (no citation, few tokens) or `unlabelled`."""
+    words = content_tokens(sentence)
+    overlaps = {}
+    for claim, proposition in propositions.items():
+        wanted = content_tokens(proposition or "")
+        overlaps[claim] = len(words & wanted) / len(wanted) if wanted else 0.0
+    best = max(overlaps.values(), default=0.0)
+    matched = tuple(sorted(c for c, o in overlaps.items() if o >= threshold))
+    if matched:
+        return Alignment("claims", matched, best)
+    if not citations and len(words) < MIN_CONTENT_TOKENS:
+        return Alignment("no_claim", (), 1 - best)
+    return Alignment("unlabelled", (), 1 - best)
+
+
+def resolve_citations(citations: Sequence[str | int], retrieved: Sequence[str]) -> tuple[str, ...]:
+    """A sentence's citations as IDs: an integer is a 0-based index into `retrieved`."""
+    return tuple(retrieved[c] if isinstance(c, int) else c for c in citations)
+
+
+def sentence_claims(sentences: Sequence[Sequence[str]], alignments: Sequence[Alignment]
+                    ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The generated claims of aligned sentences (`sentences`: each sentence's resolved citations), by
+    `alignment.CLAIM_RULES`: one claim per aligned claim ID with the union of its sentences' citations
+    (in sentence order), one per `unlabelled` sentence, none for `no_claim`; claims in the order of
+    their first sentence, claim IDs sorted within a sentence."""
+    cited: dict[str, list[str]] = {}
+    for number, (citations, alignment) in enumerate(zip(sentences, alignments)):
+        if alignment.outcome == "no_claim":
+            continue
+        ids = alignment.claim_ids if alignment.outcome == "claims" else (UNLABELLED_ID.format(sentence=number),)
+        for claim in sorted(ids):
+            union = cited.setdefault(claim, [])
+            union += [c for c in citations if c not in union]
+    return tuple((claim, tuple(docs)) for claim, docs in cited.items())
 
 
 # --- the seed's entry point -------------------------------------------------------------------

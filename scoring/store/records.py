@@ -8,6 +8,11 @@ DuckDB's JSON functions, checked rule by rule in SQL, and split into typed stagi
     stage_rankings(run_id, question_id, items)           items: the ranking as recorded
     stage_claims(run_id, question_id, claim_id, position, text, citations)   citations: as recorded
     stage_citations(run_id, question_id, claim_id, position, doc_id, unit_id, counted)
+    stage_sentences(run_id, question_id, sentence, text, citations, free)    citations: indexes resolved
+    stage_sentence_citations(run_id, question_id, sentence, position, doc_id, unit_id)
+
+`free` marks a record without `claims`: its claims come from its aligned sentences
+(`scoring.store.alignment`, which adds them to `stage_claims` and `stage_citations`).
 
 Cited chunks are mapped here, ranked ones when `retrieved` is written (`scoring.store.refresh`), by the
 rule `scoring.store.chunks` states: an ID found in the run's chunk map (its own `chunks.jsonl`, else the
@@ -39,8 +44,10 @@ from .workspace import (
     iter_json_lines,
 )
 
-RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "latency_ms", "cost_usd", "error"]
+RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "answer_sentences", "latency_ms", "cost_usd",
+               "error"]
 CLAIM_KEYS = ["id", "citations", "text"]
+SENTENCE_KEYS = ["text", "citations"]
 NUMBER_TYPES = ("UBIGINT", "BIGINT", "DOUBLE")
 
 READ_LINES = (
@@ -82,13 +89,20 @@ LINE_RULES: list[tuple[str | None, str, str, str]] = [
      "json_type(j, '$.retrieved[*]'), lambda t: t = 'VARCHAR')))"),
     ("retrieved", "to_json(json_array_length(j, '$.retrieved'))",
      f"a ranking holds at most {MAX_RETRIEVED} documents", f"json_array_length(j, '$.retrieved') > {MAX_RETRIEVED}"),
-    ("claims", "NULL", "required field is missing", "is_obj AND json_type(j, '$.claims') IS NULL"),
+    ("claims", "NULL", "required field is missing (a record needs claims, answer_sentences or both)",
+     "is_obj AND json_type(j, '$.claims') IS NULL AND json_type(j, '$.answer_sentences') IS NULL"),
     ("claims", "j->'$.claims'", "expected a list of {\"id\", \"citations\", \"text\"} objects",
      "is_obj AND json_type(j, '$.claims') <> 'ARRAY' "
      "OR (json_type(j, '$.claims') = 'ARRAY' AND NOT list_bool_and(list_transform("
      "json_type(j, '$.claims[*]'), lambda t: t = 'OBJECT')))"),
     ("claims", "to_json(json_array_length(j, '$.claims'))", "an answer holds at most {claim_bound} claims",
      "json_array_length(j, '$.claims') > max_claims"),
+    ("answer_sentences", "j->'$.answer_sentences'", "expected a list of {\"text\", \"citations\"} objects",
+     "is_obj AND json_type(j, '$.answer_sentences') IS NOT NULL AND (json_type(j, '$.answer_sentences') <> 'ARRAY' "
+     "OR NOT list_bool_and(list_transform(json_type(j, '$.answer_sentences[*]'), lambda t: t = 'OBJECT')))"),
+    ("answer_sentences", "to_json(json_array_length(j, '$.answer_sentences'))",
+     "an answer holds at most {claim_bound} sentences (each may become a claim)",
+     "json_type(j, '$.answer_sentences') = 'ARRAY' AND json_array_length(j, '$.answer_sentences') > max_claims"),
     ("answer", "j->'$.answer'", "expected a string or null",
      "is_obj AND json_type(j, '$.answer') NOT IN ('VARCHAR', 'NULL')"),
     ("context", "j->'$.context'", "expected a string or null",
@@ -143,6 +157,35 @@ CLAIM_RULES: list[tuple[str, str, str, str]] = [
      "AND NOT starts_with(key, 'x_'))) > 0"),
     ("", _TWICE.format(obj="c"), "a key appears twice in one object (parsers disagree on which wins)",
      "len(json_keys(c)) > len(list_distinct(json_keys(c)))"),
+]
+
+# Rules over one answer sentence (rows of `sen`: run_id, line, suite, qid, position, s JSON): (field suffix,
+# value shown, rule, condition). The field reads `answer_sentences[<n>].<suffix>`.
+SENTENCE_RULES: list[tuple[str, str, str, str]] = [
+    ("text", "s->'$.text'", "required: a non-empty string",
+     "json_type(s, '$.text') IS DISTINCT FROM 'VARCHAR' OR trim(s->>'$.text') = ''"),
+    ("citations", "s->'$.citations'",
+     "expected a list of document or chunk IDs, or 0-based indexes into retrieved (use [] for none)",
+     "json_type(s, '$.citations') IS DISTINCT FROM 'ARRAY' OR NOT list_bool_and(list_transform("
+     "json_type(s, '$.citations[*]'), lambda t: t IN ('VARCHAR', 'UBIGINT', 'BIGINT')))"),
+    ("citations", "to_json(json_array_length(s, '$.citations'))",
+     f"a sentence cites at most {MAX_CITATIONS} documents", f"json_array_length(s, '$.citations') > {MAX_CITATIONS}"),
+    ("", f"to_json(list_filter(json_keys(s), lambda key: NOT list_contains({SENTENCE_KEYS!r}, key) "
+     "AND NOT starts_with(key, 'x_')))",
+     f"unknown field (allowed: {', '.join(SENTENCE_KEYS)}; prefix extensions with x_)",
+     f"len(list_filter(json_keys(s), lambda key: NOT list_contains({SENTENCE_KEYS!r}, key) "
+     "AND NOT starts_with(key, 'x_'))) > 0"),
+    ("", _TWICE.format(obj="s"), "a key appears twice in one object (parsers disagree on which wins)",
+     "len(json_keys(s)) > len(list_distinct(json_keys(s)))"),
+]
+
+# Rules over one sentence citation (rows of `scites`: ..., sentence, cite_pos, raw JSON, idx, n_retrieved, doc_id).
+SENTENCE_CITATION_RULES: list[tuple[str, str, str]] = [
+    ("raw", "is not an index into retrieved (it holds {n_retrieved} IDs: indexes 0 to {last_index})",
+     "idx IS NOT NULL AND (idx < 0 OR idx >= n_retrieved)"),
+    ("to_json(doc_id)", "an ID is 1-128 characters with no whitespace or control characters",
+     f"idx IS NULL AND NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
+    ("to_json(doc_id)", "is cited twice by one sentence", "doc_id IS NOT NULL AND cite_pos > first_cite"),
 ]
 
 CITATION_RULES: list[tuple[str, str]] = [
@@ -370,6 +413,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         for r, c in CITATION_RULES
     ]
     _collect(con, _checks("cites", cite_rules), paths, problems)
+    _check_sentences(con, paths, problems)
     if problems:
         return
 
@@ -401,6 +445,82 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
                    FROM stage_citations GROUP BY ALL) x
           ON x.run_id = l.run_id AND x.question_id = l.qid AND x.claim_id = l.claim_id
     """)
-    for name in ("parsed", "good", "ret", "cl", "cites", "stage_lines"):
+    _stage_sentences(con)
+    for name in ("parsed", "good", "ret", "cl", "cites", "sen", "scites", "stage_lines"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
+
+
+def _check_sentences(con: duckdb.DuckDBPyConnection, paths: dict[str, str], problems: Problems) -> None:
+    """`answer_sentences` of the `good` records: each sentence and each citation checked (indexes resolved
+    against the record's own `retrieved`)."""
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE sen AS
+        WITH lists AS (
+          SELECT run_id, line, suite, qid, j, json_extract(j, '$.answer_sentences[*]') AS ss FROM good
+          WHERE json_type(j, '$.answer_sentences') = 'ARRAY' AND json_array_length(j, '$.answer_sentences') <= max_claims
+        )
+        SELECT run_id, line, suite, qid, j, unnest(ss) AS s, unnest(range(0, len(ss))) AS position FROM lists
+    """)
+    field = "'answer_sentences[' || position::VARCHAR || ']'"
+    rules = [(field + (f" || '.{suffix}'" if suffix else ""), value, rule, condition)
+             for suffix, value, rule, condition in SENTENCE_RULES]
+    _collect(con, _checks("(SELECT * FROM sen WHERE json_type(s) = 'OBJECT')", rules), paths, problems)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE scites AS
+        WITH lists AS (
+          SELECT run_id, line, suite, qid, position AS sentence, j, json_extract(s, '$.citations[*]') AS cs FROM sen
+          WHERE json_type(s) = 'OBJECT' AND json_type(s, '$.citations') = 'ARRAY'
+            AND json_array_length(s, '$.citations') <= $max_citations
+            AND list_bool_and(list_transform(json_type(s, '$.citations[*]'), lambda t: t IN ('VARCHAR', 'UBIGINT',
+                                                                                              'BIGINT')))
+        ),
+        flat AS (
+          SELECT run_id, line, suite, qid, sentence, unnest(cs) AS raw, unnest(range(0, len(cs))) AS cite_pos,
+                 CASE WHEN json_type(j, '$.retrieved') = 'ARRAY' THEN json_array_length(j, '$.retrieved')::BIGINT
+                      ELSE 0 END AS n_retrieved,
+                 j
+          FROM lists
+        ),
+        resolved AS (
+          SELECT * EXCLUDE (j), n_retrieved - 1 AS last_index,
+                 CASE WHEN json_type(raw) <> 'VARCHAR' THEN TRY_CAST(raw::VARCHAR AS BIGINT) END AS idx,
+                 CASE WHEN json_type(raw) = 'VARCHAR' THEN raw->>'$'
+                      WHEN TRY_CAST(raw::VARCHAR AS BIGINT) BETWEEN 0 AND n_retrieved - 1
+                      THEN json_extract_string(j, '$.retrieved[' || raw::VARCHAR || ']') END AS doc_id
+          FROM flat
+        )
+        SELECT *, min(cite_pos) OVER (PARTITION BY run_id, qid, sentence, doc_id) AS first_cite FROM resolved
+    """, {"max_citations": MAX_CITATIONS})
+    field = "'answer_sentences[' || sentence::VARCHAR || '].citations'"
+    rules = [(field, value, rule, condition) for value, rule, condition in SENTENCE_CITATION_RULES]
+    _collect(con, _checks("scites", rules), paths, problems)
+
+
+def _stage_sentences(con: duckdb.DuckDBPyConnection) -> None:
+    """`stage_sentences` and `stage_sentence_citations` from the checked `sen` and `scites` rows."""
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE stage_sentences AS
+        SELECT s.run_id, s.qid AS question_id, s.position::INTEGER AS sentence, s.s->>'$.text' AS text,
+               coalesce(c.citations, []) AS citations, json_type(s.j, '$.claims') IS NULL AS free
+        FROM sen s
+        LEFT JOIN (SELECT run_id, qid, sentence, list(doc_id ORDER BY cite_pos) AS citations FROM scites GROUP BY ALL) c
+          ON c.run_id = s.run_id AND c.qid = s.qid AND c.sentence = s.position
+    """)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE stage_sentence_citations AS
+        SELECT f.run_id, f.qid AS question_id, f.sentence::INTEGER AS sentence, f.cite_pos::INTEGER AS position,
+               f.doc_id, {unit} AS unit_id
+        FROM scites f
+        JOIN stage_runs r ON r.run_id = f.run_id
+        LEFT JOIN suites s ON s.suite = f.suite
+        {chunk_joins}
+    """.replace("{chunk_joins}", chunk_joins("r", "f.doc_id")).replace("{unit}", unit_sql("s.unit", "f.doc_id")))
+
+
+def stage_no_sentences(con: duckdb.DuckDBPyConnection) -> None:
+    """Empty sentence staging tables (a path that staged records without sentences)."""
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_sentences (run_id VARCHAR, question_id VARCHAR, sentence INTEGER, "
+                "text VARCHAR, citations VARCHAR[], free BOOLEAN)")
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_sentence_citations (run_id VARCHAR, question_id VARCHAR, "
+                "sentence INTEGER, position INTEGER, doc_id VARCHAR, unit_id VARCHAR)")

@@ -22,13 +22,14 @@ from . import database as store
 from .bulk import stage_bulk
 from .chunks import chunk_joins, unit_sql, write_chunks
 from .database import Database
-from .records import read_lines, stage_records, stage_runs
+from .alignment import align_staged, write_alignments
+from .records import read_lines, stage_no_sentences, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
 from .summaries import build_summaries
 from .workspace import Run, Workspace, load_workspace
 
-RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks")
+RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks", "answer_sentences", "alignments")
 """`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
 (its runs are re-scored with it), a run's with the run."""
 
@@ -222,9 +223,13 @@ def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *
     for run in runs:
         write_chunks(con, run.suite, run.run_id, run.chunks or {})
     stage_runs(con, runs)
-    if not (bulk and stage_bulk(con, runs)):
+    if bulk and stage_bulk(con, runs):
+        stage_no_sentences(con)
+    else:
         read_lines(con, runs, problems)
         stage_records(con, runs, problems)
+    if not problems:
+        align_staged(con, problems, {run.run_id: str(run.records_path) for run in runs})
     if k is not None:
         con.execute("UPDATE stage_runs SET k = ?", [k])
 
@@ -290,6 +295,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 problems.raise_if_any()
                 bar and bar.advance(task)
                 score_staged(con, level=level)
+                write_alignments(con)
                 bar and bar.advance(task)
                 write_runs(con, to_score)
                 build_summaries(con, scored=None if outdated else "stage_runs")
@@ -341,6 +347,7 @@ def score_workspace_in_memory(workspace: Path, *, k: int | None = None, runs: li
     stage(con, selected, problems, k=k, bulk=bulk)
     problems.raise_if_any()
     score_staged(con, level=level)
+    write_alignments(con)
     write_runs(con, selected)
     if k is not None:
         con.execute("UPDATE runs SET k = ?", [k])

@@ -12,6 +12,8 @@ One decision a line (docs/formats.md, Reviews)::
     {"at": "...", "reviewer": "ana", "kind": "support", "question_id": "q-0030", "claim_id": "tier1-reviewers",
      "doc_id": "pol-0007", "supports": true}
     {"at": "...", "reviewer": "ben", "kind": "dispute", "question_id": "q-0041", "note": "two answers fit"}
+    {"at": "...", "reviewer": "ana", "kind": "alignment", "question_id": "q-0030",
+     "sentence": "Two reviewers approve a tier-1 deploy.", "claim_ids": ["tier1-reviewers"]}
 
 The rules of applying them (`apply_reviews`):
 
@@ -22,6 +24,9 @@ The rules of applying them (`apply_reviews`):
   suite's value and the question is marked disputed, naming the disagreement; it is never resolved
   silently;
 - a `dispute` marks its question disputed, with the reviewer's note;
+- an `alignment` decides which expected claims an answer sentence states (`claim_ids`), or that it
+  states something the rubric does not hold (`"unlabelled"`) or nothing (`"no_claim"`): it serves every
+  run that wrote the same sentence (normalised text) for the question, and changes no label;
 - the labels that result must still be a valid suite (an expected claim needs a supporting document
   labelled relevant): a decision that breaks that is refused with its file and line.
 
@@ -40,15 +45,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Problems, invalid
+from ..metrics.alignment import canonical_outcome
+from ..metrics.reference import normalise_sentence
 
 if TYPE_CHECKING:
     from .workspace import Suite
 
-KINDS: tuple[str, ...] = ("relevance", "support", "dispute")
+KINDS: tuple[str, ...] = ("relevance", "support", "dispute", "alignment")
 KEYS: dict[str, tuple[str, ...]] = {
     "relevance": ("doc_id", "grade"),
     "support": ("claim_id", "doc_id", "supports"),
     "dispute": (),
+    "alignment": ("sentence", "claim_ids"),
 }
 """The fields each kind requires besides `at`, `reviewer`, `kind` and `question_id`."""
 OPTIONAL = ("note",)
@@ -71,27 +79,44 @@ class Decision:
     grade: int | None = None
     supports: bool | None = None
     note: str | None = None
+    sentence: str | None = None
+    """An alignment decision's answer sentence, as the reviewer wrote it (matched on its normalised text)."""
+    claim_ids: tuple[str, ...] | str | None = None
+    """An alignment decision's claim IDs (sorted), or "unlabelled" / "no_claim"."""
 
     @property
     def label(self) -> tuple[str, ...]:
-        """What the decision decides: (kind, question[, claim], document), or (dispute, question, path:line)."""
+        """What the decision decides: (kind, question[, claim], document), (alignment, question, normalised
+        sentence), or (dispute, question, path:line)."""
         if self.kind == "relevance":
             return ("relevance", self.question_id, str(self.doc_id))
         if self.kind == "support":
             return ("support", self.question_id, str(self.claim_id), str(self.doc_id))
+        if self.kind == "alignment":
+            return ("alignment", self.question_id, normalise_sentence(str(self.sentence)))
         return ("dispute", self.question_id, f"{self.path}:{self.line}")
 
     @property
+    def outcome(self) -> str | None:
+        """An alignment decision's outcome: claims, unlabelled or no_claim."""
+        if self.kind != "alignment":
+            return None
+        return self.claim_ids if isinstance(self.claim_ids, str) else "claims"
+
+    @property
     def value(self) -> Any:
+        if self.kind == "alignment":
+            return canonical_outcome(str(self.outcome), self.claim_ids if isinstance(self.claim_ids, tuple) else ())
         return self.grade if self.kind == "relevance" else self.supports if self.kind == "support" else self.note
 
     def as_json(self) -> dict[str, Any]:
         """The decision as its file line holds it."""
         out: dict[str, Any] = {"at": format_time(self.at), "reviewer": self.reviewer,
                                "kind": self.kind, "question_id": self.question_id}
-        for name in ("doc_id", "claim_id", "grade", "supports", "note"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
+        for name in ("doc_id", "claim_id", "grade", "supports", "sentence", "claim_ids", "note"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
 
@@ -201,11 +226,35 @@ def check_decision(obj: dict[str, Any], known: Known, reviewer: str, path: str, 
                 claim)
         if type(supports) is not bool:
             add("expected true or false", "supports", supports)
+    sentence, aligned = obj.get("sentence"), obj.get("claim_ids")
+    if kind == "alignment":
+        if not isinstance(sentence, str) or not sentence.strip():
+            add("expected the answer sentence (a non-empty string)", "sentence", sentence)
+        aligned = _check_claim_ids(aligned, claims, add)
     if len(problems.items) > before:
         return None
-    return Decision(path, line, at, reviewer, kind, str(question), doc if kind != "dispute" else None,
+    return Decision(path, line, at, reviewer, kind, str(question), doc if kind in ("relevance", "support") else None,
                     claim if kind == "support" else None, grade if kind == "relevance" else None,
-                    supports if kind == "support" else None, note)
+                    supports if kind == "support" else None, note, sentence if kind == "alignment" else None,
+                    aligned if kind == "alignment" else None)
+
+
+def _check_claim_ids(value: Any, claims: Mapping[str, Any] | None, add: Any) -> tuple[str, ...] | str | None:
+    """An alignment's `claim_ids`: a non-empty list of the question's expected claim IDs without repeats,
+    or "unlabelled" / "no_claim"."""
+    if value in ("unlabelled", "no_claim"):
+        return str(value)
+    if not isinstance(value, list) or not value or not all(isinstance(c, str) for c in value):
+        add('expected a non-empty list of the question\'s claim IDs, "unlabelled" or "no_claim"', "claim_ids", value)
+        return None
+    if len(set(value)) < len(value):
+        add("a claim ID appears twice", "claim_ids", value)
+    if claims is not None:
+        unknown = [c for c in value if c not in claims]
+        if unknown:
+            add(f"is not an expected claim of the question (its claims: {', '.join(claims) or 'none'})", "claim_ids",
+                unknown[0] if len(unknown) == 1 else unknown)
+    return tuple(sorted(value))
 
 
 @dataclass(frozen=True)
@@ -234,6 +283,7 @@ class Disagreement:
 
     def describe(self) -> str:
         what = (f"the grade of {self.doc_id}" if self.kind == "relevance"
+                else f"the alignment of the sentence {self.doc_id!r}" if self.kind == "alignment"
                 else f"whether {self.doc_id} supports claim {self.claim_id}")
         shown = "; ".join(f"{reviewer}: {_shown(value)}" for reviewer, value in self.values)
         return f"reviewers disagree on {what} ({shown})"
@@ -283,7 +333,7 @@ def apply_reviews(suite: Suite, decisions: list[Decision], problems: Problems) -
         if len(values) > 1:
             for d in chosen:
                 review.status[(d.path, d.line)] = "disagreed"
-            doc, claim = (label[2], None) if kind == "relevance" else (label[3], label[2])
+            doc, claim = (label[2], None) if kind in ("relevance", "alignment") else (label[3], label[2])
             disagreement = Disagreement(question_id, kind, doc, claim,
                                         tuple(sorted((d.reviewer, d.value) for d in chosen)))
             review.disagreements.append(disagreement)
@@ -293,6 +343,8 @@ def apply_reviews(suite: Suite, decisions: list[Decision], problems: Problems) -
         for d in chosen:
             review.status[(d.path, d.line)] = "applied"
         reviewers = tuple(sorted(by_reviewer))
+        if kind == "alignment":
+            continue  # applied to answer sentences at scoring (`scoring.store.alignment`), not to the labels
         if kind == "relevance":
             doc = label[2]
             original = q.grades.get(doc)

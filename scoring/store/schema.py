@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
@@ -16,7 +16,8 @@ write. Their keys are documented in docs/schema.md."""
 3: rows in no particular order. 4: `suites.max_claims`; a failed or missing record's `n_claims` is the
 suite's max_claims (pooled Support's charge); answer metrics n/a where a question asks for no answer.
 5: Judged@k (`question_scores.judged`, `n_judged`, `n_retrieved`); reviews (`reviews`, `label_changes`,
-`suites.labels_hash`, `runs.labels_hash`)."""
+`suites.labels_hash`, `runs.labels_hash`). 6: free-text answers (`answer_sentences`, `alignments`,
+`judges`, `judgements`; `reviews.sentence`, `claim_ids`, `outcome`)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -75,7 +76,31 @@ TABLES: dict[str, str] = {
     grade INTEGER,
     supports BOOLEAN,
     note VARCHAR,
-    status VARCHAR NOT NULL""",
+    status VARCHAR NOT NULL,
+    sentence VARCHAR,
+    claim_ids VARCHAR[],
+    outcome VARCHAR""",
+    "judges": """
+    suite VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    kind VARCHAR NOT NULL,
+    declaration_hash VARCHAR NOT NULL,
+    declaration JSON NOT NULL,
+    PRIMARY KEY (suite, judge)""",
+    "judgements": """
+    suite VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,
+    line INTEGER NOT NULL,
+    key VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    sentence VARCHAR NOT NULL,
+    citations VARCHAR[] NOT NULL,
+    outcome VARCHAR NOT NULL,
+    claim_ids VARCHAR[] NOT NULL,
+    confidence DOUBLE,
+    rationale VARCHAR,
+    answered_at VARCHAR""",
     "label_changes": """
     suite VARCHAR NOT NULL,
     question_id VARCHAR NOT NULL,
@@ -162,7 +187,29 @@ TABLES: dict[str, str] = {
     citations VARCHAR[] NOT NULL,
     supported BOOLEAN,
     reasons VARCHAR[],
-    cited_docs VARCHAR[] NOT NULL""",
+    cited_docs VARCHAR[] NOT NULL,
+    aligned_by VARCHAR""",
+    "answer_sentences": """
+    run_id VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    sentence INTEGER NOT NULL,
+    text VARCHAR NOT NULL,
+    citations VARCHAR[] NOT NULL,
+    free BOOLEAN NOT NULL""",
+    "alignments": """
+    run_id VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    sentence INTEGER NOT NULL,
+    text VARCHAR NOT NULL,
+    citations VARCHAR[] NOT NULL,
+    aligner VARCHAR NOT NULL,
+    decided_by VARCHAR NOT NULL,
+    outcome VARCHAR NOT NULL,
+    claim_ids VARCHAR[] NOT NULL,
+    confidence DOUBLE,
+    rationale VARCHAR,
+    applied BOOLEAN NOT NULL,
+    reviewed BOOLEAN NOT NULL""",
     "question_scores": f"""
     run_id VARCHAR NOT NULL,
     suite VARCHAR NOT NULL,

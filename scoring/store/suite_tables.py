@@ -19,7 +19,8 @@ from .chunks import write_chunks
 from .reviews import LABELS_HASH_SQL
 from .workspace import Suite, gc_paused
 
-SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "reviews", "label_changes")
+SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "reviews", "label_changes",
+                "judges", "judgements")
 
 _TEXT = pa.string()
 _TEXTS = pa.list_(pa.string())
@@ -100,9 +101,10 @@ def write_review(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
     if review is None:
         return
     if review.decisions:
-        con.executemany("INSERT INTO reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+        con.executemany("INSERT INTO reviews VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
             (suite.name, d.reviewer, d.line, d.at.replace(tzinfo=None), d.kind, d.question_id, d.doc_id, d.claim_id,
-             d.grade, d.supports, d.note, review.status[(d.path, d.line)]) for d in review.decisions])
+             d.grade, d.supports, d.note, review.status[(d.path, d.line)], d.sentence,
+             list(d.claim_ids) if isinstance(d.claim_ids, tuple) else None, d.outcome) for d in review.decisions])
     if review.changes:
         con.executemany("INSERT INTO label_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
             (suite.name, c.question_id, c.kind, c.doc_id, c.claim_id,

@@ -27,6 +27,7 @@ from typing import Any
 from ..errors import Problems, ValidationError
 from .reviews import Review, apply_reviews, read_reviews, review_files
 from ..metrics.reference import MAX_CLAIMS
+from ..metrics.alignment import UNLABELLED_ID
 
 ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
 """A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.
@@ -37,6 +38,8 @@ FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MAX_RETRIEVED = 1000
 """A record's ranking may hold up to 1000 documents (TREC runs rank 1000)."""
 MAX_CITATIONS = 100
+UNLABELLED_CLAIM = re.compile(re.escape(UNLABELLED_ID).replace(re.escape("{sentence}"), r"\d+"))
+"""Claim IDs reserved for unlabelled answer sentences (`scoring.metrics.alignment.UNLABELLED_ID`)."""
 MAX_LABELS = 10_000
 MAX_GRADE = 1000
 """Relevance grades lie in -MAX_GRADE..MAX_GRADE (TREC uses -2..4; the bound keeps them in an INTEGER)."""
@@ -717,6 +720,9 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: _Checke
     for claim, docs in raw_support.items():
         if not check.ident(claim, "support"):
             continue
+        if UNLABELLED_CLAIM.fullmatch(claim):
+            check.add("is reserved for the generated claim of an unlabelled answer sentence (unlabelled#<n>)",
+                      "support", claim)
         listed = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS)
         if docs == []:
             check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
