@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import scoring.io.judges as judges_module
 from scoring.errors import Problems, ValidationError
 from scoring.io.judges import (
     PROMPT,
@@ -484,3 +485,29 @@ def test_append_cache_starts_a_new_line_after_a_cut_one(tmp_path: Path):
     append_cache(path, [{"key": "b"}, {"key": "c"}])
     assert path.read_text().splitlines() == ['{"key": "a", "cut sh', '{"key": "b"}', '{"key": "c"}']
 
+
+# --- the documentation -----------------------------------------------------------------------------------
+
+FORMATS = Path(__file__).resolve().parents[1] / "docs" / "formats.md"
+KEY_RULE = ('"\\n".join([judge.declaration_hash, question_id, request["question"], request["sentence"], '
+            '"\\t".join(request["citations"]), "\\n".join(c["id"] + "\\t" + c["proposition"] for c in request["claims"])])')
+
+
+def test_the_documented_prompt_and_key_rule_are_the_code_s():
+    text = FORMATS.read_text(encoding="utf-8")
+    judges_section = text.split("\n## Judges\n", 1)[1]
+    assert judges_section.split("is the system message:\n\n```\n", 1)[1].split("\n```\n", 1)[0] == PROMPT
+    assert KEY_RULE in judges_section
+    assert KEY_RULE in judges_module.__doc__
+
+
+def test_the_documented_minimal_program_judge_works(suite: Path):
+    text = FORMATS.read_text(encoding="utf-8")
+    source = text.split("A minimal program judge:\n\n```python\n", 1)[1].split("```", 1)[0]
+    (suite / "judges" / "minimal.py").write_text(source)
+    judge = Judge(name="minimal", command=(sys.executable, "judges/minimal.py"), timeout=2, declaration_hash="m")
+    claims = [{"id": "pager-owner", "proposition": "The Aurora team owns the pager."},
+              {"id": "since-2024", "proposition": "Since 2024."}]
+    requests = [("q-1", {"question": "Who?", "sentence": sentence, "citations": [], "claims": claims})
+                for sentence in ("The Aurora team owns the pager.", "Nothing here.")]
+    assert judge_requests(judge, suite, requests) == [Answer("claims", ("pager-owner",)), Answer("unlabelled")]
