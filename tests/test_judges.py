@@ -501,7 +501,8 @@ def test_the_documented_prompt_and_key_rule_are_the_code_s():
     assert KEY_RULE in judges_module.__doc__
 
 
-def test_the_documented_minimal_program_judge_works(suite: Path):
+def test_the_documented_minimal_program_judge_works(suite: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # the example must flush each answer itself
     text = FORMATS.read_text(encoding="utf-8")
     source = text.split("A minimal program judge:\n\n```python\n", 1)[1].split("```", 1)[0]
     (suite / "judges" / "minimal.py").write_text(source)
