@@ -423,7 +423,8 @@ def test_cached_answers_make_a_second_run_ask_nothing(suite: Path):
     second = judge_missing(judge, suite, requests)
     assert (second.requested, second.cached, second.answered, second.failed) == (3, 3, 0, 0)
     assert len(calls(suite)) == 4  # no process started, nothing asked
-    assert second.answers[request_key(judge, *requests[0])].answer == Answer("claims", ("c1",), 0.75, "names c1")
+    assert second.answers[request_key(judge, *requests[0])] == Answer("claims", ("c1",), 0.75, "names c1")
+    assert second.answers == first.answers
     assert len(cache_path(suite, "prog").read_text().splitlines()) == 3
 
 

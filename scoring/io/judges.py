@@ -772,7 +772,7 @@ class JudgeRun:
     answered: int = 0
     failed: int = 0
     failures: list[JudgeFailure] = field(default_factory=list)
-    answers: dict[str, CachedAnswer | Answer] = field(default_factory=dict)
+    answers: dict[str, Answer] = field(default_factory=dict)
     """key -> the answer, cached or new, for every request not failed."""
 
 
@@ -795,7 +795,7 @@ def judge_missing(judge: Judge, suite_folder: Path, requests: list[tuple[str, di
             continue
         seen.add(key)
         if key in cache:
-            run.answers[key] = cache[key]
+            run.answers[key] = cache[key].answer
             run.cached += 1
         else:
             missing.append((key, question_id, request))
