@@ -149,6 +149,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     suite = _suite_of(ws, args.suite, args.question)
     if args.dispute:
         fields = {"kind": "dispute"}
+    elif args.align is not None:
+        aligned = args.align if args.align in ("unlabelled", "no_claim") else [c for c in args.align.split(",") if c]
+        fields = {"kind": "alignment", "sentence": args.sentence, "claim_ids": aligned}
     elif args.claim is not None:
         fields = {"kind": "support", "claim_id": args.claim, "doc_id": args.doc,
                   "supports": {"yes": True, "no": False}.get(args.supports, args.supports)}
@@ -201,6 +204,22 @@ def cmd_pool(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def cmd_align(args: argparse.Namespace) -> int:
+    from .io.align import align
+
+    runs = [r for r in args.runs.split(",") if r]
+    result = align(Path(args.workspace), runs, args.judge, suite=args.suite)
+    run = result.run
+    print(f"judge {run.judge} on suite {result.suite}: {run.requested} sentences, {run.cached} answered before "
+          f"(cached), {run.answered} answered now, {run.failed} failed")
+    for failure in run.failures:
+        print(f"  failed: {failure.question_id}: {failure.sentence!r}: {failure.reason}", file=sys.stderr)
+    if run.failed:
+        print("failed sentences stay unaligned by this judge (refresh uses the next aligner); align again to retry",
+              file=sys.stderr)
+    return 1 if run.failed else 0
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -320,10 +339,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", required=True)
     p.add_argument("-o", required=True, metavar="FILE")
 
-    p = add("review", cmd_review, "Record a reviewer's decision on a label: a grade, a support, or a dispute.",
+    p = add("review", cmd_review, "Record a reviewer's decision: a grade, a support, a dispute, or the alignment of "
+            "an answer sentence.",
             "ragslice review data/demo --reviewer ana --question q-0030 --doc pol-0008 --grade 0 --note superseded",
             "ragslice review data/demo --reviewer ana --question q-0030 --claim tier1-reviewers --doc pol-0007 --supports yes",
-            "ragslice review data/demo --reviewer ben --question q-0041 --dispute --note 'two answers fit'")
+            "ragslice review data/demo --reviewer ben --question q-0041 --dispute --note 'two answers fit'",
+            "ragslice review data/demo --reviewer ana --question q-0030 --sentence 'A tier-1 deploy needs two "
+            "reviewers.' --align tier1-reviewers")
     p.add_argument("workspace")
     p.add_argument("--reviewer", required=True, help="your name: the decision goes to suites/<suite>/reviews/NAME.jsonl")
     p.add_argument("--question", required=True, help="the question's ID")
@@ -333,7 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--grade", type=int, help="relevance grade of --doc for the question (0: not relevant)")
     what.add_argument("--claim", help="expected claim whose support by --doc you decide (with --supports)")
     what.add_argument("--dispute", action="store_true", help="mark the question's labels disputed")
+    what.add_argument("--align", metavar="CLAIMS", help="the expected claims --sentence states (comma-separated), "
+                                                        "or unlabelled, or no_claim")
     p.add_argument("--supports", choices=["yes", "no"], help="with --claim: whether --doc supports it")
+    p.add_argument("--sentence", help="with --align: the answer sentence, as the run wrote it")
     p.add_argument("--note", help="why, in words")
 
     p = add("pool", cmd_pool, "List the documents the runs ranked that nobody judged, most influential first.",
@@ -343,6 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, help="look at the first N of each ranking (default: each run's k)")
     p.add_argument("--suite", help="check that the runs are on this suite")
     p.add_argument("--out", help="write JSON Lines here (default: standard output)")
+
+    p = add("align", cmd_align, "Ask a judge of the suite's judges.toml to align the runs' answer sentences its "
+            "cache does not hold; refresh then reads the cache.",
+            "ragslice align data/demo --runs prod-text --judge keywords")
+    p.add_argument("workspace")
+    p.add_argument("--runs", required=True, help="comma-separated run IDs whose answers are sentences")
+    p.add_argument("--judge", required=True, help="a judge declared in suites/<suite>/judges.toml")
+    p.add_argument("--suite", help="the suite (default: the one suite of the runs)")
 
     p = add("synth", cmd_synth, "Write a synthetic workspace of any size in the normal formats.",
             "ragslice synth --questions 10000 --runs 10 --out /tmp/ws")

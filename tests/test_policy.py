@@ -177,25 +177,25 @@ class FakeEvidence:
     disputed: set[str] = field(default_factory=set)
     operational: dict[tuple[str, str, str], float | None] = field(default_factory=dict)
 
-    def slice_questions(self, slice_, *, exclude_disputed=False):
+    def slice_questions(self, slice_, *, exclude=None):
         qs = self.slices.get(str(slice_), [])
-        return [q for q in qs if not (exclude_disputed and q in self.disputed)]
+        return [q for q in qs if not (exclude == "disputed" and q in self.disputed)]
 
     def slice_values(self, kind):
         return sorted({k.split(":", 1)[1] for k in self.slices if k.startswith(kind + ":")})
 
-    def paired_values(self, key, slice_, *, exclude_disputed=False):
-        qs = self.slice_questions(slice_, exclude_disputed=exclude_disputed)
+    def paired_values(self, key, slice_, *, exclude=None):
+        qs = self.slice_questions(slice_, exclude=exclude)
         b = [self.values["baseline"][key].get(q) for q in qs]
         c = [self.values["candidate"][key].get(q) for q in qs]
         keep = [i for i in range(len(qs)) if b[i] is not None and c[i] is not None]
         return np.array([b[i] for i in keep], float), np.array([c[i] for i in keep], float)
 
-    def aggregate(self, side, key, slice_, aggregate, *, exclude_disputed=False):
+    def aggregate(self, side, key, slice_, aggregate, *, exclude=None):
         if key in OPERATIONAL:
             value = self.operational.get((side, key, aggregate))
             return value, 0 if value is None else 5
-        qs = self.slice_questions(slice_, exclude_disputed=exclude_disputed)
+        qs = self.slice_questions(slice_, exclude=exclude)
         vals = [self.values[side][key].get(q) for q in qs]
         vals = [v for v in vals if v is not None]
         if not vals:

@@ -73,4 +73,36 @@ def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(REVIEWER_COLUMNS))
 
 
-__all__ = ["REVIEWER_COLUMNS", "Agreement", "agreement", "reviewer_agreement"]
+
+
+ALIGNER_COLUMNS: tuple[str, ...] = ("aligner", "decided_by", "n", "agreed", "accuracy", "kappa", "confusion")
+
+
+def aligner_agreement(alignments: pd.DataFrame) -> pd.DataFrame:
+    """Per automatic aligner (the lexical aligner, each judge), its agreement with the reviewers over the
+    sentences both decided (`alignments`: rows of the `alignments` table). A sentence is its question, its
+    normalised text and its citations, counted once however many runs wrote it; an alignment's label is
+    `alignment.canonical_outcome` (claim IDs, "unlabelled" or "no_claim"). `confusion`: (reviewers' label,
+    aligner's label, count)."""
+    from ..metrics.alignment import canonical_outcome
+    from ..metrics.reference import normalise_sentence
+
+    if alignments.empty:
+        return pd.DataFrame(columns=list(ALIGNER_COLUMNS))
+    frame = alignments.assign(
+        item=[(q, normalise_sentence(t), tuple(c)) for q, t, c in
+              zip(alignments["question_id"], alignments["text"], alignments["citations"])],
+        label=[canonical_outcome(o, list(ids)) for o, ids in zip(alignments["outcome"], alignments["claim_ids"])])
+    frame = frame.drop_duplicates(["item", "aligner", "decided_by"])
+    human = dict(zip(frame.loc[frame["aligner"] == "human", "item"], frame.loc[frame["aligner"] == "human", "label"]))
+    rows = []
+    automatic = frame[frame["aligner"] != "human"]
+    for (aligner, decided_by), own in automatic.groupby(["aligner", "decided_by"], sort=True):
+        both = [(human[i], label) for i, label in zip(own["item"], own["label"]) if i in human]
+        found = agreement([h for h, _ in both], [a for _, a in both])
+        rows.append({"aligner": aligner, "decided_by": decided_by, "n": found.n, "agreed": found.agreed,
+                     "accuracy": found.accuracy, "kappa": found.kappa, "confusion": [list(c) for c in found.confusion]})
+    return pd.DataFrame(rows, columns=list(ALIGNER_COLUMNS))
+
+
+__all__ = ["ALIGNER_COLUMNS", "REVIEWER_COLUMNS", "Agreement", "agreement", "aligner_agreement", "reviewer_agreement"]

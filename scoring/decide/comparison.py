@@ -45,6 +45,7 @@ from ..store.schema import table_names
 from ..store.workspace import HELDOUT
 from . import aggregates, change, stats, stats_batch, verdicts
 from . import policy as policies
+from .alignment import AlignmentFacts, read_alignment
 from .policy import Policy, Verdict
 from .scores import (
     METRIC_KEYS,
@@ -153,6 +154,10 @@ class Comparison:
     policy: Policy | None = None
     labels_hash: str = ""
     """The suite's effective labels the scores were taken with (`suites.labels_hash`)."""
+    alignment: AlignmentFacts | None = None
+    """Free-text answers: sentences and claims by aligner, agreement (None when no run answers in sentences)."""
+    resting: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(aligner, decided_by) -> generated claims of either side resting on that automatic aligner."""
     values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     rows: ScoreRows | None = field(default=None, repr=False)
     detail: bool = field(default=True, repr=False)
@@ -193,56 +198,66 @@ class Comparison:
 
     # -- policy.Evidence ------------------------------------------------------------------------
 
-    def _mask(self, slice_: Slice, exclude_disputed: bool) -> np.ndarray:
-        """The questions of a slice as a boolean array in suite order (cached)."""
+    def _mask(self, slice_: Slice, exclude: str | None) -> np.ndarray:
+        """The questions of a slice as a boolean array in suite order (cached), without the disputed
+        ones (`exclude` "disputed") or those with a claim resting on an automatic alignment ("automatic")."""
         self._detailed("a gate's slice")
-        key = ("mask", slice_, exclude_disputed)
+        key = ("mask", slice_, exclude)
         if key not in self._masks:
             q = self.questions
             mask = slices.mask(q, slice_)
-            if exclude_disputed:
+            if exclude == "disputed":
                 mask = mask & q["disputed"].isna().to_numpy()
+            elif exclude == "automatic" and "automatic" in q:
+                mask = mask & ~q["automatic"].to_numpy(dtype=bool)
             self._masks[key] = mask
         return self._masks[key]
 
-    def _positions(self, slice_: Slice, exclude_disputed: bool) -> np.ndarray:
+    def _positions(self, slice_: Slice, exclude: str | None) -> np.ndarray:
         """The positions of a slice's questions in suite order (cached)."""
-        key = ("positions", slice_, exclude_disputed)
+        key = ("positions", slice_, exclude)
         if key not in self._masks:
-            self._masks[key] = np.flatnonzero(self._mask(slice_, exclude_disputed))
+            self._masks[key] = np.flatnonzero(self._mask(slice_, exclude))
         return self._masks[key]
 
-    def slice_questions(self, slice_: Slice, *, exclude_disputed: bool = False) -> list[str]:
-        key = ("ids", slice_, exclude_disputed)
+    def slice_questions(self, slice_: Slice, *, exclude: str | None = None) -> list[str]:
+        key = ("ids", slice_, exclude)
         if key not in self._masks:
-            self._masks[key] = self.questions.index.take(self._positions(slice_, exclude_disputed)).tolist()
+            self._masks[key] = self.questions.index.take(self._positions(slice_, exclude)).tolist()
         return list(self._masks[key])
 
     def slice_values(self, kind: str) -> list[str]:
         return slices.values(self.questions, kind)
 
-    def paired_values(self, key: str, slice_: Slice, *, exclude_disputed: bool = False
+    def paired_values(self, key: str, slice_: Slice, *, exclude: str | None = None
                       ) -> tuple[np.ndarray, np.ndarray]:
-        at = self._positions(slice_, exclude_disputed)
+        at = self._positions(slice_, exclude)
         b = self.values["baseline"][key].to_numpy(dtype=float).take(at)
         c = self.values["candidate"][key].to_numpy(dtype=float).take(at)
         keep = ~(np.isnan(b) | np.isnan(c))
         return b[keep], c[keep]
 
-    def aggregate(self, side: str, key: str, slice_: Slice, aggregate: str, *, exclude_disputed: bool = False
+    def aggregate(self, side: str, key: str, slice_: Slice, aggregate: str, *, exclude: str | None = None
                   ) -> tuple[float | None, int]:
-        mask = self._mask(slice_, exclude_disputed)
+        mask = self._mask(slice_, exclude)
         if key in OPERATIONAL:
             r = self.rows
             if r is None:
                 return None, 0
             keep = (r.side == SIDES.index(side)) & mask[r.slot]
             return aggregates.operational_values(r.status[keep], r.latency[keep], r.cost[keep], r.run[keep], key, aggregate)
-        at = self._positions(slice_, exclude_disputed)
+        at = self._positions(slice_, exclude)
         frame = self.values[side]
         pooled = BY_KEY[key].pooled
         parts = tuple(frame[c].to_numpy(dtype=float).take(at) for c in pooled) if pooled else None
         return aggregates.aggregate_values(frame[key].to_numpy(dtype=float).take(at), parts, aggregate)
+
+    def automatic_aligners(self) -> list[tuple[str, float | None, int]]:
+        return self.alignment.automatic_aligners(self.resting) if self.alignment is not None else []
+
+    @property
+    def n_automatic(self) -> int:
+        return int(self.questions["automatic"].sum()) if "automatic" in self.questions else 0
 
     # -- views ----------------------------------------------------------------------------------
 
@@ -304,7 +319,14 @@ class Comparison:
                 "n_questions": self.heldout.n_questions, "uses": self.heldout.uses,
                 "budget": self.heldout.budget, "comparison_key": self.heldout.key,
                 "logged_before": self.heldout.logged},
+            "without_unreviewed_alignments": None if v.unreviewed is None else {
+                "n_questions": v.unreviewed.n_disputed,
+                "verdict": v.unreviewed.verdict,
+                "differences": list(v.unreviewed.differences),
+                "gates": [g.to_dict() for g in v.unreviewed.gates],
+            },
             "judged": judged(self.table),
+            "alignment": None if self.alignment is None else self.alignment.to_dict(),
             "settings": asdict(self.settings),
             "comparisons": [_jsonable(r) for r in self.table.to_dict(orient="records")],
             "operations": [_jsonable(r) for r in self.operations.to_dict(orient="records")],
@@ -549,6 +571,8 @@ class Inputs:
     verdicts: tuple[tuple[str, str, str, datetime], ...]
     scores: SideScores | None = None
     labels_hash: str = ""
+    alignment: tuple[AlignmentFacts, dict[tuple[str, str], int]] | None = None
+    """What free-text alignment means here (`alignment.read_alignment`), None when no run answers in sentences."""
 
 
 def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *, include_heldout: bool = True,
@@ -603,7 +627,9 @@ def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *
     log = verdicts.read_heldout_log(con, b_side.suite, b_side.suite_version, tables) \
         if include_heldout and n_heldout else HeldoutLog()
     return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, rows, log,
-                  verdicts.read_earlier_verdicts(con, b_side.name, c_side.name, tables), labels_hash=verdicts.read_labels_hash(con, b_side.suite))
+                  verdicts.read_earlier_verdicts(con, b_side.name, c_side.name, tables),
+                  labels_hash=verdicts.read_labels_hash(con, b_side.suite),
+                  alignment=read_alignment(con, b_side.suite, b_side.run_ids, c_side.run_ids))
 
 
 def compare(
@@ -669,6 +695,9 @@ def compare(
         heldout = HeldoutUse(n_heldout, inputs.heldout_log.previous(key), pol.heldout_budget if pol else None, key,
                              key in inputs.heldout_log.keys)
     warnings = _comparison_warnings(b_side, c_side, len(questions), include_heldout, n_heldout)
+    alignment, resting = inputs.alignment if inputs.alignment is not None else (None, {})
+    if alignment is not None and rows is not None:
+        questions = questions.assign(automatic=questions.index.isin(list(alignment.automatic_questions)))
     table = _table(questions, values, settings, tested)
     gap = label_gap_warning(table)
     warnings += [gap] if gap else []
@@ -678,6 +707,7 @@ def compare(
         spread=spread, flaky=flaky,
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
         policy=pol, values=values, rows=rows, detail=rows is not None, labels_hash=inputs.labels_hash,
+        alignment=alignment, resting=resting,
     )
     if pol is not None:
         notes = verdicts.policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)

@@ -6,6 +6,7 @@ A policy names itself and lists gates; each gate checks one metric on one slice 
     description = "..."           # optional
     heldout_budget = 5            # optional: warn when a suite version's held-out set is used more often
     alpha = 0.05                  # optional: the default alpha of max_drop gates
+    min_alignment_kappa = 0.6     # optional: a gate on the automatic alignments the claims rest on
     [[gates]]
     name = "critical coverage"
     metric = "coverage"           # registry name or seed alias; or failure_rate | latency | cost
@@ -22,7 +23,10 @@ A gate has exactly one kind, chosen by its threshold keys:
 - ``max_drop`` (with ``alpha``, default 0.05, and ``test``: randomization | ttest | wilcoxon): fail only
   when the mean paired change is significantly worse than ``-max_drop`` (one-sided, see `stats.drop_p`).
 
-A gate over an empty slice fails and says so. The verdict is "pass" only when every gate passes;
+With ``min_alignment_kappa``, one more gate ("alignment agreement") fails when a claim of either side
+rests on an automatic alignment (a judge's or the lexical aligner's, `scoring.metrics.alignment`) whose
+measured agreement with the reviewers (Cohen's kappa, `agreement.aligner_agreement`) is below it or
+unmeasured. A gate over an empty slice fails and says so. The verdict is "pass" only when every gate passes;
 without a policy there is no verdict ("none"), never a pass.
 The policy's text and its sha256 (of the file bytes) are stored with every verdict.
 """
@@ -54,7 +58,7 @@ def metric_aggregates(key: str) -> tuple[str, ...]:
     return base + ("total",) if key in COUNT_KEYS else base
 
 
-GateKind = Literal["threshold", "regressions", "drop"]
+GateKind = Literal["threshold", "regressions", "drop", "agreement"]
 
 
 @dataclass(frozen=True)
@@ -101,9 +105,10 @@ class Policy:
     path: str = "policy.toml"
     description: str | None = None
     heldout_budget: int | None = None
+    min_alignment_kappa: float | None = None
 
 
-TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "gates")
+TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "min_alignment_kappa", "gates")
 GATE_KEYS = ("name", "description", "metric", "slice", "aggregate", "min", "max",
              "max_regressions", "max_drop", "alpha", "test")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -156,6 +161,11 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
     if budget is not None and (not _is_int(budget) or budget < 0):
         add("heldout_budget is a whole number >= 0 (comparisons allowed on a held-out set)",
             "heldout_budget", budget, line=lines.top("heldout_budget"))
+    min_kappa = doc.get("min_alignment_kappa")
+    if min_kappa is not None and (not _is_number(min_kappa) or not -1 <= min_kappa <= 1):
+        add("min_alignment_kappa is a number from -1 to 1 (Cohen's kappa)", "min_alignment_kappa", min_kappa,
+            line=lines.top("min_alignment_kappa"))
+        min_kappa = None
     default_alpha = doc.get("alpha", 0.05)
     if not _is_number(default_alpha) or not 0 < default_alpha < 1:
         add("alpha is a number between 0 and 1", "alpha", default_alpha, line=lines.top("alpha"))
@@ -184,6 +194,7 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
         path=path,
         description=description,
         heldout_budget=budget,
+        min_alignment_kappa=None if min_kappa is None else float(min_kappa),
     )
 
 
@@ -328,19 +339,28 @@ def _parse_gate(
 class Evidence(Protocol):
     """What gate evaluation needs from a comparison (implemented by `compare.Comparison`)."""
 
-    def slice_questions(self, slice_: Slice, *, exclude_disputed: bool = False) -> list[str]:
-        """Question IDs in the slice (empty when none match)."""
+    def slice_questions(self, slice_: Slice, *, exclude: str | None = None) -> list[str]:
+        """Question IDs in the slice (empty when none match), without the "disputed" ones or those with a
+        claim resting on an "automatic" alignment when `exclude` says so."""
 
     def slice_values(self, kind: str) -> list[str]:
         """The values a valued slice kind takes in this suite (types, splits, tags)."""
 
-    def paired_values(self, key: str, slice_: Slice, *, exclude_disputed: bool = False
+    def paired_values(self, key: str, slice_: Slice, *, exclude: str | None = None
                       ) -> tuple[np.ndarray, np.ndarray]:
         """Per-question baseline and candidate values where both are scored."""
 
-    def aggregate(self, side: str, key: str, slice_: Slice, aggregate: str, *, exclude_disputed: bool = False
+    def aggregate(self, side: str, key: str, slice_: Slice, aggregate: str, *, exclude: str | None = None
                   ) -> tuple[float | None, int]:
         """One side's aggregate over the slice and the number of values it used."""
+
+    def automatic_aligners(self) -> list[tuple[str, float | None, int]]:
+        """(aligner, its measured kappa or None, claims resting on it) for each automatic aligner a claim
+        of either side rests on."""
+
+    @property
+    def n_automatic(self) -> int:
+        """Questions with a claim (either side) resting on an automatic alignment."""
 
 
 @dataclass(frozen=True)
@@ -397,6 +417,9 @@ class Verdict:
     policy_hash: str | None
     warnings: tuple[str, ...] = ()
     disputed: DisputedCheck | None = None
+    unreviewed: DisputedCheck | None = None
+    """The verdict on the questions whose claims rest on reviewed alignments only (`n_disputed` then
+    counts the questions left out)."""
 
     @property
     def passed(self) -> bool:
@@ -441,21 +464,21 @@ def format_bound(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else repr(float(value))
 
 
-def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude_disputed: bool = False, seed: int = 0) -> GateResult:
+def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude: str | None = None, seed: int = 0) -> GateResult:
     """Evaluate one gate. An empty slice fails with a reason; it never passes silently."""
     base = dict(name=gate.name, kind=gate.kind, metric=gate.metric, slice=str(gate.slice),
                 aggregate=gate.aggregate if gate.kind == "threshold" else "per question",
                 threshold=gate.threshold, line=gate.line)
     label = display_name(gate.metric)
-    questions = evidence.slice_questions(gate.slice, exclude_disputed=exclude_disputed)
+    questions = evidence.slice_questions(gate.slice, exclude=exclude)
     if not questions:
         known = evidence.slice_values(gate.slice.kind) if gate.slice.value is not None else []
         hint = f" ({gate.slice.kind} values in this suite: {', '.join(known) or 'none'})" if gate.slice.value else ""
         return GateResult(**base, passed=False, observed=None, baseline=None, n=0,
                           reason=f"slice {gate.slice} has no question{hint}; a gate over an empty slice fails")
     if gate.kind == "threshold":
-        return _threshold(gate, evidence, base, label, exclude_disputed)
-    b, c = evidence.paired_values(gate.metric, gate.slice, exclude_disputed=exclude_disputed)
+        return _threshold(gate, evidence, base, label, exclude)
+    b, c = evidence.paired_values(gate.metric, gate.slice, exclude=exclude)
     n = len(b)
     if n == 0:
         return GateResult(**base, passed=False, observed=None, baseline=None, n=0,
@@ -472,11 +495,11 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude_disputed: bool = Fa
     return _drop(gate, base, label, b, c, better, seed)
 
 
-def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude_disputed: bool) -> GateResult:
+def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude: str | None) -> GateResult:
     value, n = evidence.aggregate("candidate", gate.metric, gate.slice, gate.aggregate,
-                                  exclude_disputed=exclude_disputed)
+                                  exclude=exclude)
     before, _ = evidence.aggregate("baseline", gate.metric, gate.slice, gate.aggregate,
-                                   exclude_disputed=exclude_disputed)
+                                   exclude=exclude)
     what = f"candidate {label} ({gate.aggregate}) on {gate.slice}"
     if value is None or n == 0:
         why = (f"no record in the slice has a {OPERATIONAL[gate.metric].unit} value"
@@ -544,23 +567,61 @@ def evaluate(
     notes: Sequence[str] = (),
     seed: int = 0,
 ) -> Verdict:
-    """Evaluate every gate; when disputed questions exist, evaluate again without them and report changes."""
+    """Evaluate every gate (and the alignment gate when the policy sets `min_alignment_kappa`); when
+    disputed questions exist, evaluate again without them, and when claims rest on automatic alignments,
+    again on the questions whose alignments were all reviewed; report what changes."""
     gates = tuple(evaluate_gate(g, evidence, seed=seed) for g in policy.gates)
+    if policy.min_alignment_kappa is not None:
+        gates += (alignment_gate(policy.min_alignment_kappa, evidence),)
     verdict: Literal["pass", "fail"] = "pass" if all(g.passed for g in gates) else "fail"
     warnings = list(notes)
-    disputed = None
-    if n_disputed:
-        again = tuple(evaluate_gate(g, evidence, exclude_disputed=True, seed=seed) for g in policy.gates)
-        other = "pass" if all(g.passed for g in again) else "fail"
-        differences = tuple(_difference(a, b) for a, b in zip(gates, again) if _differs(a, b))
-        disputed = DisputedCheck(n_disputed, other, again, differences)
+    checks: dict[str, DisputedCheck | None] = {"disputed": None, "automatic": None}
+    n_automatic = int(getattr(evidence, "n_automatic", 0) or 0)
+    for exclude, n, what, without in (
+            ("disputed", n_disputed, "disputed question(s)", "resolve the disputed labels before deciding"),
+            ("automatic", n_automatic, "question(s) whose claims rest on unreviewed automatic alignments",
+             "review those alignments before deciding")):
+        if not n:
+            continue
+        again = tuple(evaluate_gate(g, evidence, exclude=exclude, seed=seed) for g in policy.gates)
+        # without the automatic alignments nothing rests on them: the alignment gate then holds
+        kept = [g for g in gates if g.kind == "agreement"] if exclude == "disputed" else []
+        other = "pass" if all(g.passed for g in (*again, *kept)) else "fail"
+        label = "disputed questions" if exclude == "disputed" else "unreviewed alignments"
+        differences = tuple(_difference(a, b, label) for a, b in zip(gates, again) if _differs(a, b))
+        checks[exclude] = DisputedCheck(n, other, again, differences)
         if other != verdict:
-            warnings.append(f"the verdict depends on {n_disputed} disputed question(s): {verdict} with them, "
-                            f"{other} without them; resolve the disputed labels before deciding")
+            warnings.append(f"the verdict depends on {n} {what}: {verdict} with them, {other} without them; {without}")
         elif differences:
-            warnings.append(f"without the {n_disputed} disputed question(s) the verdict is still {other}, "
-                            f"but {len(differences)} gate value(s) change")
-    return Verdict(verdict, gates, policy.name, policy.sha256, tuple(warnings), disputed)
+            warnings.append(f"without the {n} {what} the verdict is still {other}, but {len(differences)} gate "
+                            "value(s) change")
+    return Verdict(verdict, gates, policy.name, policy.sha256, tuple(warnings), checks["disputed"],
+                   checks["automatic"])
+
+
+def alignment_gate(min_kappa: float, evidence: Evidence) -> GateResult:
+    """Fails when a claim of either side rests on an automatic aligner whose measured kappa is below
+    `min_kappa` or unmeasured; passes when no claim rests on one."""
+    aligners = list(getattr(evidence, "automatic_aligners", lambda: [])())
+    base = dict(name="alignment agreement", kind="agreement", metric="alignment", slice="all",
+                aggregate="kappa", threshold=f"kappa >= {format_bound(min_kappa)}", baseline=None, line=None)
+    if not aligners:
+        return GateResult(**base, passed=True, observed=None, n=0, observed_text="n/a",
+                          reason="no claim rests on an automatic alignment")
+    claims = sum(n for _, _, n in aligners)
+    unmeasured = [name for name, kappa, _ in aligners if kappa is None]
+    low = [(name, kappa) for name, kappa, _ in aligners if kappa is not None and kappa < min_kappa - TIE]
+    measured = [kappa for _, kappa, _ in aligners if kappa is not None]
+    observed = None if unmeasured else min(measured)
+    shown = "; ".join(f"{name}: kappa {format_value(kappa, min_kappa)}" if kappa is not None else
+                      f"{name}: not measured (no sentence both it and a reviewer decided)" for name, kappa, _ in aligners)
+    passed = not unmeasured and not low
+    reason = (f"{claims} claim(s) rest on automatic alignments ({shown}); "
+              + ("every aligner's measured agreement with the reviewers reaches " if passed else
+                 "the verdict rests on alignments whose agreement with the reviewers is below or without ")
+              + f"kappa {format_bound(min_kappa)}")
+    return GateResult(**base, passed=passed, observed=observed, n=claims, reason=reason,
+                      observed_text=format_value(observed, min_kappa))
 
 
 def _differs(a: GateResult, b: GateResult) -> bool:
@@ -569,8 +630,8 @@ def _differs(a: GateResult, b: GateResult) -> bool:
     return a.observed is not None and b.observed is not None and abs(a.observed - b.observed) > TIE
 
 
-def _difference(a: GateResult, b: GateResult) -> str:
-    state = (f"{'passes' if a.passed else 'fails'} with disputed questions, "
+def _difference(a: GateResult, b: GateResult, label: str = "disputed questions") -> str:
+    state = (f"{'passes' if a.passed else 'fails'} with {label}, "
              f"{'passes' if b.passed else 'fails'} without them" if a.passed != b.passed
              else f"{'passes' if a.passed else 'fails'} either way")
     return f"gate {a.name!r}: {state} (observed {format_value(a.observed)} with, {format_value(b.observed)} without)"
@@ -585,7 +646,8 @@ def no_policy_verdict(notes: Sequence[str] = ()) -> Verdict:
 
 
 __all__ = [
-    "DisputedCheck", "Evidence", "Gate", "GateResult", "NO_POLICY", "Policy", "Slice", "Verdict", "evaluate",
+    "DisputedCheck", "Evidence", "Gate", "GateResult", "NO_POLICY", "Policy", "Slice", "Verdict", "alignment_gate",
+    "evaluate",
     "evaluate_gate", "format_bound", "format_value", "heldout_warning", "load_policy", "metric_aggregates",
     "no_policy_verdict", "parse_policy", "parse_slice",
 ]

@@ -92,6 +92,7 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
         for name in staged:
             con.unregister(name)
     write_review(con, suite)
+    write_judges(con, suite)
     con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
 
 
@@ -110,6 +111,21 @@ def write_review(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
             (suite.name, c.question_id, c.kind, c.doc_id, c.claim_id,
              None if c.original is None else json.dumps(c.original), json.dumps(c.reviewed), list(c.reviewers))
             for c in review.changes])
+
+
+def write_judges(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
+    """The suite's judges (in precedence order) and their cached answers."""
+    if suite.judges:
+        con.executemany("INSERT INTO judges VALUES (?, ?, ?, ?, ?, ?)", [
+            (suite.name, j.name, position, j.kind, j.declaration_hash, json.dumps(
+                {"command": list(j.command)} if j.command is not None else
+                {"endpoint": j.endpoint, "model": j.model, "api_key_env": j.api_key_env} | {"timeout": j.timeout}))
+            for position, j in enumerate(suite.judges.values())])
+    rows = [(suite.name, judge, c.line, c.key, c.question_id, c.sentence, list(c.citations), c.answer.outcome,
+             list(c.answer.claim_ids), c.answer.confidence, c.answer.rationale, c.at.isoformat())
+            for judge, cache in suite.judgements.items() for c in cache.values()]
+    if rows:
+        con.executemany("INSERT INTO judgements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def document_columns(suite: Suite) -> pa.Table:

@@ -122,6 +122,10 @@ class Suite:
     """False when only suite.json was read because a database already holds this exact suite."""
     review: Review | None = None
     """What the reviewers' decisions (`reviews/*.jsonl`) did to the labels, once applied."""
+    judges: dict[str, Any] = field(default_factory=dict)
+    """The judges of `judges.toml` in precedence order (`scoring.io.judges.Judge`)."""
+    judgements: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """judge -> request key -> cached answer (`scoring.io.judges.CachedAnswer`), from `judgements/`."""
 
     def doc_version(self, doc_id: str) -> str:
         """The version a document is at: its own `version`, else the suite's `corpus_version`."""
@@ -453,10 +457,13 @@ def _groups(check: _Checker, value: Any, name: str) -> list[str]:
 
 
 def suite_files(folder: Path) -> list[Path]:
-    """The files whose bytes make a suite's content hash: its own and its reviewers' decisions."""
-    chunks = folder / "chunks.jsonl"
+    """The files whose bytes make a suite's content hash: its own, its reviewers' decisions, its judges'
+    declarations and their cached answers."""
+    chunks, judges = folder / "chunks.jsonl", folder / "judges.toml"
+    judgements = folder / "judgements"
     return [folder / "suite.json", folder / "documents.jsonl", folder / "questions.jsonl"] + (
-        [chunks] if chunks.exists() else []) + review_files(folder)
+        [chunks] if chunks.exists() else []) + review_files(folder) + ([judges] if judges.exists() else []) + (
+        sorted(judgements.glob("*.jsonl")) if judgements.is_dir() else [])
 
 
 def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = None,
@@ -508,10 +515,32 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
         _load_questions(suite, folder / "questions.jsonl", problems)
         if len(problems.items) == before:  # reviews are checked against a suite that reads cleanly
             suite.review = apply_reviews(suite, read_reviews(suite, problems), problems)
+        _load_judges(suite, problems)
     if len(suite.documents) + len(suite.questions) + len(suite.chunks) >= _FREEZE_AT:
         gc.freeze()
     suite.files_hash = digest(suite_files(folder))
     return suite
+
+
+def _load_judges(suite: Suite, problems: Problems) -> None:
+    """The suite's judges (`judges.toml`) and their cached answers (`judgements/<judge>.jsonl`); a cache
+    file of a judge that is not declared is a problem (its answers would silently count for nothing)."""
+    from ..errors import ValidationError
+    from ..io.judges import JUDGEMENTS, JUDGES_FILE, load_judges, read_cache
+
+    declared = suite.folder / JUDGES_FILE
+    if declared.exists():
+        try:
+            suite.judges = load_judges(declared)
+        except ValidationError as error:
+            problems.items.extend(error.problems)
+    folder = suite.folder / JUDGEMENTS
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        if path.stem not in suite.judges:
+            problems.add(f"answers of a judge that {JUDGES_FILE} does not declare (judges: "
+                         f"{', '.join(suite.judges) or 'none'}); declare it or remove the file", path=str(path))
+            continue
+        suite.judgements[path.stem] = read_cache(path, problems)
 
 
 def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | None = None,

@@ -1,0 +1,87 @@
+"""What the alignment of free-text answers means for one comparison: each side's sentences by aligner,
+its generated claims by the least reviewed aligner behind them, the questions whose claims rest on an
+automatic alignment, and each automatic aligner's measured agreement with the reviewers (`agreement`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from .agreement import aligner_agreement
+
+AUTOMATIC = ("judge", "lexical")
+
+
+@dataclass(frozen=True)
+class AlignmentFacts:
+    """Per side: `sentences` (aligner -> applied alignments), `claims` (recorded | human | judge | lexical
+    -> generated claims); `automatic_questions` (either side); `agreement` (`agreement.ALIGNER_COLUMNS`,
+    measured over every run of the suite)."""
+
+    sentences: dict[str, dict[str, int]]
+    claims: dict[str, dict[str, int]]
+    automatic_questions: frozenset[str]
+    agreement: pd.DataFrame = field(repr=False)
+
+    def aligner_name(self, aligner: str, decided_by: str) -> str:
+        return "lexical" if aligner == "lexical" else f"judge {decided_by}"
+
+    def automatic_aligners(self, resting: dict[tuple[str, str], int]) -> list[tuple[str, float | None, int]]:
+        """(name, kappa or None, claims) for each automatic aligner in `resting` ((aligner, decided_by) -> claims)."""
+        kappas = {(r.aligner, r.decided_by): (None if pd.isna(r.kappa) else float(r.kappa))
+                  for r in self.agreement.itertuples()}
+        return [(self.aligner_name(a, d), kappas.get((a, d)), n) for (a, d), n in sorted(resting.items())]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": {"sentences": self.sentences["baseline"], "claims": self.claims["baseline"],
+                         "unreviewed_claims": sum(n for k, n in self.claims["baseline"].items() if k in AUTOMATIC)},
+            "candidate": {"sentences": self.sentences["candidate"], "claims": self.claims["candidate"],
+                          "unreviewed_claims": sum(n for k, n in self.claims["candidate"].items() if k in AUTOMATIC)},
+            "questions_resting_on_automatic_alignments": len(self.automatic_questions),
+            "agreement": [{k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in row.items()}
+                          for row in self.agreement.to_dict(orient="records")],
+        }
+
+
+def read_alignment(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: tuple[str, ...],
+                   candidate_runs: tuple[str, ...]) -> tuple[AlignmentFacts, dict[tuple[str, str], int]] | None:
+    """The facts for these sides, and (aligner, decided_by) -> claims of either side resting on it; None
+    when no run of the suite answers in sentences (or the database predates free-text answers)."""
+    tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if "alignments" not in tables:
+        return None
+    rows = con.execute("""
+        SELECT a.run_id, a.question_id, a.text, a.citations, a.aligner, a.decided_by, a.outcome, a.claim_ids, a.applied
+        FROM alignments a JOIN runs r ON r.run_id = a.run_id WHERE r.suite = ?""", [suite]).df()
+    if rows.empty:
+        return None
+    sides = {"baseline": list(baseline_runs), "candidate": list(candidate_runs)}
+    applied = rows[rows["applied"]]
+    sentences = {name: {str(k): int(v) for k, v in applied[applied["run_id"].isin(runs)]["aligner"]
+                        .value_counts().sort_index().items()} for name, runs in sides.items()}
+    every = [*baseline_runs, *candidate_runs]
+    claims_rows = con.execute("""
+        SELECT run_id, question_id, coalesce(aligned_by, 'recorded') AS aligned_by, claim_id
+        FROM claims WHERE list_contains(?::VARCHAR[], run_id)""", [every]).df()
+    claims = {name: {str(k): int(v) for k, v in claims_rows[claims_rows["run_id"].isin(runs)]["aligned_by"]
+                     .value_counts().sort_index().items()} for name, runs in sides.items()}
+    mine = applied[applied["run_id"].isin(every) & applied["aligner"].isin(AUTOMATIC)]
+    # the automatic alignments the generated claims rest on: one per (run, question, claim) and aligner
+    resting_rows = con.execute("""
+        SELECT a.aligner, a.decided_by, count(DISTINCT (c.run_id, c.question_id, c.claim_id)) AS n
+        FROM claims c
+        JOIN alignments a ON a.run_id = c.run_id AND a.question_id = c.question_id AND a.applied
+             AND a.aligner <> 'human'
+             AND (list_contains(a.claim_ids, c.claim_id) OR c.claim_id = 'unlabelled#' || a.sentence::VARCHAR)
+        WHERE list_contains(?::VARCHAR[], c.run_id)
+        GROUP BY ALL""", [every]).fetchall()
+    resting = {(a, d): int(n) for a, d, n in resting_rows}
+    facts = AlignmentFacts(sentences, claims, frozenset(mine["question_id"]), aligner_agreement(rows))
+    return facts, resting
+
+
+__all__ = ["AUTOMATIC", "AlignmentFacts", "read_alignment"]
