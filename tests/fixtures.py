@@ -764,15 +764,17 @@ def exceptions(page: Any) -> list[str]:
     return page.locator('[data-testid="stException"]').all_inner_texts()
 
 
+GRID_COLUMN = """([key, column]) => [...document.querySelectorAll(`.st-key-box_${key} [role="row"]`)]
+  .slice(1)
+  .map(row => row.querySelectorAll('[role="gridcell"]'))
+  .filter(cells => cells.length > column)
+  .map(cells => cells[column].innerText.trim())"""
+
+
 def grid_column(page, table: str, column: int) -> list[str]:
-    """The cell texts of one column of a dataframe (Glide's accessible grid cells)."""
-    rows = page.locator(f'.st-key-box_{table} [role="row"]')
-    out = []
-    for i in range(1, rows.count()):
-        cells = rows.nth(i).locator('[role="gridcell"]')
-        if cells.count() > column:
-            out.append(cells.nth(column).inner_text().strip())
-    return out
+    """The cell texts of one column of a dataframe (Glide's accessible grid cells), read in one step in
+    the page: a rerun that redraws the grid between two separate reads would leave a row to wait for."""
+    return page.evaluate(GRID_COLUMN, [table, column])
 
 
 def choose(page, label: str, option: str) -> None:
