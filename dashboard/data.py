@@ -635,8 +635,8 @@ def question_labels(suite: str, question_id: str) -> tuple[pd.DataFrame, pd.Data
 
 RETRIEVED_COLUMNS = ("rank", "doc_id", "chunk_id", "relevant", "visible", "restricted", "counted", "grade", "title",
                      "doc_version", "chunk_text")
-CLAIM_COLUMNS = ("claim_id", "supported", "reasons", "citations", "cited_docs", "text")
-OPTIONAL_COLUMNS = ("chunk_id", "doc_version", "chunk_text")
+CLAIM_COLUMNS = ("claim_id", "supported", "reasons", "citations", "cited_docs", "text", "aligned_by")
+OPTIONAL_COLUMNS = ("chunk_id", "doc_version", "chunk_text", "aligned_by")
 """Display order of the columns `question_runs` returns: those the database has, without chunk
 columns that are empty for the run (document-level retrieval)."""
 
@@ -683,7 +683,8 @@ def question_runs(suite: str, run_ids: Sequence[str], question_id: str) -> dict[
             "record": own_record.iloc[0].to_dict() if len(own_record) else None,
             "scores": own_scores.iloc[0].to_dict() if len(own_scores) else None,
             "retrieved": own_retrieved,
-            "claims": own_claims[[c for c in CLAIM_COLUMNS if c in own_claims.columns]],
+            "claims": own_claims[[c for c in CLAIM_COLUMNS if c in own_claims.columns
+                                  and not (c in OPTIONAL_COLUMNS and own_claims[c].isna().all())]],
         }
     return out
 
@@ -1025,6 +1026,133 @@ def rankings_of(suite: str, run_ids: Sequence[str], question_id: str, doc_id: st
     return query("SELECT run_id, rank, visible FROM retrieved WHERE question_id = ? AND doc_id = ? "
                  "AND list_contains(?::VARCHAR[], run_id) ORDER BY run_id, rank",
                  [question_id, doc_id, list(run_ids)])
+
+
+# -- free-text answers -----------------------------------------------------------------------------
+
+SENTENCES_SQL = """
+WITH s AS (
+  SELECT run_id, question_id, sentence, text, citations FROM answer_sentences
+  WHERE question_id = ? AND list_contains(?::VARCHAR[], run_id)
+),
+cited AS (
+  SELECT s.run_id, s.sentence, c.doc, c.pos FROM s, unnest(s.citations) WITH ORDINALITY AS c(doc, pos)
+),
+marks AS (
+  SELECT c.run_id, c.sentence,
+         list(c.doc || ' (' || array_to_string(list_value(
+                CASE WHEN coalesce(r.visible, false) THEN 'visible' ELSE 'not in the first k' END,
+                CASE WHEN l.doc_id IS NOT NULL THEN 'labelled for ' || l.claims END,
+                CASE WHEN coalesce(r.restricted, false) THEN 'restricted' END), ', ') || ')' ORDER BY c.pos) AS marked
+  FROM cited c
+  LEFT JOIN (SELECT run_id, coalesce(chunk_id, doc_id) AS item, bool_or(visible) AS visible,
+                    bool_or(restricted) AS restricted
+             FROM retrieved WHERE question_id = ? GROUP BY ALL) r ON r.run_id = c.run_id AND r.item = c.doc
+  LEFT JOIN (SELECT d AS doc_id, string_agg(claim_id, ', ' ORDER BY claim_id) AS claims
+             FROM (SELECT claim_id, unnest(docs) AS d FROM expected_claims WHERE suite = ? AND question_id = ?)
+             GROUP BY d) l ON l.doc_id = c.doc
+  GROUP BY c.run_id, c.sentence
+),
+others AS (
+  SELECT run_id, sentence,
+         string_agg(CASE aligner WHEN 'lexical' THEN 'lexical' WHEN 'judge' THEN 'judge ' || decided_by
+                    ELSE 'reviewer ' || decided_by END || ': '
+                    || CASE WHEN outcome = 'claims' THEN array_to_string(claim_ids, ', ') ELSE outcome END, '; '
+                    ORDER BY aligner, decided_by) AS overruled
+  FROM alignments WHERE question_id = ? AND NOT applied AND list_contains(?::VARCHAR[], run_id) GROUP BY ALL
+)
+SELECT s.run_id, s.sentence + 1 AS "#", s.text AS sentence, coalesce(m.marked, []) AS citations,
+       CASE WHEN a.outcome IS NULL THEN 'kept for display (the record has claims)'
+            WHEN a.outcome = 'claims' THEN array_to_string(a.claim_ids, ', ')
+            WHEN a.outcome = 'unlabelled' THEN 'unlabelled (a claim no label supports)'
+            ELSE 'no claim (not counted)' END AS aligned_to,
+       CASE a.aligner WHEN 'human' THEN 'reviewer ' || a.decided_by
+            WHEN 'judge' THEN 'judge ' || a.decided_by || coalesce(' (' || round(a.confidence, 2)::VARCHAR || ')', '')
+            WHEN 'lexical' THEN 'lexical (' || round(a.confidence, 2)::VARCHAR || ')' END AS decided_by,
+       o.overruled AS other_aligners
+FROM s
+LEFT JOIN alignments a ON a.run_id = s.run_id AND a.question_id = ? AND a.sentence = s.sentence AND a.applied
+LEFT JOIN marks m ON m.run_id = s.run_id AND m.sentence = s.sentence
+LEFT JOIN others o ON o.run_id = s.run_id AND o.sentence = s.sentence
+ORDER BY s.run_id, s.sentence
+"""
+
+
+def answer_sentences(suite: str, run_ids: Sequence[str], question_id: str) -> dict[str, pd.DataFrame]:
+    """Each run's answer sentence by sentence (runs that answered in sentences only): the sentence, its
+    citations marked visible / labelled (for which expected claims) / restricted, what it is aligned to,
+    who decided it (reviewer, judge and confidence, or lexical and its overlap) and what the other aligners
+    said."""
+    if not _has("answer_sentences"):
+        return {}
+    ids = list(dict.fromkeys(run_ids))
+    found = query(SENTENCES_SQL, [question_id, ids, question_id, suite, question_id, question_id, ids, question_id])
+    return {run_id: own.drop(columns="run_id").reset_index(drop=True) for run_id, own in found.groupby("run_id")}
+
+
+def alignment_facts(suite: str, base: Side, cand: Side) -> dict[str, Any] | None:
+    """What the comparison's claims rest on (`scoring.decide.alignment`): per side sentences and claims
+    by aligner, and each automatic aligner's agreement with the reviewers; None when no run of the suite
+    answers in sentences."""
+    path = db_path()
+    sig = signature(path)
+    return _alignment_facts(str(path), sig, suite, tuple(base.run_ids), tuple(cand.run_ids))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _alignment_facts(path: str, sig: tuple[int, int, int], suite: str, base_runs: tuple[str, ...],
+                     cand_runs: tuple[str, ...]) -> dict[str, Any] | None:
+    from scoring.decide.alignment import read_alignment
+
+    with Database(path).reading(sig) as con:
+        found = read_alignment(con, suite, base_runs, cand_runs)
+    if found is None:
+        return None
+    facts, resting = found
+    return facts.to_dict() | {"resting": [{"aligner": name, "kappa": kappa, "claims": n}
+                                          for name, kappa, n in facts.automatic_aligners(resting)]}
+
+
+ALIGNMENT_QUEUE_SQL = """
+WITH auto AS (
+  SELECT a.question_id, a.text, a.citations, a.aligner, a.decided_by, a.outcome, a.claim_ids, a.confidence,
+         a.applied, a.reviewed, a.run_id
+  FROM alignments a WHERE list_contains(?::VARCHAR[], a.run_id) AND NOT a.reviewed
+),
+items AS (
+  SELECT question_id, {normalised} AS norm, any_value(text) AS sentence, any_value(citations) AS citations,
+         list(DISTINCT CASE WHEN aligner = 'lexical' THEN 'lexical' ELSE 'judge ' || decided_by END || ': ' ||
+              CASE WHEN outcome = 'claims' THEN array_to_string(claim_ids, ', ') ELSE outcome END) AS opinions,
+         count(DISTINCT CASE WHEN outcome = 'claims' THEN array_to_string(claim_ids, '+') ELSE outcome END) > 1
+           AS aligners_disagree,
+         min(confidence) FILTER (WHERE applied) AS confidence,
+         list(DISTINCT run_id ORDER BY run_id) AS runs
+  FROM auto GROUP BY question_id, norm
+)
+SELECT i.*, q.text AS question FROM items i
+JOIN questions q ON q.suite = ? AND q.question_id = i.question_id
+ORDER BY i.aligners_disagree DESC, i.confidence ASC NULLS FIRST, i.question_id, i.norm
+LIMIT ?
+"""
+
+
+def alignment_queue(suite: str, base: Side, cand: Side, limit: int = 10) -> pd.DataFrame:
+    """Sentences of either side no reviewer aligned yet, those the automatic aligners disagree on first,
+    then the lowest confidence of the alignment applied: question, sentence, citations, each aligner's
+    opinion, the runs that wrote it."""
+    from scoring.store.alignment import normalised
+
+    if not _has("alignments"):
+        return pd.DataFrame(columns=["question_id", "norm", "sentence", "citations", "opinions", "aligners_disagree",
+                                     "confidence", "runs", "question"])
+    sql = ALIGNMENT_QUEUE_SQL.replace("{normalised}", normalised("text"))
+    return query(sql, [[*base.run_ids, *cand.run_ids], suite, limit])
+
+
+def question_claims(suite: str, question_id: str) -> pd.DataFrame:
+    """The question's expected claims (claim_id, proposition), in claim ID order."""
+    return query("SELECT claim_id, proposition FROM expected_claims WHERE suite = ? AND question_id = ? "
+                 "ORDER BY claim_id", [suite, question_id])
 
 
 class _Units:

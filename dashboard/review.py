@@ -16,7 +16,7 @@ from dashboard.display import escape, say
 from scoring.errors import ValidationError
 
 KINDS = {"relevance": "grade a document", "support": "say whether a document supports an expected claim",
-         "dispute": "dispute the question's labels"}
+         "dispute": "dispute the question's labels", "alignment": "align an answer sentence to expected claims"}
 
 
 def decision_form(suite: str, *, key: str, question_id: str | None = None) -> None:
@@ -32,6 +32,9 @@ def decision_form(suite: str, *, key: str, question_id: str | None = None) -> No
                                   key=f"w_{key}_grade")
         claim = right.text_input("Expected claim ID (support)", key=f"w_{key}_claim")
         supports = st.radio("Supports the claim?", ["yes", "no"], horizontal=True, key=f"w_{key}_supports")
+        sentence = st.text_input("Answer sentence (alignment)", key=f"w_{key}_sentence")
+        aligned = st.text_input("Claims it states, comma-separated, or unlabelled, or no_claim (alignment)",
+                                key=f"w_{key}_aligned")
         note = st.text_input("Note", key=f"w_{key}_note")
         if not st.form_submit_button("Record the decision"):
             return
@@ -40,6 +43,10 @@ def decision_form(suite: str, *, key: str, question_id: str | None = None) -> No
         fields |= {"doc_id": doc, "grade": int(grade)}
     elif kind == "support":
         fields |= {"doc_id": doc, "claim_id": claim, "supports": supports == "yes"}
+    elif kind == "alignment":
+        text = aligned.strip()
+        fields |= {"sentence": sentence, "claim_ids": text if text in ("unlabelled", "no_claim") else
+                   [c.strip() for c in text.split(",") if c.strip()]}
     try:
         data.record_decision(suite, fields)
     except ValidationError as error:

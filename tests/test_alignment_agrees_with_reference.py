@@ -230,3 +230,19 @@ def test_json_round_trip_of_a_sentence_record():
     line = json.loads('{"question_id": "q-1", "retrieved": ["rb-3", "rb-4"], "answer_sentences": '
                       '[{"text": "The release window starts on Monday.", "citations": [0]}]}')
     assert resolve_citations(line["answer_sentences"][0]["citations"], line["retrieved"]) == ("rb-3",)
+
+
+def test_an_overlap_exactly_at_the_threshold_aligns_in_both_implementations(tmp_path):
+    """3 of the proposition's 5 tokens = 0.6 = LEXICAL_THRESHOLD: aligned; 2 of 5 is not."""
+    questions = [{"id": "q0", "text": "Q?", "type": "lookup", "split": "dev", "critical": False, "tags": [],
+                  "relevant": ["d0"], "support": {"c0": ["d0"]}, "claims": {"c0": "alpha beta gamma delta epsilon"}}]
+    write_suite_folder(tmp_path, "s", [{"id": "d0", "text": "t"}], questions)
+    sentences = [{"text": "Alpha beta gamma.", "citations": [0]}, {"text": "Alpha beta zeta.", "citations": [0]}]
+    write_run_folder(tmp_path, run_manifest("r", suite="s", k=1),
+                     [{"question_id": "q0", "retrieved": ["d0"], "answer_sentences": sentences}])
+    refresh(tmp_path, tmp_path / "db.duckdb")
+    with duckdb.connect(str(tmp_path / "db.duckdb"), read_only=True) as con:
+        found = con.execute("SELECT outcome, confidence FROM alignments ORDER BY sentence").fetchall()
+    assert found == [("claims", pytest.approx(0.6)), ("unlabelled", pytest.approx(0.6))]
+    props = {"c0": "alpha beta gamma delta epsilon"}
+    assert [lexical_alignment(s["text"], ["d0"], props).outcome for s in sentences] == ["claims", "unlabelled"]

@@ -1,9 +1,10 @@
 """Which documents should a reviewer judge next, and where do reviewers disagree? The queue of unjudged
 documents the two sides ranked (review mode only), reviewers' disagreements and their agreement."""
+import pandas as pd
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, say, table
+from dashboard.display import escape, items, say, table
 from dashboard.review import decision_form, refresh_progress
 from scoring.errors import ValidationError
 
@@ -64,6 +65,56 @@ for i, row in enumerate(queue.itertuples(index=False)):
         if skip_col.button("Skip", key=f"w_skip_{i}"):
             skipped.add((row.question_id, row.doc_id))
             st.rerun()
+
+st.subheader("Answer sentences to align")
+sentences = data.alignment_queue(cmp.suite, cmp.baseline, cmp.candidate, limit=QUEUE + len(hidden))
+sentences = sentences[[(q, n) not in hidden for q, n in zip(sentences["question_id"], sentences["norm"])]].head(QUEUE)
+if sentences.empty:
+    st.caption("No answer sentence of these runs waits for a reviewer: every one was aligned by a reviewer, or no "
+               "run answers in sentences.")
+else:
+    st.caption("Sentences of free-text answers that only an automatic aligner decided: those the aligners disagree "
+               "on first, then the least confident. Your decision serves every run that wrote the same sentence, "
+               "and the agreement of each aligner with the reviewers is measured on these decisions.")
+for i, row in enumerate(sentences.itertuples(index=False)):
+    with st.container(border=True, key=f"align_{i}"):
+        st.text(f"{row.question_id}: {row.question}")
+        st.code(str(row.sentence), language=None, wrap_lines=True)
+        st.caption(escape(f"cites: {', '.join(items(row.citations) or []) or 'nothing'}; written by "
+                          f"{', '.join(items(row.runs) or [])}; aligners said: {'; '.join(items(row.opinions) or [])}"
+                          + (" (they disagree)" if row.aligners_disagree else "")))
+        claims = data.question_claims(cmp.suite, row.question_id)
+        propositions = dict(zip(claims["claim_id"], claims["proposition"]))
+        outcome_col, claims_col, save_col = st.columns([2, 5, 1], vertical_alignment="bottom")
+        outcome = outcome_col.selectbox("The sentence", ["states claims", "unlabelled", "no_claim"],
+                                        key=f"w_align_outcome_{i}", format_func=lambda o: {
+                                            "states claims": "states expected claims",
+                                            "unlabelled": "states something no claim holds",
+                                            "no_claim": "states nothing (not a claim)"}[o])
+        chosen = claims_col.multiselect("Expected claims it states", list(propositions), key=f"w_align_claims_{i}",
+                                        format_func=lambda c: f"{c}: {propositions.get(c) or ''}"[:120])
+        if save_col.button("Save", key=f"w_align_save_{i}", type="primary"):
+            aligned = chosen if outcome == "states claims" else outcome
+            try:
+                data.record_decision(cmp.suite, {"kind": "alignment", "question_id": row.question_id,
+                                                 "sentence": str(row.sentence), "claim_ids": aligned})
+            except ValidationError as error:
+                say("error", f"Not recorded: {error}")
+            else:
+                decided.add((row.question_id, row.norm))
+                st.toast(escape(f"Recorded the alignment of a sentence of {row.question_id}"))
+                st.rerun()
+
+st.subheader("Agreement of the automatic aligners with the reviewers")
+aligned = data.alignment_facts(cmp.suite, cmp.baseline, cmp.candidate)
+if aligned is None or not aligned["agreement"]:
+    st.caption("No automatic aligner has decided a sentence a reviewer also decided.")
+else:
+    st.caption("Over the sentences a reviewer aligned: how many each automatic aligner decided the same way, and "
+               "Cohen's kappa (empty: one label only on both sides, so chance explains the agreement).")
+    table(pd.DataFrame(aligned["agreement"]).drop(columns="confusion"), key="w_aligner_agreement", placeholder="n/a",
+          column_config={"accuracy": st.column_config.NumberColumn("agree", format="%.3f"),
+                         "kappa": st.column_config.NumberColumn("kappa", format="%.3f")})
 
 st.subheader("Disagreements between reviewers")
 disagree = data.disagreements(cmp.suite)

@@ -86,6 +86,15 @@ CLAIMS = {
     "cited_docs": st.column_config.ListColumn("cited documents"),
     "supported": st.column_config.CheckboxColumn("supported"),
     "reasons": st.column_config.ListColumn("reasons (why not supported)"),
+    "aligned_by": st.column_config.TextColumn("aligned by", help="for a claim made of answer sentences: the least "
+                                              "reviewed aligner behind it (human, judge or lexical)"),
+}
+SENTENCES = {
+    "sentence": st.column_config.TextColumn("sentence", width="medium"),
+    "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)"),
+    "aligned_to": st.column_config.TextColumn("aligned to"),
+    "decided_by": st.column_config.TextColumn("decided by"),
+    "other_aligners": st.column_config.TextColumn("what the other aligners said"),
 }
 
 shown_runs = {}
@@ -100,6 +109,7 @@ for column, role, side in zip(columns, ("baseline", "candidate"), (cmp.baseline,
                 "Repeat to show", list(side.run_ids), param=f"{role}_run", where=st,
                 help="A group's runs are shown one at a time; the scores above are their mean.")
 evidence = data.question_runs(cmp.suite, list(shown_runs.values()), qid)
+sentences = data.answer_sentences(cmp.suite, list(shown_runs.values()), qid)
 for column, role in zip(columns, ("baseline", "candidate")):
     with column:
         run_id = shown_runs[role]
@@ -121,6 +131,12 @@ for column, role in zip(columns, ("baseline", "candidate")):
                      column_config=RETRIEVED)
         st.caption("Claims, in answer order, with the verdict (empty for a failed record: not judged)")
         table(shown["claims"], key=f"w_claims_{role}", column_config=CLAIMS, placeholder="")
+        if run_id in sentences:
+            st.caption("The answer sentence by sentence: what each is aligned to and who decided it. A reviewer's "
+                       "decision comes first, then a judge's cached answer, then the lexical aligner (token "
+                       "overlap). Sentences aligned to one claim form that claim with the union of their "
+                       "citations; an unlabelled sentence is a claim of its own that no label supports.")
+            table(sentences[run_id], key=f"w_sentences_{role}", column_config=SENTENCES, placeholder="")
         st.caption("Answer")
         st.code(str(record["answer"]) if not missing(record["answer"]) else "(no answer text)", language=None,
                 wrap_lines=True)

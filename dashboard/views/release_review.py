@@ -2,6 +2,7 @@
 their significance, question counts, worst regressions."""
 import shlex
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import data, selection
@@ -139,6 +140,22 @@ significance = None if stats is None else stats.table[stats.table["slice"] == "a
 gap = None if stats is None else label_gap_warning(stats.table)
 if gap:
     say("warning", gap[0].upper() + gap[1:] + ".")
+
+aligned = data.alignment_facts(cmp.suite, cmp.baseline, cmp.candidate)
+if aligned is not None:
+    unreviewed = {role: aligned[role]["unreviewed_claims"] for role in ("baseline", "candidate")}
+    with st.expander(f"Free-text answers: {unreviewed['baseline']} of the baseline's and {unreviewed['candidate']} "
+                     "of the candidate's claims rest on unreviewed automatic alignments"):
+        st.caption("Claims made of answer sentences, by the least reviewed aligner behind each (recorded: the run "
+                   "gave claims itself), and each automatic aligner's agreement with the reviewers on the sentences "
+                   "both decided. Review sentences on the Labels page (review mode) to measure and replace them.")
+        by_aligner = pd.DataFrame([{"side": role, **aligned[role]["claims"]} for role in ("baseline", "candidate")])
+        table(by_aligner.fillna(0), key="w_claims_by_aligner", placeholder="0")
+        resting = pd.DataFrame(aligned["resting"], columns=["aligner", "kappa", "claims"])
+        if not resting.empty:
+            table(resting, key="w_resting", placeholder="not measured",
+                  column_config={"kappa": st.column_config.NumberColumn("measured kappa", format="%.3f"),
+                                 "claims": st.column_config.NumberColumn("claims resting on it")})
 
 with st.expander("What the relabelling changed: this comparison under the suite's own labels and under the "
                  "reviewed ones"):
