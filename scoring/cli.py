@@ -371,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("align", cmd_align, "Ask a judge of the suite's judges.toml to align the runs' answer sentences its "
             "cache does not hold; refresh then reads the cache.",
-            "ragslice align data/demo --runs prod-text --judge keywords")
+            "ragslice align data/demo --runs prod-text --judge checker")
     p.add_argument("workspace")
     p.add_argument("--runs", required=True, help="comma-separated run IDs whose answers are sentences")
     p.add_argument("--judge", required=True, help="a judge declared in suites/<suite>/judges.toml")

@@ -28,6 +28,8 @@ SUITE = "demo"
 BASELINE, CANDIDATE, SECOND = "prod-baseline", "rerank-v2", "hybrid-v1"
 REPEATS = ("temp07-r1", "temp07-r2", "temp07-r3")
 CHUNKED = "chunk-160"
+TEXT = "prod-text"
+"""The free-text run: its answers are sentences, scored through their alignment (tested on the database)."""
 SLICE_TYPES = {"lookup", "multi-evidence", "near-duplicate", "outdated", "conflicting", "unanswerable", "permission"}
 STRICT_ID = re.compile(r"[a-z][a-z0-9-]{0,31}")
 MANIFEST_KEYS = {"run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision", "retrieval",
@@ -131,7 +133,7 @@ def ws() -> Workspace:
 
 @pytest.fixture(scope="module")
 def scored(ws: Workspace) -> dict[str, dict[str, dict[str, Any]]]:
-    return {run_id: score_run(ws, run_id) for run_id in ws.runs}
+    return {run_id: score_run(ws, run_id) for run_id in ws.runs if run_id != TEXT}
 
 
 # --- the committed files are the generator's output -----------------------------------------------
@@ -175,7 +177,7 @@ def test_sizes_and_versions(ws: Workspace) -> None:
     assert 120 <= len(ws.documents) <= 200
     assert 200 <= len(ws.questions) <= 300
     assert ws.suite["name"] == SUITE
-    assert set(ws.runs) == {BASELINE, CANDIDATE, SECOND, *REPEATS, CHUNKED}
+    assert set(ws.runs) == {BASELINE, CANDIDATE, SECOND, *REPEATS, CHUNKED, TEXT}
     for run_id, run in ws.runs.items():
         m = run.manifest
         assert MANIFEST_KEYS <= set(m), run_id
@@ -192,7 +194,7 @@ def test_sizes_and_versions(ws: Workspace) -> None:
 def test_ids_satisfy_the_strict_seed_rule(ws: Workspace) -> None:
     ids = [SUITE, *ws.runs, *ws.doc_ids, *(q["id"] for q in ws.questions)]  # chunk IDs are `<doc>#<n>`
     ids += [c for q in ws.questions for c in q["support"]]
-    ids += [c["id"] for run in ws.runs.values() for r in run.records for c in r["claims"]]
+    ids += [c["id"] for run in ws.runs.values() for r in run.records for c in r.get("claims", [])]
     bad = sorted({i for i in ids if not STRICT_ID.fullmatch(i)})
     assert bad == []
     assert len({q["id"] for q in ws.questions}) == len(ws.questions)
@@ -266,12 +268,16 @@ def test_records_are_well_formed(ws: Workspace) -> None:
         for r in run.records:
             assert r["latency_ms"] >= 0 and r["cost_usd"] >= 0
             assert len(r["retrieved"]) == len(set(r["retrieved"])) and set(r["retrieved"]) <= set(texts)
+            stated = r.get("claims", r.get("answer_sentences"))
             if r["error"]:
                 failed += 1
-                assert (r["retrieved"], r["claims"], r["answer"]) == ([], [], ""), (run_id, r["question_id"])
+                assert (r["retrieved"], stated, r["answer"]) == ([], [], ""), (run_id, r["question_id"])
                 continue
             assert r["context"] == "\n\n".join(texts[d] for d in r["retrieved"][:k])
             assert isinstance(r["answer"], str) and r["answer"]
+            if "answer_sentences" in r:
+                assert all(s["text"] for s in stated) and len(stated) <= ws.suite["max_claims"]
+                continue
             for claim in r["claims"]:
                 assert claim["citations"] and claim["text"], (run_id, r["question_id"])
             assert len({c["id"] for c in r["claims"]}) == len(r["claims"])
@@ -355,7 +361,7 @@ def test_candidate_fails_critical_coverage_that_production_meets(ws: Workspace, 
 def test_candidate_discloses_one_restricted_document(ws: Workspace, scored: dict) -> None:
     leaks = [q for q, s in scored[CANDIDATE].items() if s["disclosures"] > 0]
     assert len(leaks) == 1
-    assert all(s["disclosures"] == 0 for run_id in ws.runs if run_id != CANDIDATE for s in scored[run_id].values())
+    assert all(s["disclosures"] == 0 for run_id in scored if run_id != CANDIDATE for s in scored[run_id].values())
     question = next(q for q in ws.questions if q["id"] == leaks[0])
     assert question["type"] == "permission"
 
@@ -473,3 +479,60 @@ def test_two_reviewers_agree_on_three_disagree_on_one_and_dispute_one_question(t
     row = reviewer_agreement(reviews).iloc[0]
     assert (row["n"], row["agreed"], round(row["kappa"], 3)) == (4, 3, 0.5)
     assert not any(str(d).startswith("dr-") for d in reviews["doc_id"])  # the label gap is left to review
+
+
+# --- the free-text run, its judge and the reviewed sample -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def refreshed(tmp_path_factory) -> Path:
+    from scoring.store.refresh import refresh
+
+    db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    refresh(DEMO, db)
+    return db
+
+
+def test_the_free_text_run_writes_production_s_answers_as_sentences(ws: Workspace) -> None:
+    base, text = ws.runs[BASELINE].by_question, ws.runs[TEXT].by_question
+    assert set(base) == set(text)
+    for qid, record in text.items():
+        source = base[qid]
+        assert record["retrieved"] == source["retrieved"] and record["error"] == source["error"]
+        claimed = [s for s in record["answer_sentences"] if s["citations"]]
+        assert [s["text"] for s in claimed] == [c["text"] for c in source["claims"]]
+        for sentence, claim in zip(claimed, source["claims"]):  # index citations, as a TREC RAG run writes them
+            assert [source["retrieved"][c] if isinstance(c, int) else c for c in sentence["citations"]] == \
+                claim["citations"]
+    assert any(isinstance(c, int) for r in text.values() for s in r["answer_sentences"] for c in s["citations"])
+
+
+def test_aligned_by_its_judge_and_reviewers_the_free_text_run_scores_as_production(refreshed: Path) -> None:
+    import duckdb
+
+    keys = ("support", "coverage", "abstention_correct", "false_abstention", "n_claims", "n_supported")
+    with duckdb.connect(str(refreshed), read_only=True) as con:
+        differing = con.execute(f"""
+            SELECT b.question_id FROM question_scores b JOIN question_scores t USING (question_id)
+            WHERE b.run_id = ? AND t.run_id = ?
+              AND ({" OR ".join(f"b.{k} IS DISTINCT FROM t.{k}" for k in keys)})""", [BASELINE, TEXT]).fetchall()
+        applied = dict(con.execute("SELECT aligner, count(*) FROM alignments WHERE run_id = ? AND applied "
+                                   "GROUP BY ALL", [TEXT]).fetchall())
+    assert differing == []
+    assert applied == {"human": 42, "judge": 364}
+
+
+def test_the_reviewed_sample_exposes_the_lexical_aligner_s_misalignments(refreshed: Path) -> None:
+    import duckdb
+
+    from scoring.decide.agreement import aligner_agreement
+
+    with duckdb.connect(str(refreshed), read_only=True) as con:
+        rows = con.execute("SELECT * FROM alignments WHERE run_id = ?", [TEXT]).df()
+    found = aligner_agreement(rows).set_index("decided_by")
+    lexical, judge = found.loc["lexical"], found.loc["checker"]
+    assert (lexical["n"], lexical["agreed"], judge["n"], judge["agreed"]) == (42, 27, 42, 37)
+    assert lexical["kappa"] < 0.6 < 0.8 < judge["kappa"]
+    misread = {(h, a): n for h, a, n in lexical["confusion"] if h != a}
+    assert misread[("no_claim", "unlabelled")] == 8  # refusals read as claims
+    assert sum(n for (h, a), n in misread.items() if h == "unlabelled") == 7  # superseded or staging values

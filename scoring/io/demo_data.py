@@ -1,6 +1,6 @@
 """The demo workspace: a fictional freight company's runbooks, policies, release notes, on-call
-pages and postmortems, a reviewed test set over them, and seven recorded runs that tell one
-release story and one chunking experiment.
+pages and postmortems, a reviewed test set over them, and eight recorded runs that tell one
+release story, one chunking experiment and one free-text answer format.
 
 `generate_demo(out)` writes the whole workspace (``suites/demo/``, ``runs/<run_id>/``,
 ``policy.toml``) from a fixed seed with the standard library only: no clock, no environment, no
@@ -32,6 +32,14 @@ report that states the answer took the place of a graded page (`plant_label_gap`
 turns the regression into a tie. Two reviewers' decisions come with the suite (``reviews/``): six
 grades of documents the reranker brought in, one disagreement between them and one disputed
 question (`demo_reviews`).
+
+``prod-text`` is production again with the free-text answer prompt: the same answers, written as
+sentences citing indexes into the retrieved list (the TREC RAG format), which refresh aligns to the
+expected claims. The suite declares a judge (``judges.toml``, the small program
+``judges/checker.py``, its answers cached in ``judgements/checker.jsonl``), and amara and kofi
+reviewed 42 of the sentences (`alignment_reviews`): the sample exposes the lexical aligner reading
+refusals as claims and superseded or staging values as the current claim, and the judge keeping
+only the second mistake.
 
 Nothing here is a measurement of a real system: the records are simulated from per-slice
 probabilities (`BEHAVIOURS`), with draws shared across configurations and spread evenly over each
@@ -2080,6 +2088,171 @@ def demo_reviews(world: World, questions: list[Question], runs: dict[str, list[d
     return {"amara": amara, "kofi": kofi}
 
 
+# --- a free-text run, its judge and a reviewed sample ----------------------------------------------
+
+TEXT_RUN = RunSpec("prod-text", "prod", None, "2026-11-07T09:00:00Z", PROD_RETRIEVAL,
+                   {"temperature": 0.0, "max_output_tokens": 400, "seed": 7, "answer_format": "sentences"},
+                   "Production retrieval and model with the free-text answer prompt: the answer as sentences, each "
+                   "citing indexes into the retrieved list (the TREC RAG format), aligned to the claims at refresh.",
+                   failures=2)
+"""Production's answers written as sentences: the same retrieval and claims as prod-baseline."""
+TEXT_PROMPT = "answer-prompt-v14-sentences"
+PREAMBLE = "Here is what I found:"
+JUDGE_NAME = "checker"
+JUDGE_DECLARATION = {"command": ["python3", "judges/checker.py"], "timeout": 10}
+JUDGES_TOML = """\
+# The demo's alignment judge: a small deterministic program (token overlap, numbers that must match,
+# refusals and hedges). `ragslice align data/demo --runs prod-text --judge checker` asks it about the
+# sentences judgements/checker.jsonl does not answer yet; refresh reads only that cache.
+[judges.checker]
+command = ["python3", "judges/checker.py"]
+timeout = 10
+"""
+JUDGE_SCRIPT = r"""
+# Align one answer sentence per input line to the question's expected claims (ragslice's judge protocol).
+import json
+import re
+import sys
+
+STOP = set("a an and are as at be by for from has have in is it its of on or the to was were with".split())
+DECLINES = ("could not find", "do not answer", "can't answer", "cannot answer", "please confirm")
+
+
+def words(text):
+    return {w for w in re.findall(r"[^\W_]+", text.lower()) if w not in STOP}
+
+
+def numbers(text):
+    return set(re.findall(r"\d+(?:[.,]\d+)?", text))
+
+
+def answer(request):
+    sentence = request["sentence"]
+    introduces = sentence.rstrip().endswith(":") and not request["citations"]
+    if introduces or any(phrase in sentence.lower() for phrase in DECLINES):
+        return {"claim_ids": "no_claim", "confidence": 0.95, "rationale": "introduces, declines or hedges"}
+    found = []
+    for claim in request["claims"]:
+        wanted = words(claim["proposition"])
+        share = len(words(sentence) & wanted) / len(wanted) if wanted else 0.0
+        if share >= 0.5 and numbers(claim["proposition"]) == numbers(sentence):
+            found.append((share, claim["id"]))
+    if not found:
+        return {"claim_ids": "unlabelled", "confidence": 0.7, "rationale": "no expected claim with the same figures"}
+    return {"claim_ids": sorted(c for _, c in found), "confidence": round(max(s for s, _ in found), 2),
+            "rationale": "shares the claim's words and figures"}
+
+
+if __name__ == "__main__":
+    for line in sys.stdin:
+        print(json.dumps(answer(json.loads(line))), flush=True)
+""".lstrip("\n")
+
+
+def free_text_records(world: World, questions: list[Question], runs: dict[str, list[dict[str, object]]]
+                      ) -> list[dict[str, object]]:
+    """`TEXT_RUN`'s records: prod-baseline's, each answer as sentences citing indexes into `retrieved` (an ID
+    when the cited document is not retrieved); an abstention or a hedge is one sentence citing nothing, and
+    some answers open with `PREAMBLE`."""
+    rng = random.Random(f"{SEED}/{TEXT_RUN.run_id}")
+    out = []
+    for record in runs["prod-baseline"]:
+        ranking = list(record["retrieved"])
+        claims = list(record["claims"])
+        if record["error"]:
+            sentences: list[dict[str, object]] = []
+        elif not claims:
+            sentences = [{"text": str(record["answer"]), "citations": []}]
+        else:
+            sentences = [{"text": str(c["text"]), "citations": [ranking.index(d) if d in ranking else d
+                                                                 for d in c["citations"]]} for c in claims]
+            if len(sentences) < MAX_CLAIMS and rng.random() < 0.3:
+                sentences.insert(0, {"text": PREAMBLE, "citations": []})
+        latency = record["latency_ms"]
+        out.append({"question_id": record["question_id"], "retrieved": ranking, "context": record["context"],
+                    "answer": " ".join(str(x["text"]) for x in sentences) if sentences else "",
+                    "answer_sentences": sentences, "latency_ms": latency, "cost_usd": record["cost_usd"],
+                    "error": record["error"]})
+    return out
+
+
+def _truth(q: Question, source_record: dict[str, object], sentence: dict[str, object]) -> list[str] | str:
+    """What a reviewer decides for a sentence of `free_text_records`: the expected claim its source claim
+    was, else `unlabelled` (a superseded value, an extra step), or `no_claim` (the preamble, a refusal)."""
+    if not sentence["citations"]:
+        return "no_claim"
+    source = next(c for c in source_record["claims"] if c["text"] == sentence["text"])
+    return [str(source["id"])] if source["id"] in q.claims else "unlabelled"
+
+
+def _requests(world: World, questions: list[Question], records: list[dict[str, object]]
+              ) -> list[tuple[str, dict[str, object]]]:
+    from ..metrics.reference import normalise_sentence, resolve_citations
+
+    by_id = {q.id: q for q in questions}
+    out = []
+    for record in records:
+        q = by_id[str(record["question_id"])]
+        claims = [{"id": c, "proposition": text} for c, (text, _) in sorted(q.claims.items())]
+        for sentence in record["answer_sentences"]:
+            out.append((q.id, {"question": q.text, "sentence": normalise_sentence(str(sentence["text"])),
+                               "citations": list(resolve_citations(sentence["citations"], record["retrieved"])),
+                               "claims": claims}))
+    return out
+
+
+def judge_cache(world: World, questions: list[Question], records: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The judge's cached answers to every sentence of the free-text run, as `ragslice align` writes them (the
+    judge's own `answer`, run in this process; one line per distinct request, at a fixed time)."""
+    from .judges import Answer, Judge, cache_entry, declaration_hash, parse_answer
+
+    judge = Judge(JUDGE_NAME, command=tuple(JUDGE_DECLARATION["command"]), timeout=JUDGE_DECLARATION["timeout"],
+                  declaration_hash=declaration_hash(JUDGE_DECLARATION))
+    program: dict[str, object] = {}
+    exec(compile(JUDGE_SCRIPT, "checker.py", "exec"), program)  # the very program the demo ships
+    lines, seen = [], set()
+    for n, (question_id, request) in enumerate(_requests(world, questions, records)):
+        entry_key = (question_id, request["sentence"], tuple(request["citations"]))
+        if entry_key in seen:
+            continue
+        seen.add(entry_key)
+        found = parse_answer(program["answer"](request), [c["id"] for c in request["claims"]])
+        assert isinstance(found, Answer), found
+        lines.append(cache_entry(judge, question_id, request, found, at=f"2026-11-08T10:{n // 60 % 60:02d}:{n % 60:02d}Z"))
+    return lines
+
+
+def alignment_reviews(questions: list[Question], runs: dict[str, list[dict[str, object]]]
+                      ) -> dict[str, list[dict[str, object]]]:
+    """A reviewed sample of the free-text run's sentences, split between amara and kofi: every sentence that
+    states a superseded or staging value (the misalignments token overlap makes), eight refusals, six
+    preambles, six extra steps and twelve plain claims, in answer order."""
+    by_id = {q.id: q for q in questions}
+    sources = {r["question_id"]: r for r in runs["prod-baseline"]}
+    wanted = {"wrong": 99, "refusal": 8, "preamble": 6, "extra": 6, "plain": 12}
+    chosen: list[tuple[str, str, list[str] | str]] = []
+    seen: set[tuple[str, str]] = set()
+    for record in runs[TEXT_RUN.run_id]:
+        q, source = by_id[str(record["question_id"])], sources[record["question_id"]]
+        for sentence in record["answer_sentences"]:
+            text = str(sentence["text"])
+            truth = _truth(q, source, sentence)
+            kind = ("preamble" if text == PREAMBLE else "refusal" if truth == "no_claim"
+                    else "plain" if isinstance(truth, list) else
+                    "extra" if any(str(c["id"]).startswith("extra-") and c["text"] == text for c in source["claims"])
+                    else "wrong")
+            if wanted[kind] and (q.id, text) not in seen:
+                wanted[kind] -= 1
+                seen.add((q.id, text))
+                chosen.append((q.id, text, truth))
+    out: dict[str, list[dict[str, object]]] = {"amara": [], "kofi": []}
+    for n, (question_id, text, truth) in enumerate(chosen):
+        reviewer = "amara" if n % 2 == 0 else "kofi"
+        out[reviewer].append({"at": f"2026-11-10T{9 + n // 60:02d}:{n % 60:02d}:00Z", "reviewer": reviewer,
+                              "kind": "alignment", "question_id": question_id, "sentence": text, "claim_ids": truth})
+    return out
+
+
 # --- writing --------------------------------------------------------------------------------------
 
 POLICY = """\
@@ -2087,6 +2260,7 @@ POLICY = """\
 name = "release-gate"
 description = "What a candidate must show before it replaces prod-baseline."
 heldout_budget = 5
+min_alignment_kappa = 0.8
 
 [[gates]]
 name = "critical coverage"
@@ -2178,6 +2352,7 @@ def build_with_chunks(seed: int = SEED) -> tuple[World, list[Question], dict[str
     runs = {spec.run_id: sim.run(spec) for spec in RUNS}
     world.label_gap = plant_label_gap(world, questions, runs)
     pool_labels(questions, runs)
+    runs[TEXT_RUN.run_id] = free_text_records(world, questions, runs)
     limits = {spec.run_id: spec.chunk_chars for spec in RUNS if spec.chunk_chars is not None}
     chunks = {run_id: [row for rows in chunk_map(world, limit).values() for row in rows]  # the planted report too
               for run_id, limit in limits.items()}
@@ -2189,7 +2364,8 @@ def _manifest(spec: RunSpec, seed: int) -> dict[str, object]:
     return {
         "run_id": spec.run_id, "suite": SUITE, "suite_version": SUITE_VERSION, "corpus_version": CORPUS_VERSION,
         "created_at": spec.created_at, "code_revision": f"{revision:07x}", "retrieval": spec.retrieval, "k": K,
-        "prompt_revision": PROMPT, "model": MODEL, "generation": spec.generation, "rubric_version": RUBRIC_VERSION,
+        "prompt_revision": TEXT_PROMPT if spec is TEXT_RUN else PROMPT, "model": MODEL, "generation": spec.generation,
+        "rubric_version": RUBRIC_VERSION,
         "group": spec.group, "repeat": spec.repeat, "notes": spec.notes,
     }
 
@@ -2220,9 +2396,15 @@ def generate_demo(out: Path, *, seed: int = SEED) -> None:
     _jsonl(suite_dir / "questions.jsonl", [q.row() for q in questions])
     reviews = suite_dir / "reviews"
     reviews.mkdir(exist_ok=True)
+    aligned = alignment_reviews(questions, runs)
     for reviewer, rows in demo_reviews(world, questions, runs).items():
-        _jsonl(reviews / f"{reviewer}.jsonl", rows)
-    for spec in RUNS:
+        _jsonl(reviews / f"{reviewer}.jsonl", rows + aligned.get(reviewer, []))
+    (suite_dir / "judges.toml").write_text(JUDGES_TOML, encoding="utf-8", newline="\n")
+    (suite_dir / "judges").mkdir(exist_ok=True)
+    (suite_dir / "judges" / "checker.py").write_text(JUDGE_SCRIPT, encoding="utf-8", newline="\n")
+    (suite_dir / "judgements").mkdir(exist_ok=True)
+    _jsonl(suite_dir / "judgements" / f"{JUDGE_NAME}.jsonl", judge_cache(world, questions, runs[TEXT_RUN.run_id]))
+    for spec in (*RUNS, TEXT_RUN):
         run_dir = out / "runs" / spec.run_id
         run_dir.mkdir(parents=True, exist_ok=True)
         _json(run_dir / "manifest.json", _manifest(spec, seed))
