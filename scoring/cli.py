@@ -14,6 +14,8 @@ from pathlib import Path
 from .errors import ValidationError
 
 DEFAULT_DB = "ragslice.duckdb"
+IMPORT_K = 10
+"""The context cutoff of imported TREC runs when --k is not given (`scoring.io.importing.IMPORT_K`)."""
 
 
 def _examples(*lines: str) -> str:
@@ -67,11 +69,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     if args.source == "trec":
-        written = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map)
+        result = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map, k=args.k, skip_bad=args.skip_bad)
+        result.refusals.report()
         unit = json.loads((out / "suites" / "trec" / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
-        print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(written)}")
+        print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(result.runs)}")
         return 0
-    run_id = import_ragas(args.file, out, k=args.k)
+    result = import_ragas(args.file, out, k=args.k, skip_bad=args.skip_bad)
+    result.refusals.report()
+    run_id = result.runs[0]
     manifest = json.loads((out / "runs" / run_id / "manifest.json").read_text(encoding="utf-8"))
     questions = (out / "suites" / RAGAS_SUITE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
     unlabelled = sum(1 for line in questions if not json.loads(line)["relevant"])
@@ -271,15 +276,27 @@ def build_parser() -> argparse.ArgumentParser:
             "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
             "ragslice import ragas samples.jsonl --out ws/")
     isub = p.add_subparsers(dest="source", required=True)
-    t = isub.add_parser("trec", help="qrels and runs to a suite and retrieval-only runs")
+
+    def importer(name: str, help_: str, *example: str) -> argparse.ArgumentParser:
+        i = isub.add_parser(name, help=help_, description=help_ + ".", formatter_class=fmt, epilog=_examples(*example))
+        i.add_argument("--skip-bad", action="store_true",
+                       help="leave out the lines that cannot be imported, listing each with its reason on standard "
+                       "error (default: refuse the import, exit code 2, nothing written)")
+        return i
+
+    t = importer("trec", "qrels and runs to a suite and retrieval-only runs",
+                 "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
+                 "ragslice import trec --qrels qrels.txt --run bm25.run --k 20 --out ws/")
     t.add_argument("--qrels", required=True)
     t.add_argument("--run", action="append", required=True, help="a TREC run file (repeat for several)")
     t.add_argument("--chunk-map", help="TSV passage_id<TAB>doc_id: keep passage IDs as chunks")
+    t.add_argument("--k", type=int, default=IMPORT_K,
+                   help=f"context cutoff written into each manifest; TREC run files do not record one (default "
+                   f"{IMPORT_K})")
     t.add_argument("--out", required=True)
-    ragas_help = "Ragas single-turn samples (EvaluationDataset.to_jsonl output, or a JSON list) to a suite and a run"
-    r = isub.add_parser("ragas", help=ragas_help, description=ragas_help + ".", formatter_class=fmt,
-                        epilog=_examples("ragslice import ragas samples.jsonl --out ws/",
-                                         "ragslice import ragas samples.json --out ws/ --k 5"))
+    r = importer("ragas", "Ragas single-turn samples (EvaluationDataset.to_jsonl output, or a JSON list) to a suite "
+                 "and a run", "ragslice import ragas samples.jsonl --out ws/",
+                 "ragslice import ragas samples.json --out ws/ --k 5")
     r.add_argument("file", help="JSON Lines, one sample a line, or a JSON list of samples")
     r.add_argument("--out", required=True, help="workspace folder to write (suite 'ragas', run named after FILE)")
     r.add_argument("--k", type=int, help="context cutoff (default: the most contexts any sample delivered)")
