@@ -200,10 +200,21 @@ class Refusals:
         self.fatal_problems.extend(problems.items)
 
     def check(self) -> None:
-        """Raise every problem at once when any refuses the import."""
+        """Raise every problem found so far, at once, when any refuses the import."""
         if self.fatal_problems or (self.lines and not self.skip_bad):
-            shown = self.fatal_problems + ([] if self.skip_bad else self.lines)
-            raise ValidationError(sorted(shown, key=_order))
+            raise ValidationError(sorted(self.fatal_problems + self.lines, key=_order))
+
+    def check_fatal(self) -> None:
+        """`check`, but only when a problem without a line refuses the import: reading goes on to
+        find every bad line first."""
+        if self.fatal_problems:
+            self.check()
+
+    def extend(self, error: ValidationError) -> None:
+        """The problems of a reader's `ValidationError`: those with a line are refusals of that
+        line, the others refuse the import."""
+        for problem in error.problems:
+            (self.lines if problem.line is not None else self.fatal_problems).append(problem)
 
     @property
     def skipped(self) -> list[Problem]:
@@ -240,6 +251,11 @@ class ImportResult:
     refusals: Refusals
     notes: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 question``, ``2 questions``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 # --- IDs, texts, k ---------------------------------------------------------------------------------
@@ -324,11 +340,26 @@ def read_text(path: Path, refusals: Refusals) -> str | None:
 
 
 def read_jsonl(path: Path, refusals: Refusals) -> Iterator[tuple[dict[str, Any], Any]]:
-    """(where, value) for each non-blank line of a JSON Lines file; a line that is not JSON is
-    refused. `where` is ``{"path", "line"}``."""
-    text = read_text(path, refusals)
-    if text is not None:
-        yield from _jsonl_items(path, text, refusals)
+    """(where, value) for each non-blank line of a JSON Lines file, read line by line; a line that
+    is not UTF-8 or not JSON is refused. `where` is ``{"path", "line"}``."""
+    if not path.is_file():
+        refusals.fatal("no such file", path=str(path))
+        return
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            where = {"path": str(path), "line": number}
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                refusals.refuse(f"not UTF-8 text (byte {error.start + 1} of the line)", **where)
+                continue
+            if line.strip():
+                try:
+                    yield where, json.loads(line)
+                except ValueError as error:
+                    refusals.refuse(f"not valid JSON ({getattr(error, 'msg', error)})", **where)
 
 
 def _jsonl_items(path: Path, text: str, refusals: Refusals) -> Iterator[tuple[dict[str, Any], Any]]:

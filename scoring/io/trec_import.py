@@ -52,9 +52,13 @@ def load_trec_file(con: duckdb.DuckDBPyConnection, path: str | Path, kind: Liter
     load = load_qrels if kind == "qrels" else load_run
     original = Path(path)
     if not refusals.skip_bad:
-        found = load(con, original)
+        try:
+            found = load(con, original)
+        except ValidationError as error:
+            refusals.extend(error)
+            refusals.check()
+            raise
         _refuse_bad_ids(con, original, kind, refusals)
-        refusals.check()
         return found or ""
     data = original.read_bytes() if original.is_file() else b""
     lines = [part + b"\n" for part in data.split(b"\n")]
