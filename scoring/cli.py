@@ -74,6 +74,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         unit = json.loads((out / "suites" / "trec" / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
         print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(result.runs)}")
         return 0
+    if args.source == "beir":
+        from .io.beir import import_beir
+
+        result = import_beir(args.folder, out, split=args.split, runs=args.run or [], k=args.k, suite=args.suite,
+                             skip_bad=args.skip_bad)
+        _imported(out, result, "split")
+        return 0
     result = import_ragas(args.file, out, k=args.k, skip_bad=args.skip_bad)
     result.refusals.report()
     run_id = result.runs[0]
@@ -86,6 +93,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
           "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
     return 0
+
+
+def _imported(out: Path, result, group: str) -> None:
+    """What an import wrote (standard output), after the lines it skipped (standard error)."""
+    from .io.importing import counted
+
+    result.refusals.report()
+    parts = ", ".join(f"{key.split(':', 1)[1]} {n}" for key, n in result.counts.items() if key.startswith(group + ":"))
+    runs = f"runs {', '.join(result.runs)}" if result.runs else "no runs"
+    counts = f" ({parts})" if group == "split" else ""
+    print(f"wrote {out}: suite {result.suite}, {counted(result.counts['questions'], 'question')}{counts}, "
+          f"{counted(result.counts['documents'], 'document')}, {runs}")
+    for note in result.notes:
+        print(f"note: {note}")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -272,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--format", choices=["csv", "parquet"], default="csv")
 
-    p = add("import", cmd_import, "Turn TREC files or Ragas samples into a workspace.",
+    p = add("import", cmd_import, "Turn TREC files, Ragas samples or BEIR folders into a workspace.",
             "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
             "ragslice import ragas samples.jsonl --out ws/")
     isub = p.add_subparsers(dest="source", required=True)
@@ -300,7 +321,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("file", help="JSON Lines, one sample a line, or a JSON list of samples")
     r.add_argument("--out", required=True, help="workspace folder to write (suite 'ragas', run named after FILE)")
     r.add_argument("--k", type=int, help="context cutoff (default: the most contexts any sample delivered)")
-
+    b = importer("beir", "a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) and TREC run files to a "
+                 "suite and retrieval-only runs", "ragslice import beir scifact/ --split test --run bm25.trec --out ws/",
+                 "ragslice import beir scifact/ --run bm25.trec --run dense.trec --k 10 --out ws/")
+    b.add_argument("folder", help="the BEIR dataset folder")
+    b.add_argument("--split", help="import the queries of qrels/NAME.tsv only (default: every qrels file, each "
+                   "query with its split; test becomes ragslice's heldout split, the others dev)")
+    b.add_argument("--run", action="append", help="a TREC run file over the corpus (repeat for several)")
+    b.add_argument("--k", type=int, default=IMPORT_K,
+                   help=f"context cutoff written into each manifest; TREC run files do not record one (default "
+                   f"{IMPORT_K})")
+    b.add_argument("--suite", help="suite name (default: the folder's name)")
+    b.add_argument("--out", required=True, help="workspace folder to write")
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")
     p.add_argument("--port", type=int, default=8501, help="port to serve the dashboard on (default 8501)")
