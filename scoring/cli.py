@@ -81,6 +81,14 @@ def cmd_import(args: argparse.Namespace) -> int:
                              skip_bad=args.skip_bad)
         _imported(out, result, "split")
         return 0
+    if args.source == "eval-dataset":
+        from .io.eval_dataset import import_eval_dataset
+
+        runs = [_run_spec(text) for text in args.run or []]
+        result = import_eval_dataset(args.file, out, runs=runs, corpus=args.corpus, k=args.k, suite=args.suite,
+                                     skip_bad=args.skip_bad)
+        _imported(out, result, "k")
+        return 0
     result = import_ragas(args.file, out, k=args.k, skip_bad=args.skip_bad)
     result.refusals.report()
     run_id = result.runs[0]
@@ -95,6 +103,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_spec(text: str) -> tuple[str | None, str]:
+    """``NAME=FILE`` -> (NAME, FILE); a text whose part before the first ``=`` is not a run name
+    (letters, digits, '.', '_', '-') is a file path: (None, FILE)."""
+    import re
+
+    name, sep, path = text.partition("=")
+    return (name, path) if sep and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) else (None, text)
+
+
 def _imported(out: Path, result, group: str) -> None:
     """What an import wrote (standard output), after the lines it skipped (standard error)."""
     from .io.importing import counted
@@ -103,6 +120,8 @@ def _imported(out: Path, result, group: str) -> None:
     parts = ", ".join(f"{key.split(':', 1)[1]} {n}" for key, n in result.counts.items() if key.startswith(group + ":"))
     runs = f"runs {', '.join(result.runs)}" if result.runs else "no runs"
     counts = f" ({parts})" if group == "split" else ""
+    if group == "k" and result.runs:
+        runs = "runs " + ", ".join(f"{r} (k = {result.counts['k:' + r]})" for r in result.runs)
     print(f"wrote {out}: suite {result.suite}, {counted(result.counts['questions'], 'question')}{counts}, "
           f"{counted(result.counts['documents'], 'document')}, {runs}")
     for note in result.notes:
@@ -293,7 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--format", choices=["csv", "parquet"], default="csv")
 
-    p = add("import", cmd_import, "Turn TREC files, Ragas samples or BEIR folders into a workspace.",
+    p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders or evaluation datasets into a "
+            "workspace.",
             "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
             "ragslice import ragas samples.jsonl --out ws/")
     isub = p.add_subparsers(dest="source", required=True)
@@ -333,6 +353,22 @@ def build_parser() -> argparse.ArgumentParser:
                    f"{IMPORT_K})")
     b.add_argument("--suite", help="suite name (default: the folder's name)")
     b.add_argument("--out", required=True, help="workspace folder to write")
+    e = importer("eval-dataset", "an evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs "
+                 "(JSON lists of {\"query\", \"retrieved\"}) to a suite and retrieval-only runs",
+                 "ragslice import eval-dataset eval_dataset.json --run fixed-500=run_a.json "
+                 "--run semantic=run_b.json --k 10 --out ws/",
+                 "ragslice import eval-dataset eval_dataset.json --run run_a.json --corpus corpus.jsonl --out ws/")
+    e.add_argument("file", help="the dataset: a JSON list of {\"query\", \"relevant_docs\": [IDs]}")
+    e.add_argument("--run", action="append", metavar="NAME=FILE",
+                   help="a run: a JSON list of {\"query\", \"retrieved\": [IDs]}, matched to the dataset by query "
+                   "text; NAME is the run ID (default: the file's name); repeat for several")
+    e.add_argument("--corpus", help="JSON Lines of {\"id\", \"text\"}: the documents' texts (default: documents "
+                   "are kept with a text saying the dataset does not give it)")
+    e.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most IDs any query "
+                   "retrieved)")
+    e.add_argument("--suite", help="suite name (default: the dataset file's name)")
+    e.add_argument("--out", required=True, help="workspace folder to write")
+
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")
     p.add_argument("--port", type=int, default=8501, help="port to serve the dashboard on (default 8501)")
