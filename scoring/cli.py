@@ -306,11 +306,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, help="re-score at this context cutoff instead of each run's own k")
     p.add_argument("--runs", help="comma-separated run IDs (default: every run)")
 
-    p = add("export", cmd_export, "Write the per-question tables of a database as CSV or Parquet files.",
-            "ragslice export --db ragslice.duckdb --out scores/ --format parquet")
+    p = add("export", cmd_export, "Write the per-question tables of a database as CSV or Parquet files, or its "
+            "labels and rankings as TREC qrels and run files.",
+            "ragslice export --db ragslice.duckdb --out scores/ --format parquet",
+            "ragslice export --db ragslice.duckdb --out trec/ --format trec   # then: trec_eval -m ndcg_cut.5 "
+            "trec/demo/qrels.txt trec/demo/rerank-v2.run")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--out", required=True)
-    p.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    p.add_argument("--format", choices=["csv", "parquet", "trec"], default="csv",
+                   help="csv or parquet: one file per table; trec: <suite>/qrels.txt and <suite>/<run_id>.run, "
+                   "to recheck any retrieval score with trec_eval or ranx at the run's k (default csv)")
 
     p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders or evaluation datasets into a "
             "workspace.",
