@@ -127,3 +127,28 @@ def test_trec_example_is_the_export_of_the_beir_example(tmp_path, capsys):
     for name in ("qrels.txt", "bm25.run", "dense.run"):
         assert (tmp_path / "trec" / "scifact-mini" / name).read_bytes() == \
             (EXAMPLES / "trec" / "scifact-mini" / name).read_bytes(), name
+
+
+def test_trec_export_of_a_passage_level_suite_names_the_passages(tmp_path, capsys):
+    """qrels judging passages make a passage-level suite (labels name chunks); exported, the qrels and
+    the run name the passages, and `ragslice trec` gives the database's figures. t1 ranks p2, p1 (1),
+    p3 (2): P@10 = 2/10, RR = 1/2."""
+    qrels, run, passages = tmp_path / "qrels", tmp_path / "run", tmp_path / "map.tsv"
+    qrels.write_text("t1 0 p1 1\nt1 0 p3 2\nt2 0 p4 1\n")
+    run.write_text("t1 Q0 p2 1 3.0 chunky\nt1 Q0 p1 2 2.0 chunky\nt1 Q0 p3 3 1.0 chunky\nt2 Q0 p4 1 5.0 chunky\n")
+    passages.write_text("p1\td1\np2\td1\np3\td2\np4\td3\n")
+    ws, db, out = tmp_path / "ws", tmp_path / "db.duckdb", tmp_path / "trec"
+    assert main(["import", "trec", "--qrels", str(qrels), "--run", str(run), "--chunk-map", str(passages),
+                 "--out", str(ws)]) == 0
+    refresh(ws, db)
+    assert main(["export", "--db", str(db), "--out", str(out), "--format", "trec"]) == 0
+    assert (out / "trec" / "qrels.txt").read_text() == "t1 0 p1 1\nt1 0 p3 2\nt2 0 p4 1\n"
+    assert (out / "trec" / "chunky.run").read_text().splitlines()[:3] == [
+        "t1 Q0 p2 1 1000 chunky", "t1 Q0 p1 2 999 chunky", "t1 Q0 p3 3 998 chunky"]
+    measures = ["P@10", "R@10", "nDCG@10", "AP@10", "RR@10"]
+    got = evaluate_files(out / "trec" / "qrels.txt", out / "trec" / "chunky.run", measures, exclude_na=True)
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT question_id, precision, recall, ndcg, ap, rr FROM question_scores").fetchall()
+    assert dict((q, (p, rr)) for q, p, _, _, _, rr in rows)["t1"] == near(0.2, 0.5)
+    for qid, *values in rows:
+        assert tuple(got.values[m][qid] for m in measures) == near(*values), qid
