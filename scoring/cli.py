@@ -330,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "error (default: refuse the import, exit code 2, nothing written)")
         return i
 
-    t = importer("trec", "qrels and runs to a suite and retrieval-only runs",
+    t = importer("trec", "TREC qrels and run files to a suite and retrieval-only runs",
                  "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
                  "ragslice import trec --qrels qrels.txt --run bm25.run --k 20 --out ws/")
     t.add_argument("--qrels", required=True)
@@ -346,8 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("file", help="JSON Lines, one sample a line, or a JSON list of samples")
     r.add_argument("--out", required=True, help="workspace folder to write (suite 'ragas', run named after FILE)")
     r.add_argument("--k", type=int, help="context cutoff (default: the most contexts any sample delivered)")
-    b = importer("beir", "a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) and TREC run files to a "
-                 "suite and retrieval-only runs", "ragslice import beir scifact/ --split test --run bm25.trec --out ws/",
+    b = importer("beir", "A BEIR folder (corpus.jsonl, queries.jsonl, one qrels TSV per split) and TREC run files to "
+                 "a suite and retrieval-only runs", "ragslice import beir scifact/ --split test --run bm25.trec --out ws/",
                  "ragslice import beir scifact/ --run bm25.trec --run dense.trec --k 10 --out ws/")
     b.add_argument("folder", help="the BEIR dataset folder")
     b.add_argument("--split", help="import the queries of qrels/NAME.tsv only (default: every qrels file, each "
@@ -358,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
                    f"{IMPORT_K})")
     b.add_argument("--suite", help="suite name (default: the folder's name)")
     b.add_argument("--out", required=True, help="workspace folder to write")
-    e = importer("eval-dataset", "an evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs "
+    e = importer("eval-dataset", "An evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs "
                  "(JSON lists of {\"query\", \"retrieved\"}) to a suite and retrieval-only runs",
                  "ragslice import eval-dataset eval_dataset.json --run fixed-500=run_a.json "
                  "--run semantic=run_b.json --k 10 --out ws/",
