@@ -533,3 +533,11 @@ def test_import_subcommand_help_has_an_example(capsys, source):
         main(["import", source, "--help"])
     out = capsys.readouterr().out
     assert f"example:\n  ragslice import {source} " in out and "--skip-bad" in out
+
+
+def test_the_command_line_default_k_is_the_importers():
+    """The CLI states the default of --k without importing the importers; the two must agree."""
+    import scoring.cli
+    from scoring.io.importing import IMPORT_K
+
+    assert scoring.cli.IMPORT_K == IMPORT_K == 10
