@@ -14,6 +14,8 @@ from pathlib import Path
 from .errors import ValidationError
 
 DEFAULT_DB = "ragslice.duckdb"
+IMPORT_K = 10
+"""The context cutoff of imported TREC runs when --k is not given (`scoring.io.importing.IMPORT_K`)."""
 
 
 def _examples(*lines: str) -> str:
@@ -67,11 +69,29 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     if args.source == "trec":
-        written = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map)
+        result = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map, k=args.k, skip_bad=args.skip_bad)
+        result.refusals.report()
         unit = json.loads((out / "suites" / "trec" / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
-        print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(written)}")
+        print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(result.runs)}")
         return 0
-    run_id = import_ragas(args.file, out, k=args.k)
+    if args.source == "beir":
+        from .io.beir import import_beir
+
+        result = import_beir(args.folder, out, split=args.split, runs=args.run or [], k=args.k, suite=args.suite,
+                             skip_bad=args.skip_bad)
+        _imported(out, result, "split")
+        return 0
+    if args.source == "eval-dataset":
+        from .io.eval_dataset import import_eval_dataset
+
+        runs = [_run_spec(text) for text in args.run or []]
+        result = import_eval_dataset(args.file, out, runs=runs, corpus=args.corpus, k=args.k, suite=args.suite,
+                                     skip_bad=args.skip_bad)
+        _imported(out, result, "k")
+        return 0
+    result = import_ragas(args.file, out, k=args.k, skip_bad=args.skip_bad)
+    result.refusals.report()
+    run_id = result.runs[0]
     manifest = json.loads((out / "runs" / run_id / "manifest.json").read_text(encoding="utf-8"))
     questions = (out / "suites" / RAGAS_SUITE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
     unlabelled = sum(1 for line in questions if not json.loads(line)["relevant"])
@@ -81,6 +101,31 @@ def cmd_import(args: argparse.Namespace) -> int:
     print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
           "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
     return 0
+
+
+def _run_spec(text: str) -> tuple[str | None, str]:
+    """``NAME=FILE`` -> (NAME, FILE); a text whose part before the first ``=`` is not a run name
+    (letters, digits, '.', '_', '-') is a file path: (None, FILE)."""
+    import re
+
+    name, sep, path = text.partition("=")
+    return (name, path) if sep and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) else (None, text)
+
+
+def _imported(out: Path, result, group: str) -> None:
+    """What an import wrote (standard output), after the lines it skipped (standard error)."""
+    from .io.importing import counted
+
+    result.refusals.report()
+    parts = ", ".join(f"{key.split(':', 1)[1]} {n}" for key, n in result.counts.items() if key.startswith(group + ":"))
+    runs = f"runs {', '.join(result.runs)}" if result.runs else "no runs"
+    counts = f" ({parts})" if group == "split" else ""
+    if group == "k" and result.runs:
+        runs = "runs " + ", ".join(f"{r} (k = {result.counts['k:' + r]})" for r in result.runs)
+    print(f"wrote {out}: suite {result.suite}, {counted(result.counts['questions'], 'question')}{counts}, "
+          f"{counted(result.counts['documents'], 'document')}, {runs}")
+    for note in result.notes:
+        print(f"note: {note}")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -280,28 +325,73 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, help="re-score at this context cutoff instead of each run's own k")
     p.add_argument("--runs", help="comma-separated run IDs (default: every run)")
 
-    p = add("export", cmd_export, "Write the per-question tables of a database as CSV or Parquet files.",
-            "ragslice export --db ragslice.duckdb --out scores/ --format parquet")
+    p = add("export", cmd_export, "Write the per-question tables of a database as CSV or Parquet files, or its "
+            "labels and rankings as TREC qrels and run files.",
+            "ragslice export --db ragslice.duckdb --out scores/ --format parquet",
+            "ragslice export --db ragslice.duckdb --out trec/ --format trec   # then: trec_eval -m ndcg_cut.5 "
+            "trec/demo/qrels.txt trec/demo/rerank-v2.run")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--out", required=True)
-    p.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    p.add_argument("--format", choices=["csv", "parquet", "trec"], default="csv",
+                   help="csv or parquet: one file per table; trec: <suite>/qrels.txt and <suite>/<run_id>.run, "
+                   "to recheck any retrieval score with trec_eval or ranx at the run's k (default csv)")
 
-    p = add("import", cmd_import, "Turn TREC files or Ragas samples into a workspace.",
+    p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders or evaluation datasets into a "
+            "workspace.",
             "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
             "ragslice import ragas samples.jsonl --out ws/")
     isub = p.add_subparsers(dest="source", required=True)
-    t = isub.add_parser("trec", help="qrels and runs to a suite and retrieval-only runs")
+
+    def importer(name: str, help_: str, *example: str) -> argparse.ArgumentParser:
+        i = isub.add_parser(name, help=help_, description=help_ + ".", formatter_class=fmt, epilog=_examples(*example))
+        i.add_argument("--skip-bad", action="store_true",
+                       help="leave out the lines that cannot be imported, listing each with its reason on standard "
+                       "error (default: refuse the import, exit code 2, nothing written)")
+        return i
+
+    t = importer("trec", "TREC qrels and run files to a suite and retrieval-only runs",
+                 "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
+                 "ragslice import trec --qrels qrels.txt --run bm25.run --k 20 --out ws/")
     t.add_argument("--qrels", required=True)
     t.add_argument("--run", action="append", required=True, help="a TREC run file (repeat for several)")
     t.add_argument("--chunk-map", help="TSV passage_id<TAB>doc_id: keep passage IDs as chunks")
+    t.add_argument("--k", type=int, default=IMPORT_K,
+                   help=f"context cutoff written into each manifest; TREC run files do not record one (default "
+                   f"{IMPORT_K})")
     t.add_argument("--out", required=True)
-    ragas_help = "Ragas single-turn samples (EvaluationDataset.to_jsonl output, or a JSON list) to a suite and a run"
-    r = isub.add_parser("ragas", help=ragas_help, description=ragas_help + ".", formatter_class=fmt,
-                        epilog=_examples("ragslice import ragas samples.jsonl --out ws/",
-                                         "ragslice import ragas samples.json --out ws/ --k 5"))
+    r = importer("ragas", "Ragas single-turn samples (EvaluationDataset.to_jsonl output, or a JSON list) to a suite "
+                 "and a run", "ragslice import ragas samples.jsonl --out ws/",
+                 "ragslice import ragas samples.json --out ws/ --k 5")
     r.add_argument("file", help="JSON Lines, one sample a line, or a JSON list of samples")
     r.add_argument("--out", required=True, help="workspace folder to write (suite 'ragas', run named after FILE)")
     r.add_argument("--k", type=int, help="context cutoff (default: the most contexts any sample delivered)")
+    b = importer("beir", "A BEIR folder (corpus.jsonl, queries.jsonl, one qrels TSV per split) and TREC run files to "
+                 "a suite and retrieval-only runs", "ragslice import beir scifact/ --split test --run bm25.trec --out ws/",
+                 "ragslice import beir scifact/ --run bm25.trec --run dense.trec --k 10 --out ws/")
+    b.add_argument("folder", help="the BEIR dataset folder")
+    b.add_argument("--split", help="import the queries of qrels/NAME.tsv only (default: every qrels file, each "
+                   "query with its split; test becomes ragslice's heldout split, the others dev)")
+    b.add_argument("--run", action="append", help="a TREC run file over the corpus (repeat for several)")
+    b.add_argument("--k", type=int, default=IMPORT_K,
+                   help=f"context cutoff written into each manifest; TREC run files do not record one (default "
+                   f"{IMPORT_K})")
+    b.add_argument("--suite", help="suite name (default: the folder's name)")
+    b.add_argument("--out", required=True, help="workspace folder to write")
+    e = importer("eval-dataset", "An evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs "
+                 "(JSON lists of {\"query\", \"retrieved\"}) to a suite and retrieval-only runs",
+                 "ragslice import eval-dataset eval_dataset.json --run fixed-500=run_a.json "
+                 "--run semantic=run_b.json --k 10 --out ws/",
+                 "ragslice import eval-dataset eval_dataset.json --run run_a.json --corpus corpus.jsonl --out ws/")
+    e.add_argument("file", help="the dataset: a JSON list of {\"query\", \"relevant_docs\": [IDs]}")
+    e.add_argument("--run", action="append", metavar="NAME=FILE",
+                   help="a run: a JSON list of {\"query\", \"retrieved\": [IDs]}, matched to the dataset by query "
+                   "text; NAME is the run ID (default: the file's name); repeat for several")
+    e.add_argument("--corpus", help="JSON Lines of {\"id\", \"text\"}: the documents' texts (default: documents "
+                   "are kept with a text saying the dataset does not give it)")
+    e.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most IDs any query "
+                   "retrieved)")
+    e.add_argument("--suite", help="suite name (default: the dataset file's name)")
+    e.add_argument("--out", required=True, help="workspace folder to write")
 
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")

@@ -28,16 +28,26 @@ def metric_table() -> str:
     return "\n".join(lines)
 
 
+def _subcommands(parser):
+    """The sub-parsers of `parser` by name (empty when it has none)."""
+    actions = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    return actions[0].choices if actions else {}
+
+
 def cli_reference() -> str:
-    """One line per command with its description and first example."""
+    """One line per command with its description and first example; a command with subcommands
+    (`ragslice import trec`, ...) is followed by one line per subcommand."""
     from .cli import build_parser
 
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     lines = ["| command | what it does | example |", "| --- | --- | --- |"]
-    for name, command in sub.choices.items():
+
+    def row(name: str, command) -> str:
         example = (command.epilog or "").splitlines()[1].strip() if command.epilog else ""
-        lines.append(f"| `ragslice {name}` | {command.description} | `{example}` |")
+        return f"| `ragslice {name}` | {command.description} | `{example}` |"
+
+    for name, command in _subcommands(build_parser()).items():
+        lines.append(row(name, command))
+        lines += [row(f"{name} {sub}", subcommand) for sub, subcommand in _subcommands(command).items()]
     return "\n".join(lines)
 
 

@@ -2,6 +2,8 @@
 dashboard and a headless Chromium.
 
 - Files: `write_json` (indented, so a manifest or suite.json has one key a line), `write_jsonl`.
+- Imported workspaces: `stored_scores` (refresh, then the per-question scores), `near`, `sha256_of`,
+  `import_leftovers`.
 - A suite folder (`write_suite_folder`: suite.json, documents, questions, chunks) and a run folder
   (`write_run_folder`: manifest.json and records.jsonl; `run_manifest` fills in `RUN_DEFAULTS`), with
   the small constructors `question`, `record`, `claim`, `hit`, `miss`, `abstain`; `write_workspace_files`
@@ -71,6 +73,36 @@ def write_text_lines(path: Path, rows: Iterable[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{row}\n" for row in rows), encoding="utf-8")
     return path
+
+
+# --- imported workspaces -------------------------------------------------------------------------
+
+
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of a file's bytes, as import provenance records it."""
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def import_leftovers(folder: Path) -> list[str]:
+    """Temporary folders an import left beside its workspace (there should be none)."""
+    return [p.name for p in folder.iterdir() if ".importing-" in p.name]
+
+
+def stored_scores(ws: Path, db: Path, columns: str) -> dict[tuple[str, str], tuple]:
+    """`ragslice refresh` the workspace, then (run_id, question_id) -> the `question_scores` columns."""
+    from scoring.cli import main
+
+    assert main(["refresh", str(ws), "--db", str(db), "--quiet"]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(f"SELECT run_id, question_id, {columns} FROM question_scores").fetchall()
+    return {(r[0], r[1]): tuple(r[2:]) for r in rows}
+
+
+def near(*values: float | None) -> tuple:
+    """`values` for comparison to 1e-12, None (n/a) exactly."""
+    return tuple(None if v is None else pytest.approx(v, abs=1e-12) for v in values)
 
 
 # --- suites, runs and records --------------------------------------------------------------------

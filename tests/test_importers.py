@@ -403,3 +403,141 @@ def test_ragas_help_has_an_example(capsys):
         main(["import", "ragas", "--help"])
     out = capsys.readouterr().out
     assert "example:" in out and "ragslice import ragas samples.jsonl --out ws/" in out and "--k" in out
+
+
+# --- what every importer shares: refusals, --skip-bad, staging, provenance --------------------------
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Temporary import folders left beside the workspace (there should be none)."""
+    return [p.name for p in folder.iterdir() if ".importing-" in p.name]
+
+
+def test_trec_bad_run_line_refuses_the_import_and_writes_nothing(tmp_path, capsys):
+    qrels, run, ws = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "ws"
+    qrels.write_text("1 0 d1 1\n")
+    run.write_text("1 Q0 d1 1 2.0 sys\n1 Q0 d2 2 two sys\n")
+    assert main(["import", "trec", "--qrels", str(qrels), "--run", str(run), "--out", str(ws)]) == 2
+    assert f"{run}:2: question '1': field 'score': 'two': the score is a finite decimal number" in \
+        capsys.readouterr().err
+    assert not ws.exists() and leftovers(tmp_path) == []
+
+
+def test_trec_skip_bad_lists_and_counts_the_lines_it_leaves_out(tmp_path, capsys):
+    """qrels line 3 judges (2, d3) again, line 4 has 2 fields; run line 2 has no number for a score and
+    line 4 a docno with a control character (U+0085). What is left: topic 1 judges d1 (1) and d2 (0),
+    topic 2 judges d3 (2); the run ranks [d1] for 1 and [d3] for 2 (d2 left out), so at k = 10
+    P@10 = 1/10 and RR = 1 on both topics."""
+    qrels, run, ws = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "ws"
+    qrels.write_text("1 0 d1 1\n2 0 d3 2\n2 0 d3 1\nbroken line\n1 0 d2 0\n")
+    run.write_text("1 Q0 d1 1 2.0 sys\n1 Q0 d2 2 x sys\n2 Q0 d3 1 1.0 sys\n2 Q0 d\u0085x 2 0.5 sys\n")
+    assert main(["import", "trec", "--qrels", str(qrels), "--run", str(run), "--out", str(ws), "--skip-bad"]) == 0
+    captured = capsys.readouterr()
+    skipped = [line for line in captured.err.splitlines() if line.startswith("skipped")]
+    assert skipped == [
+        f"skipped {qrels}:3: question '2': field 'docno': 'd3': docno already listed for this topic at line 2; "
+        "a docno appears once per topic",
+        f"skipped {qrels}:4: expected 4 fields (`qid 0 docno grade`), found 2",
+        f"skipped {run}:2: question '1': field 'score': 'x': the score is a finite decimal number, plain or with an "
+        "exponent, e.g. 12, -0.5, .5, 3.1e-2 (not 1_000, 0x10, inf or nan)",
+        f"skipped {run}:4: field 'docno': 'd\\x85x': a docno is 1-128 characters with no whitespace or control "
+        "characters",
+        "skipped 4 lines (--skip-bad): not imported",
+    ]
+    assert "wrote" in captured.out
+    got = scored(ws, tmp_path / "db.duckdb", "question_id, precision, rr")
+    assert got == [("1", 0.1, 1.0), ("2", 0.1, 1.0)]
+    assert read_jsonl(ws / "suites" / "trec" / "questions.jsonl")[1]["relevant"] == {"d3": 2}
+
+
+def test_trec_docno_breaking_the_id_rule_is_refused_with_its_line(tmp_path, capsys):
+    qrels, run, ws = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "ws"
+    qrels.write_text("1 0 d1 1\n1 0 " + "d" * 129 + " 1\n")
+    run.write_text("1 Q0 d1 1 2.0 sys\n")
+    assert main(["import", "trec", "--qrels", str(qrels), "--run", str(run), "--out", str(ws)]) == 2
+    assert f"{qrels}:2: field 'docno': " in capsys.readouterr().err
+    assert not ws.exists()
+
+
+def test_trec_k_flag_sets_the_cutoff_and_the_manifest_names_its_sources(tmp_path, capsys):
+    """--k 2: topic 1 ranks [d2, d1], d1 relevant: P@2 = 1/2, RR = 1/2."""
+    qrels, run, ws = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "ws"
+    qrels.write_text("1 0 d1 1\n")
+    run.write_text("1 Q0 d2 1 2.0 sys\n1 Q0 d1 2 1.0 sys\n")
+    assert main(["import", "trec", "--qrels", str(qrels), "--run", str(run), "--out", str(ws), "--k", "2"]) == 0
+    manifest = json.loads((ws / "runs" / "sys" / "manifest.json").read_text())
+    assert manifest["k"] == 2
+    assert manifest["x_provenance"] == {"source_format": "trec", "source": str(run), "sha256": sha256(run),
+                                        "inputs": [{"path": str(qrels), "sha256": sha256(qrels)}]}
+    suite = json.loads((ws / "suites" / "trec" / "suite.json").read_text())
+    assert suite["x_provenance"]["inputs"] == [{"path": str(qrels), "sha256": sha256(qrels)}]
+    assert scored(ws, tmp_path / "db.duckdb", "question_id, k, precision, rr") == [("1", 2, 0.5, 0.5)]
+
+
+def test_ragas_skip_bad_lists_and_counts_the_samples_it_leaves_out(tmp_path, capsys):
+    """Lines 2 (no question), 3 (not JSON) and 5 (ID `a` with another text than line 4 gave it) are
+    left out. Line 1 ranks [a, b], relevant {a}; k = 2: P@2 = 1/2, R@2 = 1, RR = 1."""
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("\n".join([
+        json.dumps({"user_input": "q1", "retrieved_context_ids": ["a", "b"], "reference_context_ids": ["a"]}),
+        json.dumps({"user_input": "", "retrieved_context_ids": ["a"]}),
+        "not json",
+        json.dumps({"user_input": "q3", "retrieved_context_ids": ["a"], "retrieved_contexts": ["A text"]}),
+        json.dumps({"user_input": "q4", "retrieved_context_ids": ["a"], "retrieved_contexts": ["Other text"]}),
+    ]) + "\n")
+    ws = tmp_path / "ws"
+    assert import_ragas(samples, ws) == 2
+    assert not ws.exists()
+    capsys.readouterr()
+    assert import_ragas(samples, ws, "--skip-bad") == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"skipped {samples}:2: field 'user_input': required field is missing or empty (the question)",
+        f"skipped {samples}:3: not valid JSON (Expecting value)",
+        f"skipped {samples}:5: field 'retrieved_context_ids[0]': 'a': this ID names another text at {samples}:4; "
+        "an ID names one passage",
+        "skipped 3 lines (--skip-bad): not imported",
+    ]
+    assert [q["text"] for q in read_jsonl(ws / "suites" / "ragas" / "questions.jsonl")] == ["q1", "q3"]
+    assert scored(ws, tmp_path / "db.duckdb")[0] == ("q-00001", 2, 0.5, 1.0, 1.0)
+    manifest = json.loads((ws / "runs" / "s" / "manifest.json").read_text())
+    assert manifest["x_provenance"] == {"source_format": "ragas", "source": str(samples),
+                                        "sha256": sha256(samples), "inputs": []}
+
+
+def test_import_into_a_workspace_replaces_the_run_and_keeps_the_reviews(tmp_path, capsys):
+    """A second import replaces the suite's files and the run folder whole (a file the new import
+    does not write disappears) and keeps the suite's reviews/ and other runs."""
+    ws = tmp_path / "ws"
+    first = write_samples(tmp_path / "s.jsonl", [SAMPLE])
+    assert import_ragas(first, ws) == 0
+    (ws / "suites" / "ragas" / "reviews").mkdir()
+    (ws / "suites" / "ragas" / "reviews" / "ana.jsonl").write_text("")
+    (ws / "runs" / "s" / "stray.txt").write_text("old")
+    (ws / "runs" / "other").mkdir()
+    write_samples(first, [SAMPLE, {**SAMPLE, "user_input": "Second?"}])
+    assert import_ragas(first, ws) == 0
+    assert (ws / "suites" / "ragas" / "reviews" / "ana.jsonl").exists()
+    assert (ws / "runs" / "other").exists() and not (ws / "runs" / "s" / "stray.txt").exists()
+    assert len(read_jsonl(ws / "runs" / "s" / "records.jsonl")) == 2
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("source", ["trec", "ragas"])
+def test_import_subcommand_help_has_an_example(capsys, source):
+    with pytest.raises(SystemExit):
+        main(["import", source, "--help"])
+    out = capsys.readouterr().out
+    assert f"example:\n  ragslice import {source} " in out and "--skip-bad" in out
+
+
+def test_the_command_line_default_k_is_the_importers():
+    """The CLI states the default of --k without importing the importers; the two must agree."""
+    import scoring.cli
+    from scoring.io.importing import IMPORT_K
+
+    assert scoring.cli.IMPORT_K == IMPORT_K == 10

@@ -1,17 +1,35 @@
-"""`ragslice export`: a database's tables as files other tools read."""
+"""`ragslice export`: a database's tables as files other tools read.
+
+``--format csv|parquet``: the per-question tables, one file each. ``--format trec``: TREC files
+for trec_eval, ranx or `ragslice trec` (docs/formats.md, "TREC export"): per suite
+``<suite>/qrels.txt`` and per run ``<suite>/<run_id>.run``, written so that trec_eval's cut
+measures at the run's k (``P_k``, ``recall_k``, ``ndcg_cut_k``, ``map_cut_k``) give the
+database's own per-question figures on every question ragslice scores.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
+
 from ..store.database import Database
 from ..store.schema import TABLES
+from ..store.workspace import MAX_RETRIEVED
 
 EXPORT_TABLES = ("question_scores", "claims", "retrieved", "records", "questions", "runs")
 """The per-question tables `export_tables` writes, one file each."""
 
+NO_RANKING = "ragslice:no-ranking"
+"""The docno written for a question whose record is missing or failed, or retrieved nothing: one
+unjudged document at rank 1, so trec_eval scores the question 0, as ragslice does (trec_eval
+leaves a topic the run does not name out of its mean)."""
+
 
 def export_tables(db: Path, out: Path, *, fmt: str = "csv") -> list[Path]:
-    """Write the per-question tables as one CSV or Parquet file each into `out`."""
+    """Write the per-question tables as one CSV or Parquet file each into `out`, or with
+    ``fmt="trec"`` the TREC files of `export_trec`."""
+    if fmt == "trec":
+        return export_trec(db, out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with Database(db).connect() as con:
@@ -23,6 +41,64 @@ def export_tables(db: Path, out: Path, *, fmt: str = "csv") -> list[Path]:
             con.execute(f"COPY (SELECT * FROM {table}) TO '{_sql_path(target)}' {options}")
             written.append(target)
     return written
+
+
+def export_trec(db: Path, out: Path) -> list[Path]:
+    """Write ``<suite>/qrels.txt`` per suite and ``<suite>/<run_id>.run`` per run into `out`.
+
+    qrels: every label as reviewed (`labels`), ``question_id 0 doc_id grade``, grades kept (0 and
+    negative included). Run: one line per retrieved slot of an ``ok`` record, in rank order,
+    ``question_id Q0 docno rank score run_id`` with score ``1001 - rank``. The docno is the
+    document a slot counts for; a slot that counts for nothing (a later chunk of a document already
+    ranked) keeps its chunk ID, which no label names, so every later slot keeps its rank; in a
+    passage-level suite it is the retrieved chunk. A missing or failed record, or one that
+    retrieved nothing, is one line naming `NO_RANKING` (trec_eval then scores it 0, as ragslice)."""
+    written = []
+    with Database(db).connect() as con:
+        suites = con.execute("SELECT suite, unit FROM suites ORDER BY suite").fetchall()
+        for suite, unit in suites:
+            folder = out / suite
+            folder.mkdir(parents=True, exist_ok=True)
+            target = folder / "qrels.txt"
+            lines = con.execute("SELECT question_id, doc_id, grade FROM labels WHERE suite = ? "
+                                "ORDER BY question_id, doc_id", [suite]).fetchall()
+            _write(target, (f"{q} 0 {d} {g}\n" for q, d, g in lines))
+            written.append(target)
+            placeholder = _unjudged(con, suite)
+            for (run_id,) in con.execute("SELECT run_id FROM runs WHERE suite = ? ORDER BY run_id", [suite]).fetchall():
+                target = folder / f"{run_id}.run"
+                _write(target, _run_lines(con, run_id, unit, placeholder))
+                written.append(target)
+    return written
+
+
+def _unjudged(con: duckdb.DuckDBPyConnection, suite: str) -> str:
+    """`NO_RANKING`, or a variant of it when the suite labels a document of that name."""
+    name = NO_RANKING
+    while con.execute("SELECT count(*) FROM labels WHERE suite = ? AND doc_id = ?", [suite, name]).fetchone()[0]:
+        name += "+"
+    return name
+
+
+def _run_lines(con: duckdb.DuckDBPyConnection, run_id: str, unit: str, placeholder: str):
+    docno = "coalesce(r.chunk_id, r.doc_id)" if unit == "chunk" else \
+        "CASE WHEN r.counted THEN r.doc_id ELSE coalesce(r.chunk_id, r.doc_id) END"
+    rows = con.execute(f"""
+        SELECT s.question_id, {docno} AS docno, r.rank
+        FROM question_scores s
+        LEFT JOIN retrieved r ON s.status = 'ok' AND r.run_id = s.run_id AND r.question_id = s.question_id
+        WHERE s.run_id = ?
+        ORDER BY s.question_id, r.rank""", [run_id]).fetchall()
+    for question, doc, rank in rows:
+        if rank is None:
+            yield f"{question} Q0 {placeholder} 1 0 {run_id}\n"
+        else:
+            yield f"{question} Q0 {doc} {rank} {MAX_RETRIEVED + 1 - rank} {run_id}\n"
+
+
+def _write(path: Path, lines) -> None:
+    with path.open("w", encoding="utf-8", newline="\n") as handle:
+        handle.writelines(lines)
 
 
 def _sql_path(path: Path) -> str:

@@ -187,27 +187,27 @@ def parse_measures(texts: Sequence[str]) -> tuple[Measure, ...]:
     return tuple(found.values())
 
 
-def load_qrels(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+def load_qrels(con: duckdb.DuckDBPyConnection, path: str | Path, *, limit: int | None = MAX_PROBLEMS) -> None:
     """Read and validate a qrels file into the temp tables ``trec_qrels(qid, docno, grade, pair)``,
     one row per judgement (blank and comment lines left out; `pair` = hash(qid, docno)), and
-    ``trec_qrels_topics(qid)``."""
-    _load(con, Path(path), "qrels")
+    ``trec_qrels_topics(qid)``. A `ValidationError` lists the first `limit` bad lines (None: all)."""
+    _load(con, Path(path), "qrels", limit)
 
 
-def load_run(con: duckdb.DuckDBPyConnection, path: str | Path) -> str:
+def load_run(con: duckdb.DuckDBPyConnection, path: str | Path, *, limit: int | None = MAX_PROBLEMS) -> str:
     """Read and validate a run file into the temp tables ``trec_run(qid, docno, score, pair)`` and
     ``trec_run_topics(qid)`` (as `load_qrels`). Returns the run ID: the last line's, as trec_eval
     takes it."""
-    return _load(con, Path(path), "run")
+    return _load(con, Path(path), "run", limit)
 
 
-def _load(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> str:
+def _load(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, limit: int | None = MAX_PROBLEMS) -> str:
     """Create ``trec_{kind}`` and return the run ID ("" for qrels); raise `ValidationError`
-    (file:line, rule) listing the first problems."""
+    (file:line, rule) listing the first `limit` problems."""
     if not path.is_file():
         raise invalid("no such file", path=str(path))
     run_id = _read_fast(con, path, kind)
-    return run_id if run_id is not None else _read_lines(con, path, kind)
+    return run_id if run_id is not None else _read_lines(con, path, kind, limit)
 
 
 def _read_fast(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> str | None:
@@ -296,7 +296,7 @@ def _certified_shape(path: Path) -> tuple[str, str] | None:
     return None
 
 
-def _read_lines(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> str:
+def _read_lines(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, limit: int | None = MAX_PROBLEMS) -> str:
     """The line route: create ``trec_{kind}`` and return the run ID ("" for qrels), or raise
     `ValidationError` listing the first problems."""
     lines = f"trec_{kind}_lines"  # kind is one of two literals
@@ -306,7 +306,7 @@ def _read_lines(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> s
     except duckdb.Error as error:
         raise _unreadable(path, error) from None
     try:
-        problems = _line_problems(con, path, kind, lines)
+        problems = _line_problems(con, path, kind, lines, limit)
         if problems:
             raise ValidationError(problems)
         run_id = "" if kind == "qrels" else con.execute(
@@ -318,13 +318,15 @@ def _read_lines(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind) -> s
     return run_id
 
 
-def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, table: str) -> list[Problem]:
+def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, table: str,
+                   limit: int | None = MAX_PROBLEMS) -> list[Problem]:
     n_fields, layout, _ = _LAYOUT[kind]
+    cap = "" if limit is None else f"LIMIT {int(limit)}"
     where = str(path)
     if con.execute(f"SELECT count(*) FROM {table} WHERE NOT skip").fetchone()[0] == 0:
         return [Problem(rule=f"the file has no lines; expected lines of `{layout}`", path=where)]
     bad = con.execute(
-        f"SELECT rowid + 1, n_fields, qid FROM {table} WHERE {_BAD_ROWS[kind]} ORDER BY rowid LIMIT {MAX_PROBLEMS}"
+        f"SELECT rowid + 1, n_fields, qid FROM {table} WHERE {_BAD_ROWS[kind]} ORDER BY rowid {cap}"
     ).fetchall()
     if bad:
         shown = _fields_of_lines(path, {line_no for line_no, found, _ in bad if found >= n_fields})
@@ -335,7 +337,7 @@ def _line_problems(con: duckdb.DuckDBPyConnection, path: Path, kind: FileKind, t
                          GROUP BY qid, docno HAVING count(*) > 1)
             SELECT r.line_no, r.qid, r.docno, d.first_line FROM rows r
             JOIN dup d ON d.qid = r.qid AND d.docno = r.docno AND r.line_no > d.first_line
-            ORDER BY r.line_no LIMIT {MAX_PROBLEMS}"""
+            ORDER BY r.line_no {cap}"""
     ).fetchall()
     return [
         Problem(rule=f"docno already listed for this topic at line {first}; a docno appears once per topic",
