@@ -1,7 +1,7 @@
-"""README sections generated from the code, so they cannot drift from it.
+"""Documentation sections generated from the code, so they cannot drift from it.
 
-`python -m scoring.docs` rewrites the parts of README.md between `<!-- BEGIN name -->` and
-`<!-- END name -->` markers; a test fails when the committed README differs.
+`python -m scoring.docs` rewrites the parts of README.md and docs/formats.md between
+`<!-- BEGIN name -->` and `<!-- END name -->` markers; a test fails when a committed file differs.
 """
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+from .metrics import alignment
 from .metrics.registry import REGISTRY
 
 
@@ -51,21 +52,45 @@ def cli_reference() -> str:
     return "\n".join(lines)
 
 
+def alignment_rules() -> str:
+    """How answer sentences become claims (`scoring.metrics.alignment`): outcomes, aligners in
+    precedence, the claim rules, normalisation and the lexical aligner's rules."""
+    lines = ["| outcome | meaning |", "| --- | --- |"]
+    lines += [f"| `{name}` | {meaning} |" for name, meaning in alignment.OUTCOMES.items()]
+    lines += ["", "Aligners, first in precedence first; a sentence takes the outcome of the first that decided it:", ""]
+    lines += [f"{i}. `{name}`: {rule}" for i, (name, rule) in enumerate(alignment.ALIGNERS.items(), 1)]
+    lines += ["", "From sentences to generated claims:", ""]
+    lines += [f"- {rule}" for rule in alignment.CLAIM_RULES]
+    lines += ["", alignment.NORMALISATION, "", "The lexical aligner:", ""]
+    lines += [f"- {rule}" for rule in alignment.LEXICAL_RULES]
+    lines += [f"- Stopwords: {', '.join(sorted(alignment.STOPWORDS))}."]
+    return "\n".join(lines)
+
+
 SECTIONS = {"metrics": metric_table, "cli": cli_reference}
+"""README.md's generated sections."""
+FILES: dict[str, dict] = {"README.md": SECTIONS, "docs/formats.md": {"alignment": alignment_rules}}
+"""Every generated file, relative to the repository root, with its sections."""
 
 
-def render(text: str) -> str:
-    for name, build in SECTIONS.items():
+def render(text: str, sections: dict | None = None) -> str:
+    """`text` with each of `sections` (default: README.md's) rebuilt between its markers."""
+    for name, build in (SECTIONS if sections is None else sections).items():
         pattern = re.compile(rf"(<!-- BEGIN {name} -->\n).*?(<!-- END {name} -->)", re.S)
         if not pattern.search(text):
-            raise ValueError(f"README has no <!-- BEGIN {name} --> ... <!-- END {name} --> markers")
+            raise ValueError(f"no <!-- BEGIN {name} --> ... <!-- END {name} --> markers")
         text = pattern.sub(lambda m: m.group(1) + build() + "\n" + m.group(2), text)
     return text
 
 
 def main(argv: list[str] | None = None) -> int:
-    path = Path(argv[0] if argv else "README.md")
-    path.write_text(render(path.read_text(encoding="utf-8")), encoding="utf-8")
+    """Rewrite every generated file under the root given (default: the current folder)."""
+    root = Path(argv[0] if argv else ".")
+    if root.is_file():  # an older habit: the README's path
+        root = root.parent
+    for name, sections in FILES.items():
+        path = root / name
+        path.write_text(render(path.read_text(encoding="utf-8"), sections), encoding="utf-8")
     return 0
 
 

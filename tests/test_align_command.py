@@ -151,4 +151,28 @@ def test_compare_reports_claims_by_aligner_the_measured_agreement_and_the_alignm
     assert not gate["passed"] and gate["observed"] == 0.0 and gate["n"] == 1
     assert "judge names: kappa 0" in gate["reason"] and doc["verdict"] == "fail"
     without = doc["without_unreviewed_alignments"]
-    assert without["n_questions"] == 1
+    assert without["n_excluded"] == 1
+
+
+def test_compare_text_and_markdown_say_what_rests_on_automatic_alignments(ws, tmp_path, capsys):
+    assert main(["align", str(ws), "--runs", "base", "--judge", "names"]) == 0
+    write_jsonl(ws / "suites" / "demo" / "reviews" / "ann.jsonl", [{
+        "at": "2026-11-30T10:00:00Z", "reviewer": "ann", "kind": "alignment", "question_id": "q-1",
+        "sentence": "The release window starts on Mondays.", "claim_ids": ["monday"]}])
+    db = tmp_path / "db.duckdb"
+    refresh(ws, db)
+    policy = tmp_path / "policy.toml"
+    policy.write_text('name = "p"\nmin_alignment_kappa = 0.5\n[[gates]]\nmetric = "support"\nslice = "all"\n'
+                      'aggregate = "pooled"\nmin = 0.0\n')
+    capsys.readouterr()
+    main(["compare", "base", "cand", "--db", str(db), "--policy", str(policy)])
+    out = capsys.readouterr().out
+    # as in the JSON above: base's two claims, one recorded, one resting on judge names (0 of 1 reviewed agreed)
+    assert "The baseline's 2 claims: 1 recorded as claims, 1 aligned by a judge; 1 rest on unreviewed" in out
+    assert "Judge names agrees with the reviewers on 0 of 1 reviewed sentences (kappa 0.000)." in out
+    assert "The lexical aligner agrees with the reviewers on 1 of 1 reviewed sentences (no kappa: one label only)." in out
+    assert "Without the 1 question(s) resting on unreviewed automatic alignments: " in out
+    main(["compare", "base", "cand", "--db", str(db), "--policy", str(policy), "--format", "markdown"])
+    out = capsys.readouterr().out
+    assert "**Without the 1 question(s) resting on unreviewed automatic alignments:**" in out
+    assert "- The baseline's 2 claims: 1 recorded as claims, 1 aligned by a judge" in out

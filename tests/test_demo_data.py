@@ -536,3 +536,35 @@ def test_the_reviewed_sample_exposes_the_lexical_aligner_s_misalignments(refresh
     misread = {(h, a): n for h, a, n in lexical["confusion"] if h != a}
     assert misread[("no_claim", "unlabelled")] == 8  # refusals read as claims
     assert sum(n for (h, a), n in misread.items() if h == "unlabelled") == 7  # superseded or staging values
+
+
+def test_aligned_by_the_lexical_aligner_alone_the_free_text_run_reads_refusals_as_claims(tmp_path: Path) -> None:
+    """The README's case: without the judge and the reviewed alignments, prod-text's refusals become
+    unlabelled claims, so the abstention gate fails on a regression that is the aligner's."""
+    import json
+    import shutil
+
+    import duckdb
+
+    from scoring.store.refresh import refresh
+
+    ws_copy = tmp_path / "demo"
+    shutil.copytree(DEMO, ws_copy)
+    suite = ws_copy / "suites" / "demo"
+    (suite / "judges.toml").unlink()
+    shutil.rmtree(suite / "judgements")
+    for review in (suite / "reviews").glob("*.jsonl"):
+        kept = [line for line in review.read_text().splitlines() if json.loads(line)["kind"] != "alignment"]
+        review.write_text("".join(f"{line}\n" for line in kept))
+    db = tmp_path / "demo.duckdb"
+    refresh(ws_copy, db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        (support, correct, newly) = con.execute("""
+            SELECT round(avg(t.support), 3), round(avg(t.abstention_correct::INTEGER), 3),
+                   count(*) FILTER (WHERE NOT t.answerable AND b.abstention_correct AND NOT t.abstention_correct)
+            FROM question_scores t JOIN question_scores b USING (question_id)
+            WHERE t.run_id = ? AND b.run_id = ?""", [TEXT, BASELINE]).fetchone()
+        aligners = {a for (a,) in con.execute("SELECT DISTINCT aligner FROM alignments WHERE run_id = ?",
+                                              [TEXT]).fetchall()}
+    assert aligners == {"lexical"}
+    assert (support, correct, newly) == (0.701, 0.0, 29)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scoring.docs import render
+from scoring.docs import FILES, render
 from scoring.metrics import REGISTRY
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -12,6 +12,21 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_generated_sections_are_current():
     text = README.read_text(encoding="utf-8")
     assert render(text) == text, "run `python -m scoring.docs` to regenerate README.md"
+
+
+def test_formats_generated_sections_are_current():
+    path = README.parent / "docs" / "formats.md"
+    text = path.read_text(encoding="utf-8")
+    assert render(text, FILES["docs/formats.md"]) == text, "run `python -m scoring.docs` to regenerate docs/formats.md"
+
+
+def test_alignment_rules_in_formats_are_the_registry_s():
+    from scoring.metrics import alignment
+
+    text = (README.parent / "docs" / "formats.md").read_text(encoding="utf-8")
+    for rule in alignment.CLAIM_RULES + alignment.LEXICAL_RULES:
+        assert rule in text
+    assert f"at least {alignment.LEXICAL_THRESHOLD}" in text
 
 
 def test_metric_table_lists_every_registry_metric_with_its_denominator():

@@ -13,6 +13,9 @@ import pandas as pd
 from .agreement import aligner_agreement
 
 AUTOMATIC = ("judge", "lexical")
+ORDER = ("recorded", "human", "judge", "lexical")
+AS_WORDS = {"recorded": "recorded as claims", "human": "aligned by reviewers", "judge": "aligned by a judge",
+            "lexical": "aligned by the lexical aligner"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,32 @@ class AlignmentFacts:
         kappas = {(r.aligner, r.decided_by): (None if pd.isna(r.kappa) else float(r.kappa))
                   for r in self.agreement.itertuples()}
         return [(self.aligner_name(a, d), kappas.get((a, d)), n) for (a, d), n in sorted(resting.items())]
+
+    def summary(self) -> list[str]:
+        """Plain sentences: each side's claims by aligner, the questions resting on automatic ones, and each
+        automatic aligner's measured agreement with the reviewers."""
+        lines = []
+        for side in ("baseline", "candidate"):
+            claims = self.claims[side]
+            if not set(claims) - {"recorded"}:
+                continue
+            parts = [f"{n} {AS_WORDS.get(k, k)}" for k, n in sorted(claims.items(), key=lambda kv: ORDER.index(kv[0]))]
+            unreviewed = sum(n for k, n in claims.items() if k in AUTOMATIC)
+            lines.append(f"The {side}'s {sum(claims.values())} claims: {', '.join(parts)}; {unreviewed} rest on "
+                         "unreviewed automatic alignments.")
+        lines.append(f"{len(self.automatic_questions)} question(s) have a claim resting on an automatic alignment.")
+        for r in self.agreement.itertuples():
+            if r.aligner == "human":
+                continue
+            name = "the lexical aligner" if r.aligner == "lexical" else self.aligner_name(r.aligner, r.decided_by)
+            name = name[0].upper() + name[1:]
+            if int(r.n) == 0:
+                lines.append(f"{name} is not measured: no sentence both it and a reviewer decided.")
+                continue
+            kappa = "no kappa: one label only" if pd.isna(r.kappa) else f"kappa {float(r.kappa):.3f}"
+            lines.append(f"{name} agrees with the reviewers on {int(r.agreed)} of {int(r.n)} reviewed sentences "
+                         f"({kappa}).")
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -320,7 +320,7 @@ class Comparison:
                 "budget": self.heldout.budget, "comparison_key": self.heldout.key,
                 "logged_before": self.heldout.logged},
             "without_unreviewed_alignments": None if v.unreviewed is None else {
-                "n_questions": v.unreviewed.n_disputed,
+                "n_excluded": v.unreviewed.n_disputed,
                 "verdict": v.unreviewed.verdict,
                 "differences": list(v.unreviewed.differences),
                 "gates": [g.to_dict() for g in v.unreviewed.gates],

@@ -137,6 +137,13 @@ def text(c: Comparison) -> str:
         d = v.disputed
         lines += ["", f"Without the {d.n_disputed} disputed question(s): {d.verdict.upper()}"]
         lines += [f"  {diff}" for diff in d.differences] or ["  no gate value changes"]
+    if c.alignment is not None:
+        lines += ["", "Free-text answers"] + [f"  {s}" for s in c.alignment.summary()]
+    if v.unreviewed is not None:
+        u = v.unreviewed
+        lines += ["", f"Without the {u.n_disputed} question(s) resting on unreviewed automatic alignments: "
+                      f"{u.verdict.upper()}"]
+        lines += [f"  {diff}" for diff in u.differences] or ["  no gate value changes"]
     lines += ["", "Comparisons (delta = candidate - baseline over paired questions; n/a pairs excluded)",
               _text_table(c.table)]
     lines += ["", f"Marks: {MARK_LEGEND}", f"Method: {c.settings.describe()}."]
@@ -247,6 +254,12 @@ def markdown(c: Comparison) -> str:
     if v.disputed is not None:
         out += [f"**Without the {v.disputed.n_disputed} disputed question(s):** {v.disputed.verdict}", ""]
         out += [f"- {md(d)}" for d in v.disputed.differences] + [""]
+    if c.alignment is not None:
+        out += ["**Free-text answers:**", ""] + [f"- {md(s)}" for s in c.alignment.summary()] + [""]
+    if v.unreviewed is not None:
+        out += [f"**Without the {v.unreviewed.n_disputed} question(s) resting on unreviewed automatic alignments:** "
+                f"{v.unreviewed.verdict}", ""]
+        out += [f"- {md(d)}" for d in v.unreviewed.differences] + [""]
     headline = c.table[c.table["slice"] == "all"]
     out += ["### Headline (all questions, paired)", "",
             "| metric | n | baseline | candidate | delta | 95% CI | p (randomization) | p (Holm) | + / − / = |",
@@ -638,6 +651,19 @@ def _disputed_html(c: Comparison) -> str:
     return "".join(out)
 
 
+def _alignment_html(c: Comparison) -> str:
+    if c.alignment is None:
+        return ""
+    out = ["<h3>Free-text answers</h3><ul>" + "".join(f"<li>{e(s)}</li>" for s in c.alignment.summary()) + "</ul>"]
+    u = c.verdict.unreviewed
+    if u is not None:
+        out.append(f"<p>Verdict without the {u.n_disputed} question(s) resting on unreviewed automatic alignments: "
+                   f"<b>{e(u.verdict)}</b> (with them: <b>{e(c.verdict.verdict)}</b>).</p>")
+        out.append("<ul>" + "".join(f"<li>{e(x)}</li>" for x in u.differences) + "</ul>" if u.differences
+                   else "<p>No gate value changes.</p>")
+    return "".join(out)
+
+
 def _heldout_html(c: Comparison) -> str:
     h = c.heldout
     if h is None:
@@ -680,7 +706,8 @@ def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None
     sections.append(("regressions", "Every regression, with its evidence", _regressions_html(c, evidence)))
     sections.append(("flaky", "Flaky questions", _flaky_html(c)))
     sections.append(("operations", "Failures, latency and cost", _operations_html(c)))
-    sections.append(("labels", "Disputed labels and held-out use", _disputed_html(c) + _heldout_html(c)))
+    sections.append(("labels", "Disputed labels and held-out use", _disputed_html(c) + _alignment_html(c)
+                                                                         + _heldout_html(c)))
     sections.append(("manifests", "Manifests", _manifests_html(c)))
     sections.append(("caveats", "What this evaluation does not measure",
                      "<ul>" + "".join(f"<li>{e(x)}</li>" for x in CAVEATS) + "</ul>"))
