@@ -23,7 +23,7 @@ from scoring.cli import main
 from fixtures import (
     D, M, Q, R, S,
     DOCUMENTS, QUESTIONS, RECORDS, append_line, build, drop_field, drop_key, edit_line, fingerprint, lines,
-    manifest, replace_line, run_file, set_field, set_key, suite_file, write_json, write_jsonl,
+    manifest, replace_line, set_field, set_key, write_json, write_jsonl,
 )
 
 RAGSLICE = Path(sys.executable).with_name("ragslice")

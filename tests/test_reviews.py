@@ -14,7 +14,6 @@ from scoring.decide.agreement import agreement, reviewer_agreement
 from scoring.decide.pool import unjudged
 from scoring.decide.policy import parse_policy
 from scoring.decide.relabel import relabelling
-from scoring.errors import ValidationError
 from scoring.store.refresh import refresh, score_workspace_in_memory
 from scoring.store.reviews import append_decision
 

@@ -27,7 +27,7 @@ from scoring.store.workspace import load_suite, load_workspace
 from fixtures import (
     SUITE_META, D, M, Q, R, S,
     DOCUMENTS, RECORDS, append_line, build, drop_field, drop_key, edit_line, lines, manifest,
-    replace_line, run_file, set_field, set_key, suite_file, write_json, write_jsonl,
+    replace_line, run_file, set_field, set_key, write_json, write_jsonl,
 )
 
 ID_RULE = "an ID is 1-128 characters with no whitespace or control characters"

@@ -38,7 +38,7 @@ def sideaggregate_values(values: pd.DataFrame, key: str, aggregate: str) -> tupl
 
 def aggregate_values(column: np.ndarray, pooled: tuple[np.ndarray, ...] | None, aggregate: str
                ) -> tuple[float | None, int]:
-    """`side_aggregate` over arrays: the metric's values and its pooled numerator / denominator columns."""
+    """A side's aggregate over arrays: the metric's values and its pooled numerator / denominator columns."""
     scored = ~np.isnan(column)
     n = int(np.count_nonzero(scored))
     if n == 0:
@@ -65,7 +65,7 @@ def operationalaggregate_values(records: pd.DataFrame, key: str, aggregate: str)
 
 def operational_values(status: np.ndarray, latency: np.ndarray, cost: np.ndarray, runs: np.ndarray, key: str,
                  aggregate: str) -> tuple[float | None, int]:
-    """`operational_aggregate` over record arrays: status codes (`scores.RECORD_STATUSES`), latency, cost, run ids."""
+    """A side's operational aggregate over record arrays: status codes (`scores.RECORD_STATUSES`), latency, cost, run ids."""
     if key == "failure_rate":
         n = len(status)
         return (float(np.count_nonzero(status != 0) / n) if n else None), n
@@ -314,5 +314,5 @@ def _number(value: Any) -> float | None:
 
 
 __all__ = ["CHOICE_FAMILIES", "HEADLINE_COLUMNS", "aggregate_values", "aggregation_choices", "headline", "improving",
-           "operational_aggregate", "operational_values", "side_aggregate", "slice_aggregates",
+           "operational_values", "slice_aggregates",
            "stored_slice_aggregates"]
