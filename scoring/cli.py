@@ -174,11 +174,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from .decide.present import write_slides
     from .decide.report import verdict_line, write_report
 
     out = Path(args.o)
-    comparison = write_report(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=out)
-    print(f"wrote {out}: verdict {comparison.verdict.verdict} ({verdict_line(comparison)})")
+    write = write_slides if args.slides else write_report
+    comparison = write(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=out)
+    what = "slides" if args.slides else "report"
+    print(f"wrote {out} ({what}): verdict {comparison.verdict.verdict} ({verdict_line(comparison)})")
     return 0
 
 
@@ -421,13 +424,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", help="acceptance policy TOML")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
 
-    p = add("report", cmd_report, "Write a self-contained HTML release report.",
-            "ragslice report prod rerank --policy policy.toml -o report.html")
+    p = add("report", cmd_report, "Write a self-contained HTML release report, or with --slides the decision in "
+            "five screens for a meeting.",
+            "ragslice report prod rerank --policy policy.toml -o report.html",
+            "ragslice report prod rerank --policy policy.toml --slides -o decision.html")
     p.add_argument("baseline")
     p.add_argument("candidate")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--policy", required=True)
     p.add_argument("-o", required=True, metavar="FILE")
+    p.add_argument("--slides", action="store_true",
+                   help="write the decision in five screens for a meeting (arrow keys move; one offline HTML file) "
+                        "instead of the full report")
 
     p = add("review", cmd_review, "Record a reviewer's decision: a grade, a support, a dispute, or the alignment of "
             "an answer sentence.",

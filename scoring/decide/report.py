@@ -384,9 +384,9 @@ nav a { margin-right: 12px; } svg text { font: 12px system-ui, sans-serif; }
 """
 
 CAVEATS = (
-    "Whether an answer is true. Claims are identified by reviewed claim IDs; ragslice does not extract "
-    "propositions from free text or judge whether a sentence follows from a document. A well-formed label can "
-    "still be wrong.",
+    "Whether an answer is true. Claims are identified by claim IDs; ragslice does not judge whether a sentence "
+    "follows from a document. Free-text answers are aligned to claim IDs by reviewers, a judge or a lexical "
+    "overlap, and only the reviewed alignments are known right. A well-formed label can still be wrong.",
     "Whether the labels are complete. A useful document nobody labelled counts as a miss; a stale or "
     "contradictory source is not detected. Disputed questions are reported, not resolved.",
     "Answer quality beyond support and coverage: clarity, relevance, tone, contradictions and usefulness are not "
