@@ -5,10 +5,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fixtures import (
+    chromium,
+    comparison,
+    hit,
+    miss,
+    new_tab,
+    question,
+    write_policy,
+    write_workspace_files,
+)
 
 from scoring.cli import main
 from scoring.decide import present, report
-from fixtures import chromium, comparison, hit, miss, new_tab, question, write_policy, write_workspace_files
 
 SCRIPT_TAG = '<script>alert("x")</script>'
 
