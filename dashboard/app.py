@@ -16,6 +16,7 @@ st.navigation(
             st.Page("views/statistics.py", title="Statistics"),
             st.Page("views/question_deltas.py", title="Question deltas"),
             st.Page("views/question_detail.py", title="Question detail"),
+            st.Page("views/present.py", title="Present"),
         ],
         "Break down": [
             st.Page("views/slices.py", title="Slices"),

@@ -966,6 +966,39 @@ def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, suit
     )
 
 
+def presentation(base: Side, cand: Side) -> str:
+    """The decision in five screens (`scoring.decide.present`) as one HTML document: the comparison of the
+    other pages, with the policy file given to the dashboard (a policy that cannot be read gives no
+    verdict). The same document `ragslice report --slides` writes. Cached on the database's and the
+    policy file's signatures and the two sides."""
+    path, policy = db_path(), policy_path()
+    return _presentation(str(path), signature(path), base.spec, cand.spec, None if policy is None else str(policy),
+                         _file_signature(policy))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _presentation(path: str, sig: tuple[int, int, int], base: str, cand: str, policy: str | None,
+                  policy_sig: tuple[int, int, int] | None) -> str:
+    del policy_sig  # cache key only
+    from scoring.decide.comparison import compare
+    from scoring.decide.policy import load_policy
+    from scoring.decide.present import WORST, slides_html
+    from scoring.decide.report import load_evidence
+    from scoring.errors import ValidationError
+
+    try:
+        loaded = load_policy(policy) if policy is not None else None
+    except ValidationError:
+        loaded = None  # the release review names the policy's problem
+    try:
+        with Database(path).reading(sig) as con:
+            result = compare(con, base, cand, policy=loaded)
+            evidence = load_evidence(con, result, result.regressed_questions()["question_id"].head(WORST))
+    except ValidationError as error:
+        raise StatisticsUnavailable(str(error)) from None
+    return slides_html(result, evidence)
+
+
 GATE_COLUMNS = ("name", "passed", "observed", "threshold", "n", "reason", "metric", "slice", "aggregate", "baseline",
                 "p_value", "warning", "line")
 """Display order of a verdict's gate table (live or recorded)."""

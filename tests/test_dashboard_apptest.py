@@ -11,6 +11,7 @@ Expected values are hand arithmetic on the seed (chapter 04 of the seed text).
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 import shlex
@@ -25,17 +26,19 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fixtures import (
-    DASHBOARD_RUN, HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace, copy_run, run_manifest,
-    timed_record,
+    DASHBOARD_RUN, HOSTILE, HOSTILE_GROUP, HOSTILE_ID, REPO, build_dashboard_workspace, comparison, copy_run,
+    run_manifest, timed_record,
     write_run_folder, write_suite_folder,
 )
 from scoring.metrics import REGISTRY
 from scoring.store.refresh import refresh
 
 APP = REPO / "dashboard" / "app.py"
-PAGES = ("release_review", "statistics", "question_deltas", "question_detail", "slices", "aggregation", "runs")
+PAGES = ("release_review", "statistics", "question_deltas", "question_detail", "present", "slices", "aggregation",
+         "runs")
 TITLES = {"release_review": "Release review", "statistics": "Statistics", "question_deltas": "Question deltas",
-          "question_detail": "Question detail", "slices": "Slices", "aggregation": "Aggregation", "runs": "Runs"}
+          "question_detail": "Question detail", "present": "Present", "slices": "Slices", "aggregation": "Aggregation",
+          "runs": "Runs"}
 
 RAW_MARKUP = ("<script", "](javascript:", ":red[", "<img", "**bold**")
 
@@ -863,3 +866,22 @@ def test_question_detail_finds_a_question_by_search(app):
     assert [o.split(":")[0] for o in at.selectbox(key="w_q").options] == ["launch", "owner"]
     at.selectbox(key="w_q").select("owner").run()
     assert "Who owns the alert?" in [t.value for t in at.text]
+
+
+# -- present -------------------------------------------------------------------------------------
+
+
+def test_present_shows_the_five_screens_of_the_comparison(app, dashboard_db):
+    from scoring.decide.present import screens
+    from scoring.decide.report import load_evidence
+
+    at = open_page(app, "present", suite="seed-lab", baseline="A", candidate="B")
+    slides = at.get("iframe")[0].proto.srcdoc
+    c = comparison(dashboard_db, "A", "B")
+    with duckdb.connect(str(dashboard_db), read_only=True) as con:
+        expected = screens(c, load_evidence(con, c, c.regressed_questions()["question_id"].head(3)))
+    for screen in expected:  # the same screens `ragslice report --slides` writes
+        assert f'id="{screen.key}"><h1>{screen.title}</h1><p class="message">{html.escape(screen.message)}</p>' \
+            in slides
+    assert "No policy was given, so there is no verdict." in slides
+    assert any("no verdict" in i.proto.body for i in at.info)  # and the page says how to get one

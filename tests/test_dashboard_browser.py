@@ -24,7 +24,7 @@ from scoring.store.refresh import refresh
 pytestmark = pytest.mark.browser
 
 SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B", "metric": "support"}
-PAGES = ("", "statistics", "question_deltas", "question_detail", "slices", "aggregation", "runs")
+PAGES = ("", "statistics", "question_deltas", "question_detail", "present", "slices", "aggregation", "runs")
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +116,26 @@ def test_every_page_renders_in_the_browser(server, page, tmp_path):
     for name in PAGES:
         timings[name or "release_review"] = visit(page, server, name, **SEED, q="owner")
         page.screenshot(path=tmp_path / f"{name or 'release_review'}.png")
-        assert page.locator('[data-testid="stSidebarNav"] a').count() == 7
+        assert page.locator('[data-testid="stSidebarNav"] a').count() == 8
     (tmp_path / "timings.txt").write_text("".join(f"{k} {v:.2f}s\n" for k, v in timings.items()))
+
+
+def test_present_moves_between_screens_with_the_arrow_keys(server, page, tmp_path):
+    visit(page, server, "present", **SEED)
+    frame = page.frame_locator('[data-testid="stMain"] iframe')
+    shown = lambda: frame.locator("section.screen:visible").first.get_attribute("id")  # noqa: E731
+    assert eventually(shown, "verdict") == "verdict"
+    frame.locator("body").click()  # the slides take the keys once clicked, as a presenter would
+    seen = []
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+        seen.append(eventually(shown, ["where", "worst", "changed", "limits"][len(seen)]))
+    assert seen == ["where", "worst", "changed", "limits"]
+    page.keyboard.press("ArrowLeft")
+    assert eventually(shown, "changed") == "changed"
+    assert frame.locator("#counter").inner_text() == "4 / 5"
+    page.screenshot(path=tmp_path / "present.png")
+    assert page.dialogs == []
 
 
 def test_hostile_text_stays_inert(server, page, tmp_path):
@@ -128,6 +146,10 @@ def test_hostile_text_stays_inert(server, page, tmp_path):
         assert page.locator('[data-testid="stMain"] a[href^="javascript"]').count() == 0
         assert page.locator('[data-testid="stMain"] img[src="x"]').count() == 0
         assert page.locator('[data-testid="stMain"] b').count() == 0
+        slides = page.frame_locator('[data-testid="stMain"] iframe')
+        if name == "present":  # the slides are a document of their own: the same text, as text
+            assert HOSTILE in slides.locator("#worst").text_content()
+            assert slides.locator('img[src="x"], a[href^="javascript"]').count() == 0
     visit(page, server, "question_detail", **params, q=HOSTILE_ID)
     assert page.get_by_text(HOSTILE, exact=True).first.is_visible()
     assert page.dialogs == []
