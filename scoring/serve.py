@@ -84,7 +84,7 @@ def serve_dashboard(db: Path, *, port: int, address: str, policy: Path | None = 
         raise invalid("review mode needs both --workspace and --reviewer", "reviewer" if reviewer is None else
                       "workspace", str(workspace if reviewer is None else reviewer))
     if workspace is not None:
-        from .store.workspace import FOLDER_NAME
+        from .store.files import FOLDER_NAME
 
         if not (workspace / "suites").is_dir():
             raise invalid("not a workspace (no suites folder)", "workspace", str(workspace))

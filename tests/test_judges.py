@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import scoring.io.judges as judges_module
+import scoring.store.judges as judges_module
 from scoring.errors import Problems, ValidationError
 from scoring.io.judges import (
     PROMPT,

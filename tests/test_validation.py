@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scoring.store import records as records_module
+from scoring.store import files as files_module
 from scoring.store import workspace as workspace_module
 from scoring.errors import Problem, Problems, ValidationError
 from scoring.store.refresh import refresh, stage, write_suite
@@ -615,7 +616,7 @@ def _read_suite_by_full_checks(folder: Path) -> tuple[list[Problem], Any]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(workspace_module, "_clean_document", lambda *args: None)
         patch.setattr(workspace_module, "_clean_question", lambda *args: None)
-        patch.setattr(workspace_module, "_loads_object_line", workspace_module._loads)
+        patch.setattr(files_module, "_loads_object_line", files_module._loads)
         return _read_suite(folder)
 
 
@@ -686,7 +687,7 @@ def test_a_clean_suite_is_read_on_the_fast_path(ws, monkeypatch):
 
     monkeypatch.setattr(workspace_module, "_checked_document", refuse)
     monkeypatch.setattr(workspace_module, "_checked_question", refuse)
-    monkeypatch.setattr(workspace_module, "_loads", loads)
+    monkeypatch.setattr(files_module, "_loads", loads)
     assert check(ws) == []
     assert len(strict) == 3 and all(text.startswith("{\n") for text in strict)   # suite.json, two manifests
 

@@ -28,7 +28,8 @@ from typing import Any
 
 import duckdb
 
-from ..store.workspace import MAX_GRADE, MAX_RETRIEVED
+from ..store.files import MAX_GRADE
+from ..store.workspace import MAX_RETRIEVED
 from .importing import (ID_RULE, IMPORT_K, ImportResult, Refusals, Source, as_id, check_k, counted, manifest,
                         provenance,
                         read_jsonl, run_id, staged, suite_json, write_json, write_lines)

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..store.workspace import FOLDER_NAME, MAX_K, MAX_RETRIEVED
+from ..store.files import FOLDER_NAME
+from ..store.workspace import MAX_K, MAX_RETRIEVED
 from .importing import (ID_RULE, ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, counted, id_list,
                         manifest, provenance, read_json_items, read_jsonl, run_id, staged, suite_json, write_json,
                         write_lines)

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import Problem, Problems, ValidationError
-from ..store.workspace import FOLDER_NAME, MAX_K, WORKSPACE_ID
+from ..store.files import FOLDER_NAME, WORKSPACE_ID
+from ..store.workspace import MAX_K
 
 IMPORT_K = 10
 """Context cutoff written into the manifests of runs whose files do not record one (TREC run files)."""

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems
-from ..store.workspace import MAX_K, MAX_RETRIEVED, WORKSPACE_ID
+from ..store.files import WORKSPACE_ID
+from ..store.workspace import MAX_K, MAX_RETRIEVED
 from .importing import (ImportResult, Refusals, RepeatSlots, Source, check_k, context_id, manifest,
                         normalise_context, provenance, read_json_items, run_id, staged, suite_json, write_json,
                         write_lines)

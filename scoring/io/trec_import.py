@@ -26,7 +26,8 @@ from typing import Literal
 import duckdb
 
 from ..errors import Problems, ValidationError, invalid
-from ..store.workspace import MAX_RETRIEVED, WORKSPACE_ID
+from ..store.files import WORKSPACE_ID
+from ..store.workspace import MAX_RETRIEVED
 from .importing import (IMPORT_K, ImportResult, Refusals, Source, check_k, manifest, provenance, run_id,
                         staged, suite_json, write_json)
 from .trec import load_qrels, load_run

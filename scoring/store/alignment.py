@@ -3,7 +3,7 @@
 After the records are staged (`scoring.store.records`: `stage_sentences`, `stage_sentence_citations`),
 `align_staged` decides each sentence of a record without `claims` by every aligner that can
 (`scoring.metrics.alignment.ALIGNERS`): a reviewer's decision (rows of `reviews`), a judge's cached
-answer (rows of `judgements`, matched by the request key of `scoring.io.judges`), and the lexical
+answer (rows of `judgements`, matched by the request key of `scoring.store.judges`), and the lexical
 aligner, which decides every sentence. The first in precedence is applied. The result is
 `stage_alignments` (all of them, `applied` marking the one used); the applied ones become the
 record's generated claims in `stage_claims` and `stage_citations` (`alignment.CLAIM_RULES`), so the
@@ -36,7 +36,7 @@ REQUEST_KEY = (
     "sha256(concat_ws(chr(10), j.declaration_hash, f.question_id, q.text, f.norm, "
     "array_to_string(f.citations, chr(9)), coalesce(c.claims, '')))"
 )
-"""The cache key of a sentence's request to judge `j` (`scoring.io.judges.request_key`): the judge's
+"""The cache key of a sentence's request to judge `j` (`scoring.store.judges.request_key`): the judge's
 declaration hash, the question ID and text, the normalised sentence, its citations joined by tabs,
 and the question's claims as `id<TAB>proposition` lines in claim ID order, joined by line breaks."""
 

@@ -22,7 +22,8 @@ import duckdb
 
 from .chunks import chunk_joins, unit_sql
 from .records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
-from .workspace import ID_PATTERN, MAX_CITATIONS, MAX_LINE_BYTES, MAX_RETRIEVED, Run
+from .files import ID_PATTERN, MAX_LINE_BYTES
+from .workspace import MAX_CITATIONS, MAX_RETRIEVED, Run
 
 RECORD_TYPE = (
     '{"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "context": "VARCHAR", "answer": "VARCHAR", '

@@ -34,15 +34,8 @@ import duckdb
 
 from ..errors import Problems
 from .chunks import chunk_joins, unit_sql
-from .workspace import (
-    ID_PATTERN,
-    MAX_CITATIONS,
-    MAX_CLAIMS,
-    MAX_LINE_BYTES,
-    MAX_RETRIEVED,
-    Run,
-    iter_json_lines,
-)
+from .files import ID_PATTERN, MAX_LINE_BYTES, iter_json_lines
+from .workspace import MAX_CITATIONS, MAX_CLAIMS, MAX_RETRIEVED, Run
 
 RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "answer_sentences", "latency_ms", "cost_usd",
                "error"]

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import Problems, invalid
 from ..metrics.alignment import canonical_outcome
 from ..metrics.reference import normalise_sentence
+from .files import FOLDER_NAME, MAX_GRADE, iter_json_lines
 
 if TYPE_CHECKING:
     from .workspace import Suite
@@ -161,7 +162,6 @@ class Known:
 def read_reviews(suite: Suite, problems: Problems) -> list[Decision]:
     """Every decision of the suite's review files, checked against the suite (problems recorded, the
     broken lines left out)."""
-    from .workspace import FOLDER_NAME, iter_json_lines
 
     known = Known.of(suite)
     out: list[Decision] = []
@@ -183,8 +183,6 @@ def read_reviews(suite: Suite, problems: Problems) -> list[Decision]:
 def check_decision(obj: dict[str, Any], known: Known, reviewer: str, path: str, line: int,
                    problems: Problems) -> Decision | None:
     """One review line checked field by field (problems recorded with path and line); None when broken."""
-    from .workspace import MAX_GRADE as max_grade
-
     before = len(problems.items)
     question = obj.get("question_id") if isinstance(obj.get("question_id"), str) else None
 
@@ -216,8 +214,8 @@ def check_decision(obj: dict[str, Any], known: Known, reviewer: str, path: str, 
         what = "a chunk" if known.unit == "chunk" else "a document"
         add(f"is not {what} of suite {known.suite!r}", "doc_id", doc)
     grade = obj.get("grade")
-    if kind == "relevance" and (type(grade) is not int or not -max_grade <= grade <= max_grade):
-        add(f"a grade is a whole number from {-max_grade} to {max_grade}", "grade", grade)
+    if kind == "relevance" and (type(grade) is not int or not -MAX_GRADE <= grade <= MAX_GRADE):
+        add(f"a grade is a whole number from {-MAX_GRADE} to {MAX_GRADE}", "grade", grade)
     claim = obj.get("claim_id")
     supports = obj.get("supports")
     if kind == "support":
@@ -441,7 +439,6 @@ def append_decision(suite_folder: Path, decision: dict[str, Any]) -> Path:
     """Append one decision to its reviewer's file, durably (the line is flushed and fsynced under an
     exclusive lock before this returns), creating the folder and file when needed."""
     reviewer = decision.get("reviewer")
-    from .workspace import FOLDER_NAME
 
     if not isinstance(reviewer, str) or not FOLDER_NAME.fullmatch(reviewer):
         raise invalid("a reviewer name is 1-64 of letters, digits, '.', '_', '-'", "reviewer", reviewer)

@@ -17,7 +17,8 @@ import pyarrow as pa
 
 from .chunks import write_chunks
 from .reviews import LABELS_HASH_SQL
-from .workspace import Suite, gc_paused
+from .files import gc_paused
+from .workspace import Suite
 
 SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "reviews", "label_changes",
                 "judges", "judgements")

@@ -13,38 +13,30 @@ problem in the workspace is reported, not just the first.
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from ..errors import Problems, ValidationError
+from .files import (
+    _FREEZE_AT, FOLDER_NAME, MAX_GRADE, WORKSPACE_ID, Digest, files_hash, gc_paused, hashing_ahead, iter_json_lines,
+    read_json_file,
+)
+from .judges import JUDGEMENTS, JUDGES_FILE, load_judges, read_cache
 from .reviews import Review, apply_reviews, read_reviews, review_files
 from ..metrics.reference import MAX_CLAIMS
 from ..metrics.alignment import UNLABELLED_ID
 
-ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
-"""A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.
-TREC docnos (capitals, dots) and chunk IDs (`doc#3`) qualify; `evaluate` keeps the seed's stricter rule."""
-WORKSPACE_ID = re.compile(ID_PATTERN)
-FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-"""Suite and run IDs are folder names: letters, digits, '.', '_', '-', at most 64 characters."""
 MAX_RETRIEVED = 1000
 """A record's ranking may hold up to 1000 documents (TREC runs rank 1000)."""
 MAX_CITATIONS = 100
 UNLABELLED_CLAIM = re.compile(re.escape(UNLABELLED_ID).replace(re.escape("{sentence}"), r"\d+"))
 """Claim IDs reserved for unlabelled answer sentences (`scoring.metrics.alignment.UNLABELLED_ID`)."""
 MAX_LABELS = 10_000
-MAX_GRADE = 1000
-"""Relevance grades lie in -MAX_GRADE..MAX_GRADE (TREC uses -2..4; the bound keeps them in an INTEGER)."""
 MAX_K = 100
-MAX_LINE_BYTES = 8 * 1024 * 1024
 HELDOUT = "heldout"
 """The split whose questions are held out: every comparison on it is logged against a budget."""
 SPLITS = ("dev", HELDOUT)
@@ -123,9 +115,9 @@ class Suite:
     review: Review | None = None
     """What the reviewers' decisions (`reviews/*.jsonl`) did to the labels, once applied."""
     judges: dict[str, Any] = field(default_factory=dict)
-    """The judges of `judges.toml` in precedence order (`scoring.io.judges.Judge`)."""
+    """The judges of `judges.toml` in precedence order (`scoring.store.judges.Judge`)."""
     judgements: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """judge -> request key -> cached answer (`scoring.io.judges.CachedAnswer`), from `judgements/`."""
+    """judge -> request key -> cached answer (`scoring.store.judges.CachedAnswer`), from `judgements/`."""
 
     def doc_version(self, doc_id: str) -> str:
         """The version a document is at: its own `version`, else the suite's `corpus_version`."""
@@ -156,236 +148,6 @@ class Workspace:
     root: Path
     suites: dict[str, Suite]
     runs: dict[str, Run]
-
-
-def files_hash(paths: list[Path]) -> str:
-    """Content hash of files (name and bytes), used to skip unchanged suites and runs.
-
-    A file that cannot be read (its problem is reported by the reader) hashes as its name and the error."""
-    digest = hashlib.blake2b(digest_size=16)
-    for path in paths:
-        digest.update(path.name.encode() + b"\0")
-        try:
-            with path.open("rb") as handle:
-                while chunk := handle.read(1 << 20):
-                    digest.update(chunk)
-        except OSError as error:
-            digest.update(f"\0unreadable: {error.strerror}".encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
-Digest = Callable[[list[Path]], str]
-"""A function returning `files_hash` of a list of files."""
-
-
-@contextmanager
-def hashing_ahead(file_sets: list[list[Path]]) -> Iterator[Digest]:
-    """`files_hash`, with the given file sets hashed in advance, in order, on two background
-    threads (hashlib and file reads release the GIL), so a workspace's records are hashed while its
-    suites are parsed. A set not given in advance is hashed when asked for. On exit, sets never
-    asked for and not yet started are dropped (a run with a broken manifest), and the threads are
-    joined."""
-    pool = ThreadPoolExecutor(max_workers=2)
-    try:
-        ahead = {tuple(paths): pool.submit(files_hash, paths) for paths in file_sets}
-
-        def digest(paths: list[Path]) -> str:
-            future = ahead.get(tuple(paths))
-            return future.result() if future is not None else files_hash(paths)
-
-        yield digest
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-# --- JSON helpers -----------------------------------------------------------------------------
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys):
-        twice = sorted({key for key in keys if keys.count(key) > 1})
-        raise ValueError(f"a key appears twice in one object: {', '.join(map(repr, twice))}")
-    return dict(pairs)
-
-
-def _loads(text: str) -> Any:
-    """Strict JSON: no NaN/Infinity, no key twice in one object (parsers disagree on which wins)."""
-    try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-_PLAIN_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_KEY_END = re.compile(r'"[ \t\r\n]*:')
-"""Where a key can end: its closing quote, optional JSON whitespace, a colon."""
-_QUOTE_THEN_SPACE = re.compile(r'"[ \t\r\n]')
-
-
-def _no_key_lost(text: str, value: dict[str, Any]) -> bool:
-    """Whether the object line `text`, parsed into `value` by a parser that keeps the last of two
-    equal keys, provably held no key twice.
-
-    Every key of the text is followed by a colon, directly so when no quote in the text is followed
-    by whitespace; so the text's colons, then its `":` sequences, then its `"<space>:` sequences
-    bound its keys from above, while the keys of `value` and of the objects directly inside it
-    bound them from below. Equal bounds: no key was lost. Unequal ones prove nothing (a colon in a
-    string, an object nested deeper): the caller parses again, strictly."""
-    shown = len(value)
-    for item in value.values():
-        if type(item) is dict:
-            shown += len(item)
-    if text.count(":") == shown:
-        return True
-    if _QUOTE_THEN_SPACE.search(text):
-        return len(_KEY_END.findall(text)) == shown
-    return text.count('":') == shown
-
-
-def _loads_object_line(text: str) -> Any:
-    """`_loads`, faster for the usual line: the same value, and the same error for every bad line.
-
-    The plain parser's result is returned when it is an object that lost no key (`_no_key_lost`);
-    any other line (not JSON, not an object, a key twice, a colon inside a string, ...) is parsed
-    again by `_loads`, which raises or returns exactly what it would have on its own."""
-    try:
-        value = _PLAIN_DECODER.decode(text)
-    except (ValueError, RecursionError):
-        return _loads(text)
-    if type(value) is dict and _no_key_lost(text, value):
-        return value
-    return _loads(text)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many objects without reference cycles are built
-    (parsed JSON lines, a suite's questions, Arrow input columns): each collection would walk all of
-    them again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-_FREEZE_AT = 100_000
-"""A suite of at least this many documents, questions and chunks is moved, once loaded, to the
-garbage collector's permanent generation (`gc.freeze`, which moves every object then alive): it
-holds no reference cycles, reference counting frees it when dropped, and no later collection of
-the process walks its objects again (each walk of a 1M-record suite costs about a second)."""
-
-
-_JSON_SPACE = " \t\r\n"
-"""The whitespace JSON allows between tokens; a line of only these is blank."""
-
-
-def key_lines(text: str) -> dict[str, int]:
-    """1-based line of each top-level key of a JSON object text; "" maps to the opening brace's line.
-
-    Only called on text that already parsed, so problems in `suite.json` and `manifest.json` can name
-    the line of the field they are about."""
-    space = re.compile(r"[ \t\r\n]*")
-    decoder = json.JSONDecoder()
-    pos = space.match(text).end()
-    found = {"": text.count("\n", 0, pos) + 1}
-    if text[pos:pos + 1] != "{":
-        return found
-    pos = space.match(text, pos + 1).end()
-    try:
-        while text[pos:pos + 1] == '"':
-            key, end = json.decoder.scanstring(text, pos + 1)
-            found.setdefault(key, text.count("\n", 0, pos) + 1)
-            pos = space.match(text, end).end() + 1
-            _, pos = decoder.raw_decode(text, space.match(text, pos).end())
-            pos = space.match(text, pos).end()
-            if text[pos:pos + 1] != ",":
-                break
-            pos = space.match(text, pos + 1).end()
-    except ValueError:
-        pass
-    return found
-
-
-def read_json_file(path: Path, problems: Problems, lines: dict[str, int] | None = None) -> dict[str, Any] | None:
-    """A whole-file JSON object, or None with the problem recorded; `lines` receives `key_lines`."""
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        problems.add(f"cannot read the file ({error.strerror})", path=str(path))
-        return None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM", path=str(path), line=1)
-        return None
-    try:
-        text = raw.decode("utf-8")
-        value = _loads(text)
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        problems.add("the file is not valid UTF-8", path=str(path), line=line)
-        return None
-    except ValueError as error:
-        line = getattr(error, "lineno", None)
-        problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path), line=line)
-        return None
-    if not isinstance(value, dict):
-        problems.add("expected a JSON object", path=str(path), line=key_lines(text)[""])
-        return None
-    if lines is not None:
-        lines.update(key_lines(text))
-    return value
-
-
-def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; problems recorded for the rest."""
-    try:
-        handle = path.open("rb", buffering=1 << 20)
-    except OSError as error:
-        problems.add(f"cannot read the file ({error.strerror})", path=str(path))
-        return
-    seen_any = False
-    with handle:
-        number = 0
-        while raw := handle.readline(MAX_LINE_BYTES + 3):
-            number += 1
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM",
-                             path=str(path), line=1)
-                raw = raw[3:]
-            if len(raw) > MAX_LINE_BYTES and len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
-                problems.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", path=str(path), line=number)
-                seen_any = True
-                while not raw.endswith(b"\n") and (raw := handle.readline(MAX_LINE_BYTES + 3)):
-                    pass
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                problems.add("the line is not valid UTF-8", path=str(path), line=number)
-                seen_any = True
-                continue
-            if not text.startswith("{") and not text.strip(_JSON_SPACE):
-                continue
-            seen_any = True
-            try:
-                value = _loads_object_line(text)
-            except ValueError as error:
-                problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path), line=number)
-                continue
-            if not isinstance(value, dict):
-                problems.add("expected a JSON object on each line", path=str(path), line=number)
-                continue
-            yield number, value
-    if not seen_any:
-        problems.add("the file holds no records", path=str(path))
 
 
 # --- field checks -----------------------------------------------------------------------------
@@ -525,9 +287,6 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
 def _load_judges(suite: Suite, problems: Problems) -> None:
     """The suite's judges (`judges.toml`) and their cached answers (`judgements/<judge>.jsonl`); a cache
     file of a judge that is not declared is a problem (its answers would silently count for nothing)."""
-    from ..errors import ValidationError
-    from ..io.judges import JUDGEMENTS, JUDGES_FILE, load_judges, read_cache
-
     declared = suite.folder / JUDGES_FILE
     if declared.exists():
         try:
