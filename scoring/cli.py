@@ -81,6 +81,13 @@ def cmd_import(args: argparse.Namespace) -> int:
                              skip_bad=args.skip_bad)
         _imported(out, result, "split")
         return 0
+    if args.source == "trec-rag":
+        from .io.trec_rag import import_trec_rag
+
+        result = import_trec_rag(args.topics, args.run, out, qrels=args.qrels, unit=args.unit, k=args.k,
+                                 suite=args.suite, skip_bad=args.skip_bad)
+        _imported(out, result, "k")
+        return 0
     if args.source == "eval-dataset":
         from .io.eval_dataset import import_eval_dataset
 
@@ -377,6 +384,25 @@ def build_parser() -> argparse.ArgumentParser:
                    f"{IMPORT_K})")
     b.add_argument("--suite", help="suite name (default: the folder's name)")
     b.add_argument("--out", required=True, help="workspace folder to write")
+    g = importer("trec-rag", "TREC RAG 2024 or 2025 topics, run files (answers with citations) and qrels to a suite "
+                 "and runs with answer sentences",
+                 "ragslice import trec-rag --topics topics.rag24.tsv --run run-a.jsonl --run run-b.jsonl "
+                 "--qrels qrels.rag24.txt --out ws/",
+                 "ragslice import trec-rag --topics topics.rag25.jsonl --run run25.jsonl --unit segment --out ws/")
+    g.add_argument("--topics", required=True, help="TSV topic_id<TAB>query (2024) or JSON Lines {\"id\", \"title\"} "
+                   "(2025; a file whose first line starts with '{')")
+    g.add_argument("--run", action="append", required=True,
+                   help="a run file, one JSON object per topic, 2024 or 2025 layout (a first line with 'metadata' "
+                   "is 2025); repeat for several runs of the suite")
+    g.add_argument("--qrels", help="TREC qrels `topic Q0 segment_id grade` (default: no relevance labels, retrieval "
+                   "metrics n/a)")
+    g.add_argument("--unit", choices=["document", "segment"], default="document",
+                   help="document: a segment <doc>#<n> stands for its document (counted once, at its first slot; "
+                   "graded by its best judged segment); segment: each segment is a document (default document)")
+    g.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most references any "
+                   "topic delivered)")
+    g.add_argument("--suite", help="suite name (default trec-rag)")
+    g.add_argument("--out", required=True, help="workspace folder to write")
     e = importer("eval-dataset", "An evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs "
                  "(JSON lists of {\"query\", \"retrieved\"}) to a suite and retrieval-only runs",
                  "ragslice import eval-dataset eval_dataset.json --run fixed-500=run_a.json "
