@@ -57,6 +57,15 @@ def cmd_table(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from .io.export import export_tables
 
+    if args.format == "trec-rag":
+        from .io.trec_rag import export_trec_rag
+
+        result = export_trec_rag(Path(args.db), Path(args.out))
+        for path in result.paths:
+            print(path)
+        for note in result.notes:
+            print(f"note: {note}", file=sys.stderr)
+        return 0
     for path in export_tables(Path(args.db), Path(args.out), fmt=args.format):
         print(path)
     return 0
@@ -336,12 +345,15 @@ def build_parser() -> argparse.ArgumentParser:
             "labels and rankings as TREC qrels and run files.",
             "ragslice export --db ragslice.duckdb --out scores/ --format parquet",
             "ragslice export --db ragslice.duckdb --out trec/ --format trec   # then: trec_eval -m ndcg_cut.5 "
-            "trec/demo/qrels.txt trec/demo/rerank-v2.run")
+            "trec/demo/qrels.txt trec/demo/rerank-v2.run",
+            "ragslice export --db ragslice.duckdb --out rag/ --format trec-rag")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--out", required=True)
-    p.add_argument("--format", choices=["csv", "parquet", "trec"], default="csv",
+    p.add_argument("--format", choices=["csv", "parquet", "trec", "trec-rag"], default="csv",
                    help="csv or parquet: one file per table; trec: <suite>/qrels.txt and <suite>/<run_id>.run, "
-                   "to recheck any retrieval score with trec_eval or ranx at the run's k (default csv)")
+                   "to recheck any retrieval score with trec_eval or ranx at the run's k; trec-rag: for runs with "
+                   "answer sentences, <suite>/<run_id>.jsonl in the TREC RAG 2024 layout with <suite>/topics.tsv and "
+                   "<suite>/qrels.txt, which `ragslice import trec-rag` reads back (default csv)")
 
     p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders or evaluation datasets into a "
             "workspace.",
