@@ -396,6 +396,21 @@ def build_parser() -> argparse.ArgumentParser:
                    f"{IMPORT_K})")
     b.add_argument("--suite", help="suite name (default: the folder's name)")
     b.add_argument("--out", required=True, help="workspace folder to write")
+    e = importer("eval-dataset", "An evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs "
+                 "(JSON lists of {\"query\", \"retrieved\"}) to a suite and retrieval-only runs",
+                 "ragslice import eval-dataset eval_dataset.json --run fixed-500=run_a.json "
+                 "--run semantic=run_b.json --k 10 --out ws/",
+                 "ragslice import eval-dataset eval_dataset.json --run run_a.json --corpus corpus.jsonl --out ws/")
+    e.add_argument("file", help="the dataset: a JSON list of {\"query\", \"relevant_docs\": [IDs]}")
+    e.add_argument("--run", action="append", metavar="NAME=FILE",
+                   help="a run: a JSON list of {\"query\", \"retrieved\": [IDs]}, matched to the dataset by query "
+                   "text; NAME is the run ID (default: the file's name); repeat for several")
+    e.add_argument("--corpus", help="JSON Lines of {\"id\", \"text\"}: the documents' texts (default: documents "
+                   "are kept with a text saying the dataset does not give it)")
+    e.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most IDs any query "
+                   "retrieved)")
+    e.add_argument("--suite", help="suite name (default: the dataset file's name)")
+    e.add_argument("--out", required=True, help="workspace folder to write")
     g = importer("trec-rag", "TREC RAG 2024 or 2025 topics, run files (answers with citations) and qrels to a suite "
                  "and runs with answer sentences",
                  "ragslice import trec-rag --topics topics.rag24.tsv --run run-a.jsonl --run run-b.jsonl "
@@ -415,21 +430,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "topic delivered)")
     g.add_argument("--suite", help="suite name (default trec-rag)")
     g.add_argument("--out", required=True, help="workspace folder to write")
-    e = importer("eval-dataset", "An evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs "
-                 "(JSON lists of {\"query\", \"retrieved\"}) to a suite and retrieval-only runs",
-                 "ragslice import eval-dataset eval_dataset.json --run fixed-500=run_a.json "
-                 "--run semantic=run_b.json --k 10 --out ws/",
-                 "ragslice import eval-dataset eval_dataset.json --run run_a.json --corpus corpus.jsonl --out ws/")
-    e.add_argument("file", help="the dataset: a JSON list of {\"query\", \"relevant_docs\": [IDs]}")
-    e.add_argument("--run", action="append", metavar="NAME=FILE",
-                   help="a run: a JSON list of {\"query\", \"retrieved\": [IDs]}, matched to the dataset by query "
-                   "text; NAME is the run ID (default: the file's name); repeat for several")
-    e.add_argument("--corpus", help="JSON Lines of {\"id\", \"text\"}: the documents' texts (default: documents "
-                   "are kept with a text saying the dataset does not give it)")
-    e.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most IDs any query "
-                   "retrieved)")
-    e.add_argument("--suite", help="suite name (default: the dataset file's name)")
-    e.add_argument("--out", required=True, help="workspace folder to write")
 
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")
