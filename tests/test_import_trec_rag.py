@@ -10,8 +10,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from fixtures import REPO, import_leftovers, near, read_jsonl, sha256_of, stored_scores
+
 from scoring.cli import main
 
 DATA = Path(__file__).resolve().parent / "data" / "trec_rag"
@@ -236,10 +236,10 @@ def test_skip_bad_lists_and_counts_the_lines_left_out(tmp_path, capsys):
                  str(DATA / "qrels.rag24.txt"), "--skip-bad", "--out", str(ws)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        f"skipped {run}:2: field 'answer[0].citations[0]': 3 is not an index into references (it holds 1: "
-        "indexes 0 to 0)",
-        f"skipped {run}:4: field 'metadata': this line has a metadata object, so it is TREC RAG 2025, but the file "
-        "is TREC RAG 2024 (its first line); one format per file",
+        (f"skipped {run}:2: field 'answer[0].citations[0]': 3 is not an index into references (it holds 1: "
+         "indexes 0 to 0)"),
+        (f"skipped {run}:4: field 'metadata': this line has a metadata object, so it is TREC RAG 2025, but the file "
+         "is TREC RAG 2024 (its first line); one format per file"),
         "skipped 2 lines (--skip-bad): not imported"]
     assert [r["question_id"] for r in read_jsonl(ws / "runs" / "bm25-rag" / "records.jsonl")] == [TA, TC]
     got = scores(ws, tmp_path / "db.duckdb")

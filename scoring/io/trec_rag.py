@@ -29,8 +29,25 @@ from typing import Any, Literal
 import duckdb
 
 from ..store.workspace import MAX_CLAIMS, MAX_GRADE, MAX_K, MAX_RETRIEVED
-from .importing import (ID_RULE, ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, counted, id_list,
-                        manifest, provenance, read_jsonl, run_id, staged, suite_json, write_json, write_lines)
+from .importing import (
+    ID_RULE,
+    ImportResult,
+    Refusals,
+    RepeatSlots,
+    Source,
+    as_id,
+    check_k,
+    counted,
+    id_list,
+    manifest,
+    provenance,
+    read_jsonl,
+    run_id,
+    staged,
+    suite_json,
+    write_json,
+    write_lines,
+)
 from .trec_import import load_trec_file
 
 TREC_RAG_SUITE = "trec-rag"
@@ -101,15 +118,19 @@ def import_trec_rag(topics: str | Path, runs: Sequence[str | Path], out: Path, *
         refusals.fatal("give at least one run file", "--run")
     refusals.check_fatal()
     questions = _read_topics(topics_path, refusals)
+    if not questions:
+        own = any(p.path == str(topics_path) for p in refusals.lines)
+        refusals.fatal("no topic is left to import (every line was refused)" if own else "the file holds no topics",
+                       path=str(topics_path))
+        refusals.check()
     read_runs = [_read_run(Path(p), questions, unit, refusals) for p in runs]
     if qrels is not None:
         _read_qrels(qrels, questions, unit, refusals)
-    if not questions and not refusals.fatal_problems:
-        refusals.fatal("the file holds no topics" if not refusals.lines else
-                       "no topic is left to import (every line was refused)", path=str(topics_path))
     for run in read_runs:
         if not run.lines and not refusals.fatal_problems:
-            refusals.fatal("no line of the run is left to import", path=str(run.path))
+            own = any(p.path == str(run.path) for p in refusals.lines)
+            refusals.fatal("no line of the run is left to import" if own else "the file holds no run lines",
+                           path=str(run.path))
     ks = {id(run): _run_k(run, k, refusals) for run in read_runs}
     refusals.check()
 
