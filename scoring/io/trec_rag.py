@@ -309,10 +309,10 @@ def _read_run(path: Path, questions: dict[str, _Topic], unit: str, refusals: Ref
                             f"first line); one format per file", "metadata", **where)
             continue
         reader = _read_line_2025 if fmt == "2025" else _read_line_2024
-        line = reader(value, where, unit, refusals)
-        if line is None:
+        parsed = reader(value, where, unit, refusals)
+        if parsed is None:
             continue
-        name, topic, text, line, meta = line
+        name, topic, text, line, meta = parsed
         if run.name is None:
             run.name, run.first, run.meta = name, where, meta
         elif name != run.name:
@@ -337,7 +337,13 @@ def _read_run(path: Path, questions: dict[str, _Topic], unit: str, refusals: Ref
     return run
 
 
-def _read_line_2024(value: dict[str, Any], where: dict[str, Any], unit: str, refusals: Refusals):
+_Parsed = tuple[str, str, Any, _Line, dict[str, Any]]
+"""A usable run line: the run's name, the topic, the topic's text as the line gives it, the answer,
+the metadata kept in the manifest."""
+
+
+def _read_line_2024(value: dict[str, Any], where: dict[str, Any], unit: str, refusals: Refusals) -> _Parsed | None:
+    """A 2024 line (``run_id``, ``topic_id``, ``topic``, ``references``, ``answer``), or None when refused."""
     name, topic = value.get("run_id"), as_id(value.get("topic_id"))
     ok = True
     if not isinstance(name, str) or not name.strip():
@@ -353,7 +359,8 @@ def _read_line_2024(value: dict[str, Any], where: dict[str, Any], unit: str, ref
     return name.strip(), topic, text, line, {}
 
 
-def _read_line_2025(value: dict[str, Any], where: dict[str, Any], unit: str, refusals: Refusals):
+def _read_line_2025(value: dict[str, Any], where: dict[str, Any], unit: str, refusals: Refusals) -> _Parsed | None:
+    """A 2025 line (``metadata``: ``run_id``, ``narrative_id``, ...; ``references``, ``answer``), or None."""
     meta = value.get("metadata")
     if not isinstance(meta, dict):
         refusals.refuse('expected an object {"team_id", "run_id", "type", "narrative_id", "narrative", ...}',
