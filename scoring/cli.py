@@ -57,6 +57,15 @@ def cmd_table(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from .io.export import export_tables
 
+    if args.format == "trec-rag":
+        from .io.trec_rag import export_trec_rag
+
+        result = export_trec_rag(Path(args.db), Path(args.out))
+        for path in result.paths:
+            print(path)
+        for note in result.notes:
+            print(f"note: {note}", file=sys.stderr)
+        return 0
     for path in export_tables(Path(args.db), Path(args.out), fmt=args.format):
         print(path)
     return 0
@@ -80,6 +89,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         result = import_beir(args.folder, out, split=args.split, runs=args.run or [], k=args.k, suite=args.suite,
                              skip_bad=args.skip_bad)
         _imported(out, result, "split")
+        return 0
+    if args.source == "trec-rag":
+        from .io.trec_rag import import_trec_rag
+
+        result = import_trec_rag(args.topics, args.run, out, qrels=args.qrels, unit=args.unit, k=args.k,
+                                 suite=args.suite, skip_bad=args.skip_bad)
+        _imported(out, result, "k")
         return 0
     if args.source == "eval-dataset":
         from .io.eval_dataset import import_eval_dataset
@@ -332,12 +348,15 @@ def build_parser() -> argparse.ArgumentParser:
             "labels and rankings as TREC qrels and run files.",
             "ragslice export --db ragslice.duckdb --out scores/ --format parquet",
             "ragslice export --db ragslice.duckdb --out trec/ --format trec   # then: trec_eval -m ndcg_cut.5 "
-            "trec/demo/qrels.txt trec/demo/rerank-v2.run")
+            "trec/demo/qrels.txt trec/demo/rerank-v2.run",
+            "ragslice export --db ragslice.duckdb --out rag/ --format trec-rag")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--out", required=True)
-    p.add_argument("--format", choices=["csv", "parquet", "trec"], default="csv",
+    p.add_argument("--format", choices=["csv", "parquet", "trec", "trec-rag"], default="csv",
                    help="csv or parquet: one file per table; trec: <suite>/qrels.txt and <suite>/<run_id>.run, "
-                   "to recheck any retrieval score with trec_eval or ranx at the run's k (default csv)")
+                   "to recheck any retrieval score with trec_eval or ranx at the run's k; trec-rag: for runs with "
+                   "answer sentences, <suite>/<run_id>.jsonl in the TREC RAG 2024 layout with <suite>/topics.tsv and "
+                   "<suite>/qrels.txt, which `ragslice import trec-rag` reads back (default csv)")
 
     p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders or evaluation datasets into a "
             "workspace.",
@@ -395,6 +414,25 @@ def build_parser() -> argparse.ArgumentParser:
                    "retrieved)")
     e.add_argument("--suite", help="suite name (default: the dataset file's name)")
     e.add_argument("--out", required=True, help="workspace folder to write")
+    g = importer("trec-rag", "TREC RAG 2024 or 2025 topics, run files (answers with citations) and qrels to a suite "
+                 "and runs with answer sentences",
+                 "ragslice import trec-rag --topics topics.rag24.tsv --run run-a.jsonl --run run-b.jsonl "
+                 "--qrels qrels.rag24.txt --out ws/",
+                 "ragslice import trec-rag --topics topics.rag25.jsonl --run run25.jsonl --unit segment --out ws/")
+    g.add_argument("--topics", required=True, help="TSV topic_id<TAB>query (2024) or JSON Lines {\"id\", \"title\"} "
+                   "(2025; a file whose first line starts with '{')")
+    g.add_argument("--run", action="append", required=True,
+                   help="a run file, one JSON object per topic, 2024 or 2025 layout (a first line with 'metadata' "
+                   "is 2025); repeat for several runs of the suite")
+    g.add_argument("--qrels", help="TREC qrels `topic Q0 segment_id grade` (default: no relevance labels, retrieval "
+                   "metrics n/a)")
+    g.add_argument("--unit", choices=["document", "segment"], default="document",
+                   help="document: a segment <doc>#<n> stands for its document (counted once, at its first slot; "
+                   "graded by its best judged segment); segment: each segment is a document (default document)")
+    g.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most references any "
+                   "topic delivered)")
+    g.add_argument("--suite", help="suite name (default trec-rag)")
+    g.add_argument("--out", required=True, help="workspace folder to write")
 
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")

@@ -30,6 +30,10 @@ def export_tables(db: Path, out: Path, *, fmt: str = "csv") -> list[Path]:
     ``fmt="trec"`` the TREC files of `export_trec`."""
     if fmt == "trec":
         return export_trec(db, out)
+    if fmt == "trec-rag":
+        from .trec_rag import export_trec_rag
+
+        return export_trec_rag(db, out).paths
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with Database(db).connect() as con:
@@ -59,17 +63,22 @@ def export_trec(db: Path, out: Path) -> list[Path]:
         for suite, unit in suites:
             folder = out / suite
             folder.mkdir(parents=True, exist_ok=True)
-            target = folder / "qrels.txt"
-            lines = con.execute("SELECT question_id, doc_id, grade FROM labels WHERE suite = ? "
-                                "ORDER BY question_id, doc_id", [suite]).fetchall()
-            _write(target, (f"{q} 0 {d} {g}\n" for q, d, g in lines))
-            written.append(target)
+            written.append(_write_qrels(con, suite, folder))
             placeholder = _unjudged(con, suite)
             for (run_id,) in con.execute("SELECT run_id FROM runs WHERE suite = ? ORDER BY run_id", [suite]).fetchall():
                 target = folder / f"{run_id}.run"
                 _write(target, _run_lines(con, run_id, unit, placeholder))
                 written.append(target)
     return written
+
+
+def _write_qrels(con: duckdb.DuckDBPyConnection, suite: str, folder: Path) -> Path:
+    """``folder/qrels.txt``: every label of the suite as reviewed, ``question_id 0 doc_id grade``."""
+    target = folder / "qrels.txt"
+    lines = con.execute("SELECT question_id, doc_id, grade FROM labels WHERE suite = ? "
+                        "ORDER BY question_id, doc_id", [suite]).fetchall()
+    _write(target, (f"{q} 0 {d} {g}\n" for q, d, g in lines))
+    return target
 
 
 def _unjudged(con: duckdb.DuckDBPyConnection, suite: str) -> str:
