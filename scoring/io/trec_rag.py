@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 import duckdb
 
-from ..store.workspace import MAX_CLAIMS, MAX_GRADE, MAX_K, MAX_RETRIEVED
+from ..store.files import MAX_GRADE
+from ..store.workspace import MAX_CLAIMS, MAX_K, MAX_RETRIEVED
 from .importing import (
     ID_RULE,
     ImportResult,
