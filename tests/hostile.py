@@ -53,7 +53,7 @@ INJECTED: dict[str, str] = {
     "img[src=x]": 'img[src="x"]',
     "on* handler": "[onerror], [onload], [onclick], [onmouseover]",
     "svg from the data": "svg[onload]",
-    "iframe": "iframe, frame, object, embed",
+    "iframe": 'iframe:not([data-testid="stIFrame"]), frame, object, embed',  # stIFrame: the Present page's own
     "javascript: link": 'a[href^="javascript:" i], [src^="javascript:" i]',
     "KaTeX": ".katex, math",
 }
@@ -89,9 +89,13 @@ _INJECTED_JS = """([selectors, words, tagged]) => {
 
 
 def injected(page: Any) -> dict[str, int]:
-    """Label -> count of what an interpreted payload would have left in `page`; non-zero only."""
-    counts = page.evaluate(_INJECTED_JS, [INJECTED, list(WORDS), list(TAGGED)])
-    return {label: n for label, n in counts.items() if n}
+    """Label -> count of what an interpreted payload would have left in `page` and in the documents of
+    its frames (the Present page shows its slides in one); non-zero only."""
+    found: dict[str, int] = {}
+    for frame in getattr(page, "frames", [page]):
+        for label, n in frame.evaluate(_INJECTED_JS, [INJECTED, list(WORDS), list(TAGGED)]).items():
+            found[label] = found.get(label, 0) + n
+    return {label: n for label, n in found.items() if n}
 
 
 HOSTILE_RUN: dict[str, Any] = {
