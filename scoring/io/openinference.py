@@ -47,7 +47,7 @@ from .importing import (ImportResult, Refusals, RepeatSlots, Source, as_id, chec
 SOURCE_FORMAT = "openinference"
 PRICE_UNIT = 1_000_000
 """Prices in a ``--prices`` table are US dollars per this many tokens."""
-_TRACE_IN_BROKEN_LINE = re.compile(r'"trace_id"\s*:\s*"([^"\s]{1,128})"')
+_TRACE_IN_BROKEN_LINE = re.compile(r'"(?:context\.)?trace_id"\s*:\s*"([^"\s]{1,128})"')
 _DOCUMENT_KEY = re.compile(r"(\d+)\.document\.(id|content|score)")
 _OTLP_STATUS = ("UNSET", "OK", "ERROR")
 """OTLP's numeric status codes 0, 1, 2."""
@@ -173,7 +173,7 @@ def _span(where: dict[str, Any], value: Any, problems: Problems) -> _Span | None
             problems.add("start_time and end_time must both have a UTC offset or both have none", "end_time",
                          flat.get("end_time"), **where)
         elif end < start:
-            problems.add("ends before it starts", "end_time", flat.get("end_time"), **where)
+            problems.add("is before start_time: the span ends before it starts", "end_time", flat.get("end_time"), **where)
     status = flat.get("status_code", flat.get("status.status_code", flat.get("status.code", "UNSET")))
     if status is None:
         status = "UNSET"
@@ -489,7 +489,8 @@ def import_openinference(spans: str | Path, into: Path, *, suite: str, run: str,
             refusals.fatal("the suite cannot be read", path=str(root / "suites" / suite))
         refusals.check()
     assert the_suite is not None
-    traces = _read_spans(path, refusals)
+    every, dropped = _read_spans(path, refusals)
+    traces = {tid: trace for tid, trace in every.items() if tid not in dropped}
     by_text = {normalise_query(q.text): q.id for q in the_suite.questions.values()}
     records: list[_Record] = []
     notes: list[str] = []
@@ -537,6 +538,8 @@ def import_openinference(spans: str | Path, into: Path, *, suite: str, run: str,
                            "answer stage received: pass --k", path=str(path))
     refusals.check()
     k = delivered if k is None else k
+    notes += [f"trace {tid} ({path}:{every[tid].first['line']}): not imported: a line of it is refused (--skip-bad)"
+              for tid in every if tid in dropped]
     notes += unmatched
     if unmatched:
         notes.append(f"{counted(len(unmatched), 'trace')} matched no question of suite {suite!r}: not imported")
@@ -564,12 +567,14 @@ def import_openinference(spans: str | Path, into: Path, *, suite: str, run: str,
                      "scored as missing (0, in every denominator)")
     return ImportResult(suite, [run], refusals, notes,
                         counts={"questions": len(records), "documents": len(added), "unmatched": len(unmatched),
-                                "traces": len(traces), f"k:{run}": k})
+                                "traces": len(set(every) | dropped),
+                                f"k:{run}": k})
 
 
-def _read_spans(path: Path, refusals: Refusals) -> dict[str, _Trace]:
-    """The traces of the spans file, in the order of their first span; a trace with a refused span is
-    left out whole (a line that is not JSON takes down the trace its text names, when it names one)."""
+def _read_spans(path: Path, refusals: Refusals) -> tuple[dict[str, _Trace], set[str]]:
+    """The traces of the spans file, in the order of their first span, and the IDs of those with a
+    refused span, to be left out whole (a line that is not JSON takes down the trace its text names,
+    when it names one)."""
     traces: dict[str, _Trace] = {}
     dropped: set[str] = set()
     seen: dict[tuple[str, str], int] = {}
@@ -597,7 +602,7 @@ def _read_spans(path: Path, refusals: Refusals) -> dict[str, _Trace]:
     _drop_broken(path, [p for p in refusals.lines if p.path == str(path)], dropped)
     if not traces and not refusals.lines and not refusals.fatal_problems:
         refusals.fatal("the file holds no spans", path=str(path))
-    return {tid: trace for tid, trace in traces.items() if tid not in dropped}
+    return traces, dropped
 
 
 def _drop_broken(path: Path, problems: list[Any], dropped: set[str]) -> None:
