@@ -173,7 +173,8 @@ def _span(where: dict[str, Any], value: Any, problems: Problems) -> _Span | None
             problems.add("start_time and end_time must both have a UTC offset or both have none", "end_time",
                          flat.get("end_time"), **where)
         elif end < start:
-            problems.add("is before start_time: the span ends before it starts", "end_time", flat.get("end_time"), **where)
+            problems.add("is before start_time: the span ends before it starts", "end_time", flat.get("end_time"),
+                         **where)
     status = flat.get("status_code", flat.get("status.status_code", flat.get("status.code", "UNSET")))
     if status is None:
         status = "UNSET"
