@@ -278,3 +278,16 @@ def test_openinference_help_has_an_example(capsys):
         main(["import", "openinference", "--help"])
     out = capsys.readouterr().out
     assert "example:\n  ragslice import openinference --spans " in out and "--skip-bad" in out
+
+
+def test_answer_text_is_cut_into_sentences_with_their_markers():
+    """Cut after . ! ? (and the markers right after them) before whitespace, and at line breaks; a
+    piece that is only markers gives them to the sentence before it; markers are removed from the
+    text, each number once."""
+    from scoring.io.answer_text import Sentence, marked_sentences, split_sentences
+
+    text = "Deploys need two reviewers [1]. The window opens Monday.[2][3] See [1, 3]!\n- the rota [4]\n[2]"
+    assert marked_sentences(text) == [Sentence("Deploys need two reviewers.", (1,)),
+                                      Sentence("The window opens Monday.", (2, 3)), Sentence("See!", (1, 3)),
+                                      Sentence("- the rota", (4, 2))]
+    assert split_sentences("Version 3.5 is out.  It is   fast") == ["Version 3.5 is out.", "It is fast"]
