@@ -67,7 +67,26 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     from .io.importers import RAGAS_SUITE, import_ragas, import_trec
 
-    out = Path(args.out) if getattr(args, "out", None) else Path(args.into)
+    if args.source == "openinference":
+        from .io.openinference import import_openinference
+
+        result = import_openinference(args.spans, Path(args.into), suite=args.suite, run=args.run_id,
+                                      question_key=args.question_key, citation_key=args.citation_key,
+                                      prices=args.prices, k=args.k, skip_bad=args.skip_bad)
+        result.refusals.report()
+        print(f"wrote {args.into}: run {args.run_id} on suite {result.suite}, "
+              f"{result.counts['questions']} of {result.counts['traces']} traces imported "
+              f"(k = {result.counts['k:' + args.run_id]})")
+        for note in result.notes:
+            print(f"note: {note}")
+        return 0
+    if args.source == "ragchecker":
+        from .io.ragchecker import import_ragchecker
+
+        result = import_ragchecker(args.file, Path(args.out), k=args.k, suite=args.suite, skip_bad=args.skip_bad)
+        _imported(Path(args.out), result, "k")
+        return 0
+    out = Path(args.out)
     if args.source == "trec":
         result = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map, k=args.k, skip_bad=args.skip_bad)
         result.refusals.report()
@@ -87,25 +106,6 @@ def cmd_import(args: argparse.Namespace) -> int:
         runs = [_run_spec(text) for text in args.run or []]
         result = import_eval_dataset(args.file, out, runs=runs, corpus=args.corpus, k=args.k, suite=args.suite,
                                      skip_bad=args.skip_bad)
-        _imported(out, result, "k")
-        return 0
-    if args.source == "openinference":
-        from .io.openinference import import_openinference
-
-        result = import_openinference(args.spans, Path(args.into), suite=args.suite, run=args.run_id,
-                                      question_key=args.question_key, citation_key=args.citation_key,
-                                      prices=args.prices, k=args.k, skip_bad=args.skip_bad)
-        result.refusals.report()
-        print(f"wrote {args.into}: run {args.run_id} on suite {result.suite}, "
-              f"{result.counts['questions']} of {result.counts['traces']} traces imported "
-              f"(k = {result.counts['k:' + args.run_id]})")
-        for note in result.notes:
-            print(f"note: {note}")
-        return 0
-    if args.source == "ragchecker":
-        from .io.ragchecker import import_ragchecker
-
-        result = import_ragchecker(args.file, out, k=args.k, suite=args.suite, skip_bad=args.skip_bad)
         _imported(out, result, "k")
         return 0
     result = import_ragas(args.file, out, k=args.k, skip_bad=args.skip_bad)
@@ -355,8 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="csv or parquet: one file per table; trec: <suite>/qrels.txt and <suite>/<run_id>.run, "
                    "to recheck any retrieval score with trec_eval or ranx at the run's k (default csv)")
 
-    p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders, evaluation datasets, RAGChecker "
-            "inputs or OpenInference spans into a workspace.",
+    p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders or evaluation datasets into a "
+            "workspace.",
             "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
             "ragslice import ragas samples.jsonl --out ws/")
     isub = p.add_subparsers(dest="source", required=True)
