@@ -291,3 +291,16 @@ def test_answer_text_is_cut_into_sentences_with_their_markers():
                                       Sentence("The window opens Monday.", (2, 3)), Sentence("See!", (1, 3)),
                                       Sentence("- the rota", (4, 2))]
     assert split_sentences("Version 3.5 is out.  It is   fast") == ["Version 3.5 is out.", "It is fast"]
+
+
+def test_openinference_attributes_given_as_a_json_string_are_read(tmp_path, capsys):
+    """Some exports keep a span's attributes as one JSON string: T2 written so imports as before
+    (retrieved [d5, d3, x-42, d2], 800 ms)."""
+    given = spans_of(T2)
+    for span in given:
+        span["attributes"] = json.dumps(span["attributes"])
+    ws = workspace(tmp_path)
+    assert run_import(ws, _write(tmp_path, given)) == 0
+    record = read_jsonl(ws / "runs" / "prod" / "records.jsonl")[0]
+    assert (record["question_id"], record["retrieved"], record["latency_ms"]) == (
+        "q2", ["d5", "d3", "x-42", "d2"], 800.0)
