@@ -217,14 +217,17 @@ def test_openinference_two_traces_of_one_question_are_refused(tmp_path, capsys):
 
 
 def test_openinference_citation_key_gives_the_sentences(tmp_path, capsys):
-    """T2's root declares its sentences under app.citations: the first cites d3 by ID, the second
-    the delivered slot 0 (d5) by index; the markers of the text are not read."""
+    """T2's root declares its sentences under app.citations: the first cites d3 by ID and by its slot
+    (index 1), which is one citation; the second the delivered slot 0 (d5) by index; the markers of
+    the text are not read. A list of IDs is what the whole answer cites."""
     ws = workspace(tmp_path)
-    sentences = [{"text": "The window opens on Monday.", "citations": ["d3"]},
+    sentences = [{"text": "The window opens on Monday.", "citations": ["d3", 1]},
                  {"text": "No release during the freeze.", "citations": [0]}]
     spans = _write(tmp_path, _edit(spans_of(T2), "b200", **{"attributes.app.citations": json.dumps(sentences)}))
     assert run_import(ws, spans, "--citation-key", "app.citations") == 0
-    assert read_jsonl(ws / "runs" / "prod" / "records.jsonl")[0]["answer_sentences"] == sentences
+    assert read_jsonl(ws / "runs" / "prod" / "records.jsonl")[0]["answer_sentences"] == [
+        {"text": "The window opens on Monday.", "citations": ["d3"]},  # index 1 is d3's slot: one citation
+        {"text": "No release during the freeze.", "citations": [0]}]
     ws2 = workspace(tmp_path / "ids")
     spans = _write(tmp_path, _edit(spans_of(T2), "b202", **{"attributes.app.citations": ["d3"]}))
     assert run_import(ws2, spans, "--citation-key", "app.citations") == 0

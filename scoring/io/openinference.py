@@ -156,6 +156,13 @@ def _span(where: dict[str, Any], value: Any, problems: Problems) -> _Span | None
     if not isinstance(value, dict):
         problems.add("expected a span object", **where)
         return None
+    if isinstance(value.get("attributes"), str):  # some exports keep the attributes as one JSON string
+        try:
+            value = {**value, "attributes": json.loads(value["attributes"])}
+        except ValueError:
+            problems.add("expected an object of attributes (or a JSON string of one)", "attributes",
+                         value["attributes"], **where)
+            return None
     flat = flatten(value, problems, where)
     trace = as_id(flat.get("context.trace_id", flat.get("trace_id")))
     span = as_id(flat.get("span_id", flat.get("context.span_id")))
@@ -298,10 +305,11 @@ def _rule(rule: str, trace: str) -> str:
     return f"{rule} (trace {trace} is not imported)"
 
 
-def _citations(value: Any, answer: str, n: int, refusals: Refusals, where: dict[str, Any], key: str,
+def _citations(value: Any, answer: str, delivered: list[str], refusals: Refusals, where: dict[str, Any], key: str,
                tid: str) -> list[dict[str, Any]] | None:
     """Answer sentences from the ``--citation-key`` attribute: a list of ``{"text", "citations"}``, or
-    a list of IDs / 0-based indexes that the whole answer cites (one sentence)."""
+    a list of IDs / 0-based indexes into `delivered` that the whole answer cites (one sentence)."""
+    n = len(delivered)
     rule = ('expected a list of {"text", "citations"} sentences, or a list of document IDs or 0-based indexes into '
             'the delivered ranking')
     if not isinstance(value, list):
@@ -315,7 +323,7 @@ def _citations(value: Any, answer: str, n: int, refusals: Refusals, where: dict[
                 or not isinstance(item.get("citations", []), list):
             refusals.refuse(_rule(rule, tid), f"attributes.{key}.{position}", item, **where)
             return None
-        cites = []
+        cites, named = [], set()
         for index, cite in enumerate(item.get("citations", [])):
             if isinstance(cite, int) and not isinstance(cite, bool):
                 if not 0 <= cite < n:
@@ -327,7 +335,9 @@ def _citations(value: Any, answer: str, n: int, refusals: Refusals, where: dict[
                 refusals.refuse(_rule("a citation is a document ID or a 0-based index", tid),
                                 f"attributes.{key}.{position}.citations.{index}", cite, **where)
                 return None
-            if cite not in cites:
+            doc = delivered[cite] if isinstance(cite, int) else str(cite)
+            if doc not in named:  # an ID and the index of its slot are one citation
+                named.add(doc)
                 cites.append(cite)
         out.append({"text": " ".join(item["text"].split()), "citations": cites})
     return out
@@ -377,14 +387,15 @@ def _record(trace: _Trace, question: str, suite: Suite, refusals: Refusals,
         for span in (source, root):
             value = subtree(span.attrs, citation_key)
             if value is not None:
-                sentences = _citations(value, answer, len(retrieved), refusals, span.where, citation_key, tid)
+                sentences = _citations(value, answer, retrieved[:MAX_RETRIEVED], refusals, span.where,
+                                       citation_key, tid)
                 if sentences is None:
                     return None
                 break
     if sentences is None:
         sentences = []
         for sentence in marked_sentences(answer):
-            wrong = [m for m in sentence.markers if not 1 <= m <= len(retrieved)]
+            wrong = [m for m in sentence.markers if not 1 <= m <= min(len(retrieved), MAX_RETRIEVED)]
             if wrong:
                 refusals.refuse(_rule(f"citation marker [{wrong[0]}] in the answer: markers are 1-based positions in "
                                       f"the delivered ranking of {len(retrieved)} documents", tid),
