@@ -76,6 +76,25 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     from .io.importers import RAGAS_SUITE, import_ragas, import_trec
 
+    if args.source == "openinference":
+        from .io.openinference import import_openinference
+
+        result = import_openinference(args.spans, Path(args.into), suite=args.suite, run=args.run_id,
+                                      question_key=args.question_key, citation_key=args.citation_key,
+                                      prices=args.prices, k=args.k, skip_bad=args.skip_bad)
+        result.refusals.report()
+        print(f"wrote {args.into}: run {args.run_id} on suite {result.suite}, "
+              f"{result.counts['questions']} of {result.counts['traces']} traces imported "
+              f"(k = {result.counts['k:' + args.run_id]})")
+        for note in result.notes:
+            print(f"note: {note}")
+        return 0
+    if args.source == "ragchecker":
+        from .io.ragchecker import import_ragchecker
+
+        result = import_ragchecker(args.file, Path(args.out), k=args.k, suite=args.suite, skip_bad=args.skip_bad)
+        _imported(Path(args.out), result, "k")
+        return 0
     out = Path(args.out)
     if args.source == "trec":
         result = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map, k=args.k, skip_bad=args.skip_bad)
@@ -358,8 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "answer sentences, <suite>/<run_id>.jsonl in the TREC RAG 2024 layout with <suite>/topics.tsv and "
                    "<suite>/qrels.txt, which `ragslice import trec-rag` reads back (default csv)")
 
-    p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders or evaluation datasets into a "
-            "workspace.",
+    p = add("import", cmd_import, "Turn TREC files, Ragas samples, BEIR folders, evaluation datasets, TREC RAG runs, "
+            "OpenInference spans or RAGChecker inputs into a workspace.",
             "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
             "ragslice import ragas samples.jsonl --out ws/")
     isub = p.add_subparsers(dest="source", required=True)
@@ -433,6 +452,36 @@ def build_parser() -> argparse.ArgumentParser:
                    "topic delivered)")
     g.add_argument("--suite", help="suite name (default trec-rag)")
     g.add_argument("--out", required=True, help="workspace folder to write")
+
+    o = importer("openinference", "OpenInference spans (an Arize Phoenix export, JSON Lines) to a run of an existing "
+                 "suite: per trace, the ranking delivered to the generator, the answer as sentences with citations, "
+                 "latency, cost and errors",
+                 "ragslice import openinference --spans spans.jsonl --into ws/ --suite ops --run-id prod-2026-11 "
+                 "--question-key question_id",
+                 "ragslice import openinference --spans spans.jsonl --into ws/ --suite ops --run-id prod-2026-11 "
+                 "--prices prices.json --citation-key app.citations")
+    o.add_argument("--spans", required=True, help="the spans: JSON Lines, one span a line (nested or dotted "
+                   "attributes)")
+    o.add_argument("--into", required=True, help="the existing workspace the run is added to")
+    o.add_argument("--suite", required=True, help="the suite of that workspace the traces answered")
+    o.add_argument("--run-id", required=True, help="the new run's ID (an existing run is never replaced)")
+    o.add_argument("--question-key", help="the key of the trace's `metadata` attribute holding the suite's "
+                   "question ID (default, and for traces without it: match the question's text)")
+    o.add_argument("--citation-key", help="an attribute holding the answer's citations: a list of {\"text\", "
+                   "\"citations\"} sentences or of document IDs / 0-based indexes (default, and for traces without "
+                   "it: [n] markers in the answer, 1-based positions in the delivered ranking)")
+    o.add_argument("--prices", help="JSON {\"<llm.model_name>\": {\"prompt\": USD, \"completion\": USD}} per "
+                   "million tokens: cost_usd from the LLM spans' token counts (default: cost null)")
+    o.add_argument("--k", type=int, help="context cutoff (default: the most documents any trace delivered)")
+    c = importer("ragchecker", "A RAGChecker input file ({\"results\": [...]}) to a suite and a run: questions, "
+                 "documents from the retrieved contexts, responses as answer sentences; no relevance labels",
+                 "ragslice import ragchecker checking_inputs.json --out ws/",
+                 "ragslice import ragchecker checking_inputs.json --suite rc --k 5 --out ws/")
+    c.add_argument("file", help='the RAGChecker input: {"results": [{"query_id", "query", "gt_answer", "response", '
+                   '"retrieved_context": [{"doc_id", "text"}]}]}')
+    c.add_argument("--k", type=int, help="context cutoff (default: the most contexts any entry delivered)")
+    c.add_argument("--suite", help="suite name (default: the file's name)")
+    c.add_argument("--out", required=True, help="workspace folder to write")
 
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")

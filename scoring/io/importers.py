@@ -4,7 +4,12 @@ One module per format, sharing `scoring.io.importing` (refusals and ``--skip-bad
 folder moved into place on success, manifests with ``k`` and provenance, document IDs):
 
 - `scoring.io.trec_import`: TREC qrels and run files;
-- `scoring.io.ragas`: Ragas single-turn samples.
+- `scoring.io.ragas`: Ragas single-turn samples;
+- `scoring.io.beir`: BEIR folders;
+- `scoring.io.eval_dataset`: evaluation datasets of queries and relevant documents;
+- `scoring.io.trec_rag`: TREC RAG 2024 and 2025 runs (and `export --format trec-rag`);
+- `scoring.io.openinference`: OpenInference spans, added as a run to an existing workspace;
+- `scoring.io.ragchecker`: RAGChecker inputs.
 """
 from __future__ import annotations
 
