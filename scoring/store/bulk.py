@@ -167,6 +167,25 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     return bad_ids == 0
 
 
+CITATIONS_FROM_CLAIMS = """
+WITH flat AS (
+  SELECT c.run_id, c.question_id, c.claim_id, s.suite, s.chunk_map, x.unit,
+         unnest(c.citations) AS item, unnest(range(0, len(c.citations)))::INTEGER AS position
+  FROM stage_claims c JOIN stage_runs s ON s.run_id = c.run_id JOIN suites x ON x.suite = s.suite
+)
+SELECT run_id, question_id, claim_id, position, item AS doc_id, item AS unit_id, true AS counted
+FROM flat WHERE chunk_map IS NULL
+UNION ALL
+SELECT *, row_number() OVER (PARTITION BY run_id, question_id, claim_id, unit_id ORDER BY position) = 1
+FROM (SELECT f.run_id, f.question_id, f.claim_id, f.position, f.item AS doc_id, {unit} AS unit_id
+      FROM flat f {chunk_joins}
+      WHERE f.chunk_map IS NOT NULL)
+""".replace("{chunk_joins}", chunk_joins("f", "f.item")).replace("{unit}", unit_sql("f.unit", "f.item"))
+"""`stage_citations` of the staged claims (as recorded), chunks mapped as `scoring.store.records` maps
+them: `unit_id` is what labels match; `counted` is false for a second citation of one document by
+one claim."""
+
+
 def _stage(con: duckdb.DuckDBPyConnection) -> None:
     """The staging relations from `bulk` (chunk mapping as in `scoring.store.records`)."""
     con.execute("""
@@ -183,21 +202,7 @@ def _stage(con: duckdb.DuckDBPyConnection) -> None:
     """)
     con.execute("CREATE OR REPLACE TEMP VIEW stage_rankings AS "
                 "SELECT run_id, question_id, retrieved AS items FROM bulk")
-    con.execute("""
-        CREATE OR REPLACE TEMP TABLE stage_citations AS
-        WITH flat AS (
-          SELECT c.run_id, c.question_id, c.claim_id, s.suite, s.chunk_map, x.unit,
-                 unnest(c.citations) AS item, unnest(range(0, len(c.citations)))::INTEGER AS position
-          FROM stage_claims c JOIN stage_runs s ON s.run_id = c.run_id JOIN suites x ON x.suite = s.suite
-        )
-        SELECT run_id, question_id, claim_id, position, item AS doc_id, item AS unit_id, true AS counted
-        FROM flat WHERE chunk_map IS NULL
-        UNION ALL
-        SELECT *, row_number() OVER (PARTITION BY run_id, question_id, claim_id, unit_id ORDER BY position) = 1
-        FROM (SELECT f.run_id, f.question_id, f.claim_id, f.position, f.item AS doc_id, {unit} AS unit_id
-              FROM flat f {chunk_joins}
-              WHERE f.chunk_map IS NOT NULL)
-    """.replace("{chunk_joins}", chunk_joins("f", "f.item")).replace("{unit}", unit_sql("f.unit", "f.item")))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE stage_citations AS {CITATIONS_FROM_CLAIMS}")
 
 
 def stage_bulk(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
