@@ -23,7 +23,7 @@ from .bulk import stage_bulk
 from .chunks import chunk_joins, unit_sql, write_chunks
 from .database import Database
 from .alignment import align_staged, write_alignments
-from .records import read_lines, stage_no_sentences, stage_records, stage_runs
+from .records import read_lines, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
 from .rescore import changed_questions, drop_relation, restage_stored, snapshot_suite
@@ -248,9 +248,7 @@ def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *
     for run in runs:
         write_chunks(con, run.suite, run.run_id, run.chunks or {})
     stage_runs(con, runs)
-    if bulk and stage_bulk(con, runs):
-        stage_no_sentences(con)
-    else:
+    if not (bulk and stage_bulk(con, runs)):
         read_lines(con, runs, problems)
         stage_records(con, runs, problems)
     if not problems:
