@@ -43,7 +43,7 @@ def _decision(ws: Path, index: int) -> tuple[str, str]:
             if n == index:
                 question = json.loads(line)
                 break
-    labelled = set(question["relevant"] if isinstance(question["relevant"], list) else question["relevant"])
+    labelled = set(question["relevant"])  # a list of IDs or a map ID -> grade
     with (suite / "documents.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             doc = json.loads(line)["id"]
@@ -78,7 +78,7 @@ def bench_large(records: int, work: Path, *, decisions: int, seed: int) -> dict:
         path.unlink()
     heading(f"{records:,} records ({questions:,} questions x {RUNS} runs; one more run of {questions:,} held back)")
     ragslice("synth", "--questions", questions, "--runs", RUNS + 1, "--seed", seed, "--out", ws)
-    extra = sorted((ws / "runs").iterdir())[-1]
+    extra = max((ws / "runs").iterdir())
     held.mkdir(parents=True)
     extra.rename(held / extra.name)
     full = task("refresh", ws, db)

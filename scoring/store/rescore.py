@@ -67,10 +67,10 @@ def changed_questions(con: duckdb.DuckDBPyConnection, suite: str) -> int | None:
         return None
     parts = []
     for table in QUESTION_TABLES:
-        parts += [f"SELECT question_id FROM (SELECT * FROM prior_{table} EXCEPT ALL "
-                  f"SELECT * FROM {table} WHERE suite = $suite)",
-                  f"SELECT question_id FROM (SELECT * FROM {table} WHERE suite = $suite EXCEPT ALL "
-                  f"SELECT * FROM prior_{table})"]
+        parts += [(f"SELECT question_id FROM (SELECT * FROM prior_{table} EXCEPT ALL "
+                   f"SELECT * FROM {table} WHERE suite = $suite)"),
+                  (f"SELECT question_id FROM (SELECT * FROM {table} WHERE suite = $suite EXCEPT ALL "
+                   f"SELECT * FROM prior_{table})")]
     before = con.execute("SELECT count(*) FROM rescore_questions").fetchall()[0][0]
     con.execute(f"INSERT INTO rescore_questions SELECT DISTINCT $suite, question_id FROM ({' UNION ALL '.join(parts)})",
                 {"suite": suite})
