@@ -321,8 +321,8 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                     partial = suite.name in old_suites and not problems
                     if partial:
                         snapshot_suite(con, suite.name)
-                    write_suite(con, suite)
-                    found = changed_questions(con, suite.name) if partial else None
+                    same_documents = write_suite(con, suite, changes_only=partial)
+                    found = changed_questions(con, suite.name) if partial and same_documents else None
                     if found is not None:
                         questions[suite.name] = found
                 changed_names = {s.name for s in changed_suites}

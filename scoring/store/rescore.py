@@ -4,7 +4,7 @@ A suite's files change when a reviewer records a decision (`reviews/*.jsonl`), a
 a judge's cache grows, or anything else of the suite is edited. The refresh rewrites the suite's
 tables (`scoring.store.suite_tables.write_suite`) and then compares them with the rows they replaced:
 
-- **suite-wide** tables (`SUITE_WIDE`: the suite's own row, its documents, its chunk map, its judges)
+- **suite-wide** tables (`SUITE_WIDE`: the suite's own row, its chunk map, its judges; and its documents)
   bear on every question: a change there, or a question that is no longer in the suite (its stored
   records would now be refused), re-stages every run of the suite from its files, as before;
 - **question** tables (`QUESTION_TABLES`: every row belongs to one question) bear on that question
@@ -25,33 +25,39 @@ import duckdb
 
 from .bulk import CITATIONS_FROM_CLAIMS
 from .chunks import chunk_joins, unit_sql
+from .suite_tables import DIFFED
 
 QUESTION_TABLES = ("questions", "labels", "expected_claims", "reviews", "label_changes", "judgements")
-"""Suite tables whose every row belongs to one question (`question_id`)."""
+"""Suite tables whose every row belongs to one question (`question_id`). The first three are written
+row by row (`write_suite(changes_only=True)`), which keeps the rows that differ; the others are
+compared with a snapshot taken before the suite's tables are rewritten."""
+SNAPSHOT = tuple(t for t in QUESTION_TABLES if t not in DIFFED)
 SUITE_WIDE = {
     "suites": "* EXCLUDE (files_hash, labels_hash, n_questions)",
-    "documents": "*",
     "chunks": "* EXCLUDE (run_id)",
     "judges": "*",
 }
 """Suite tables (and the columns compared) whose rows bear on every question of the suite; `chunks`:
-the suite's own map only (`run_id` NULL)."""
+the suite's own map only (`run_id` NULL). The documents bear on every question too: the suite's
+tables are rewritten keeping the stored documents when they are the same
+(`write_suite(changes_only=True)`), and documents that are not re-stage every run."""
 _WHERE = {"chunks": "suite = ? AND run_id IS NULL"}
 
 
 def snapshot_suite(con: duckdb.DuckDBPyConnection, suite: str) -> None:
     """Keep the stored rows of `suite` in every compared table (`prior_<table>`), before the suite's
     tables are rewritten."""
-    for table in (*SUITE_WIDE, *QUESTION_TABLES):
+    for table in (*SUITE_WIDE, *SNAPSHOT):
         con.execute(f"CREATE OR REPLACE TEMP TABLE prior_{table} AS SELECT * FROM {table} "
                     f"WHERE {_WHERE.get(table, 'suite = ?')}", [suite])
 
 
 def changed_questions(con: duckdb.DuckDBPyConnection, suite: str) -> int | None:
     """Add to `rescore_questions` (suite, question_id; created when absent) the questions of `suite`
-    whose rows differ between the snapshot (`snapshot_suite`) and the rewritten tables, and return
-    how many; None, adding none, when a suite-wide row differs or a stored question is gone (every
-    run of the suite must then be staged from its files)."""
+    whose rows differ between the stored tables and the rewritten ones (`snapshot_suite`, and the
+    rows `write_suite(changes_only=True)` changed), and return how many; None, adding none, when a
+    suite-wide row differs or a stored question is gone (every run of the suite must then be staged
+    from its files)."""
     con.execute("CREATE TEMP TABLE IF NOT EXISTS rescore_questions (suite VARCHAR, question_id VARCHAR)")
     for table, columns in SUITE_WIDE.items():
         where = _WHERE.get(table, "suite = ?")
@@ -61,12 +67,12 @@ def changed_questions(con: duckdb.DuckDBPyConnection, suite: str) -> int | None:
         """, [suite, suite]).fetchall()[0][0]
         if differs:
             return None
-    gone = con.execute("SELECT EXISTS (SELECT question_id FROM prior_questions EXCEPT "
-                       "SELECT question_id FROM questions WHERE suite = ?)", [suite]).fetchall()[0][0]
+    gone = con.execute("SELECT EXISTS (SELECT question_id FROM stale_questions EXCEPT "
+                       "SELECT question_id FROM fresh_questions)").fetchall()[0][0]
     if gone:
         return None
-    parts = []
-    for table in QUESTION_TABLES:
+    parts = [f"SELECT question_id FROM {kind}_{table}" for table in DIFFED for kind in ("stale", "fresh")]
+    for table in SNAPSHOT:
         parts += [(f"SELECT question_id FROM (SELECT * FROM prior_{table} EXCEPT ALL "
                    f"SELECT * FROM {table} WHERE suite = $suite)"),
                   (f"SELECT question_id FROM (SELECT * FROM {table} WHERE suite = $suite EXCEPT ALL "
