@@ -84,15 +84,18 @@ def bench_large(records: int, work: Path, *, decisions: int, seed: int) -> dict:
     full = task("refresh", ws, db)
     row("", "work", "wall", "peak RSS")
     row("full refresh (5 runs)", secs(full.seconds), secs(full.wall), mib(full.peak_mb))
+    if full.report.get("cpu_seconds") is not None:
+        note(f"processor time of the full refresh (all threads): {secs(full.report['cpu_seconds'])}")
     note(f"database {db.stat().st_size / 2**20:.0f} MiB")
 
-    review_walls, refresh_work, refresh_walls, rescored = [], [], [], []
+    review_walls, refresh_work, refresh_walls, refresh_cpu, rescored = [], [], [], [], []
     for n in range(decisions):
         question, doc = _decision(ws, 1 + n * 997)
         review = ragslice("review", ws, "--reviewer", REVIEWER, "--question", question, "--doc", doc, "--grade", 2)
         again = task("refresh", ws, db)
         review_walls.append(review.wall)
         refresh_work.append(again.seconds)
+        refresh_cpu.append(again.report.get("cpu_seconds"))
         refresh_walls.append(again.wall)
         rescored.append((again.report.get("runs_scored"), again.report.get("questions_rescored")))
     decision = {"review_wall": statistics.median(review_walls), "refresh": statistics.median(refresh_work),
@@ -100,7 +103,8 @@ def bench_large(records: int, work: Path, *, decisions: int, seed: int) -> dict:
     row("one label decision: `ragslice review` (command)", "", secs(decision["review_wall"]), "")
     row("  then refresh", secs(decision["refresh"]), secs(decision["refresh_wall"]), "")
     row("  decision line to published database", "", secs(decision["review_wall"] + decision["refresh_wall"]), "")
-    note(f"medians of {decisions} decisions (refresh work {', '.join(secs(s) for s in refresh_work)}); "
+    note(f"medians of {decisions} decisions (refresh work {', '.join(secs(s) for s in refresh_work)}; processor "
+         f"time {', '.join(secs(s) for s in refresh_cpu if s is not None) or 'not reported'}); "
          f"(runs scored from files, question rows re-scored): {rescored}")
 
     _edit_question(ws, 5)
@@ -116,8 +120,10 @@ def bench_large(records: int, work: Path, *, decisions: int, seed: int) -> dict:
     add = task("refresh", ws, db)
     row(f"adding one run of {add.report['records']:,} records", secs(add.seconds), secs(add.wall), mib(add.peak_mb))
     note(f"adding / full: {add.seconds / full.seconds:.2f}")
-    return {"records": records, "full": full.seconds, "full_peak_mb": full.peak_mb, "decision": decision,
-            "decision_refreshes": refresh_work, "edited": edited.seconds, "add": add.seconds,
+    return {"records": records, "full": full.seconds, "full_cpu": full.report.get("cpu_seconds"),
+            "full_peak_mb": full.peak_mb, "decision": decision, "decision_refreshes": refresh_work,
+            "decision_cpu": refresh_cpu, "edited_cpu": edited.report.get("cpu_seconds"),
+            "add_cpu": add.report.get("cpu_seconds"), "edited": edited.seconds, "add": add.seconds,
             "add_records": add.report["records"], "bounds": bound.report}
 
 
@@ -127,16 +133,20 @@ def bench_demo(work: Path, repeats: int) -> dict:
     ws = work / "rescore-demo"
     shutil.rmtree(ws, ignore_errors=True)
     merge_workspaces([bundled_root() / name for name in BUNDLED], ws)
-    times = []
+    times, cpu = [], []
     for n in range(repeats):
         db = work / f"rescore-demo-{n}.duckdb"
         db.unlink(missing_ok=True)
-        times.append(task("refresh", ws, db).seconds)
+        measured = task("refresh", ws, db)
+        times.append(measured.seconds)
+        cpu.append(measured.report.get("cpu_seconds"))
         db.unlink()
     heading("demo (bundled workspaces, as `ragslice demo` builds them)")
     row("full refresh into a new database", secs(statistics.median(times)), f"min {secs(min(times))}",
         f"max {secs(max(times))}")
-    return {"demo": statistics.median(times), "demo_times": times}
+    if None not in cpu:
+        note(f"processor time of the refresh (all threads): median {secs(statistics.median(cpu))}")
+    return {"demo": statistics.median(times), "demo_times": times, "demo_cpu": cpu}
 
 
 def main() -> None:

@@ -91,9 +91,10 @@ def lines(workspace: str) -> dict:
 def refresh(workspace: str, db: str) -> dict:
     from scoring.store.refresh import refresh as run_refresh
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     summary = run_refresh(Path(workspace), Path(db))
-    return {"seconds": time.perf_counter() - started, "records": summary.records,
+    return {"seconds": time.perf_counter() - started, "cpu_seconds": time.process_time() - cpu,
+            "records": summary.records,
             "runs_scored": summary.runs_scored, "runs_skipped": summary.runs_skipped,
             "questions_rescored": getattr(summary, "questions_rescored", None)}
 
