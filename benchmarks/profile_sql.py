@@ -69,6 +69,11 @@ def timed(label: str, func, phases: dict[str, float]):
     return wrapper
 
 
+PHASES = ("load_workspace", "write_suite", "read_lines", "stage_records", "score_staged", "write_runs", "snapshot_suite",
+          "changed_questions", "rescore_questions", "build_summaries")
+"""Functions of `scoring.store.refresh` timed as phases (a phase holds the phases and statements it calls)."""
+
+
 def profile(workspace: Path, db: Path) -> tuple[float, list[tuple[str, float]], dict[str, float]]:
     """(total seconds, statement timings, phase timings) of one refresh."""
     log: list[tuple[str, float]] = []
@@ -78,11 +83,13 @@ def profile(workspace: Path, db: Path) -> tuple[float, list[tuple[str, float]], 
         "load_workspace": refresh_module.load_workspace, "write_suite": refresh_module.write_suite,
         "read_lines": refresh_module.read_lines, "stage_records": refresh_module.stage_records,
         "score_staged": refresh_module.score_staged, "write_runs": refresh_module.write_runs,
+        "snapshot_suite": refresh_module.snapshot_suite, "changed_questions": refresh_module.changed_questions,
+        "rescore_questions": refresh_module.rescore_questions, "build_summaries": refresh_module.build_summaries,
     }
     store.open_for_write = timed("open + create schema", lambda path: TimedConnection(originals["open_for_write"](path), log), phases)
     store.working_copy = timed("working copy (file copy)", originals["working_copy"], phases)
     store.publish = timed("publish (fsync + rename)", originals["publish"], phases)
-    for name in ("load_workspace", "write_suite", "read_lines", "stage_records", "score_staged", "write_runs"):
+    for name in PHASES:
         setattr(refresh_module, name, timed(name, originals[name], phases))
     try:
         started = time.perf_counter()
@@ -91,7 +98,7 @@ def profile(workspace: Path, db: Path) -> tuple[float, list[tuple[str, float]], 
     finally:
         store.open_for_write, store.working_copy, store.publish = (
             originals["open_for_write"], originals["working_copy"], originals["publish"])
-        for name in ("load_workspace", "write_suite", "read_lines", "stage_records", "score_staged", "write_runs"):
+        for name in PHASES:
             setattr(refresh_module, name, originals[name])
     return total, log, dict(phases)
 

@@ -5,7 +5,8 @@
 
 Refresh sizes, the floor, one added run, the reference loop and the dashboard queries come from
 bench_refresh.py (the dashboard on the largest database); `ragslice trec` against pytrec_eval and
-trec_eval from bench_trec.py. At 1M records the whole run takes a few minutes on 2 cores: start
+trec_eval from bench_trec.py; a label decision, an edited question and an added run on the largest
+size, and the demo's refresh, from bench_rescore.py. At 1M records the whole run takes a few minutes on 2 cores: start
 it in the background (`nohup python benchmarks/run_all.py > /tmp/bench.log 2>&1 &`). Targets are
 ratios measured in this one run; nothing is asserted.
 """
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 import bench_refresh
+import bench_rescore
 import bench_trec
 from common import heading, machine, row, verdict
 
@@ -38,9 +40,12 @@ def main() -> None:
     refresh_results = bench_refresh.run(args)
     trec_results = bench_trec.run(argparse.Namespace(sizes=args.trec, work=args.work, keep=args.keep,
                                                      repeat=args.trec_repeat))
+    heading("re-scoring what changed (bench_rescore.py)")
+    rescore_results = bench_rescore.run(max(args.records), args.work, seed=args.seed, keep=args.keep)
 
     heading("targets (ratios measured in this run)")
-    rows = bench_refresh.targets(refresh_results[-1]) + bench_trec.targets(trec_results)
+    rows = (bench_refresh.targets(refresh_results[-1]) + bench_rescore.targets(rescore_results)
+            + bench_trec.targets(trec_results))
     dashboard = refresh_results[-1]["dashboard_stdout"].strip().splitlines()
     if dashboard and dashboard[-1].startswith("{"):
         worst = json.loads(dashboard[-1])

@@ -8,6 +8,7 @@ alone (interpreter start-up and imports excluded), and task-specific counts.
     store WORKSPACE              the store floor: the floor, then the records written to a new database file
                                  (one row per record, one per retrieved slot), nothing checked or scored
     refresh WORKSPACE DB         scoring.store.refresh.refresh (validate, score, write the database)
+    bounds WORKSPACE DB          copy DB, read and check the workspace's suites, write their tables in memory
     reference WORKSPACE LIMIT    the reference loop: json.loads + scoring.evaluate per record, over the
                                  first LIMIT records (split evenly over the runs); 0 = every record
     pytrec QRELS RUN MEASURE...  pytrec_eval end to end: parse both files in Python, evaluate, mean
@@ -90,10 +91,42 @@ def lines(workspace: str) -> dict:
 def refresh(workspace: str, db: str) -> dict:
     from scoring.store.refresh import refresh as run_refresh
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     summary = run_refresh(Path(workspace), Path(db))
-    return {"seconds": time.perf_counter() - started, "records": summary.records,
-            "runs_scored": summary.runs_scored, "runs_skipped": summary.runs_skipped}
+    return {"seconds": time.perf_counter() - started, "cpu_seconds": time.process_time() - cpu,
+            "records": summary.records,
+            "runs_scored": summary.runs_scored, "runs_skipped": summary.runs_skipped,
+            "questions_rescored": getattr(summary, "questions_rescored", None)}
+
+
+def bounds(workspace: str, db: str) -> dict:
+    """What any refresh after a label decision does before it scores anything, today: copy the live
+    database into its working copy, read and check the suite's files, write the suite's tables."""
+    import shutil
+    import tempfile
+
+    import duckdb
+
+    from scoring.errors import Problems
+    from scoring.store.schema import create_schema
+    from scoring.store.suite_tables import write_suite
+    from scoring.store.workspace import load_workspace
+
+    with tempfile.TemporaryDirectory(dir=Path(db).parent) as folder:
+        started = time.perf_counter()
+        shutil.copyfile(db, Path(folder, "copy.duckdb"))
+        copied = time.perf_counter()
+    problems = Problems()
+    started_suite = time.perf_counter()
+    ws = load_workspace(Path(workspace), problems, runs=False)
+    loaded = time.perf_counter()
+    con = duckdb.connect()
+    create_schema(con)
+    for suite in ws.suites.values():
+        write_suite(con, suite)
+    written = time.perf_counter()
+    return {"seconds": written - started, "copy_seconds": copied - started, "suite_seconds": loaded - started_suite,
+            "write_suite_seconds": written - loaded}
 
 
 def reference(workspace: str, limit: str) -> dict:
@@ -163,7 +196,8 @@ def pytrec(qrels_path: str, run_path: str, *measures: str) -> dict:
     return {"seconds": time.perf_counter() - started, "parse_seconds": parsed, "topics": len(results), "means": means}
 
 
-TASKS = {"floor": floor, "lines": lines, "store": store, "refresh": refresh, "reference": reference, "pytrec": pytrec}
+TASKS = {"floor": floor, "lines": lines, "store": store, "refresh": refresh, "bounds": bounds, "reference": reference,
+         "pytrec": pytrec}
 
 if __name__ == "__main__":
     result = TASKS[sys.argv[1]](*sys.argv[2:])

@@ -24,7 +24,7 @@ from fixtures import R, build, build_large, edit_line, replace_line
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 COMPARED = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "runs", "records",
-            "retrieved", "claims", "question_scores")
+            "retrieved", "claims", "question_scores", "answer_sentences", "alignments")
 
 
 def _differences(a: Path, b: Path) -> dict[str, tuple[int, int]]:
@@ -53,7 +53,23 @@ def _synth(root: Path) -> Path:
     return root
 
 
+def _free_text(root: Path) -> Path:
+    """The fixture with answers as sentences: citations by index, by ID and both, an extension field, a
+    record with claims and sentences, and a free-text record in a run with its own chunk map."""
+    ws = build(root)
+    edit_line(R(ws), 1, lambda row: (row.pop("claims"), row.update(answer_sentences=[
+        {"text": "The release window starts on Monday.", "citations": [0, "rb-4"], "x_score": 0.5},
+        {"text": "Nothing else.", "citations": []}])))
+    edit_line(R(ws), 2, lambda row: row.update(answer_sentences=[{"text": "Switch back.", "citations": ["rb-1"]}]))
+    (ws / "runs" / "cand" / "chunks.jsonl").write_text(
+        json.dumps({"id": "rb-2#0", "doc": "rb-2", "doc_version": "corpus-1", "text": "Smoke test."}) + "\n")
+    edit_line(R(ws).parent.parent / "cand" / "records.jsonl", 2, lambda row: (row.pop("claims"), row.update(
+        retrieved=["rb-2#0", "rb-1"], answer_sentences=[{"text": "Then run the smoke test.", "citations": [0, 1]}])))
+    return ws
+
+
 WORKSPACES = {
+    "free-text answers (sentences, citations by index and ID, a chunk map)": _free_text,
     "seed-lab": lambda root: DATA / "seed-lab",
     "demo (a run with its own chunk map)": lambda root: DATA / "demo",
     "fixture": build,
@@ -91,9 +107,12 @@ def _bulk_verdict(ws: Path) -> bool:
     create_schema(con)
     for suite in workspace.suites.values():
         write_suite(con, suite)
+    from scoring.store.chunks import write_chunks
     from scoring.store.records import stage_runs
 
     runs = list(workspace.runs.values())
+    for run in runs:  # as staging does: the runs' own chunk maps first
+        write_chunks(con, run.suite, run.run_id, run.chunks or {})
     stage_runs(con, runs)
     return stage_bulk(con, runs)
 
@@ -135,6 +154,34 @@ BAD_LINES = {
     "not an object": '["q-1"]',
     "not JSON": '{"question_id": "q-1",',
     "unknown question": '{"question_id": "q-404", "retrieved": [], "claims": []}',
+    "sentence index past the ranking": '{"question_id": "q-1", "retrieved": ["rb-1"], "answer_sentences": '
+                                       '[{"text": "a", "citations": [1]}]}',
+    "negative sentence index": '{"question_id": "q-1", "retrieved": ["rb-1", "rb-2"], "answer_sentences": '
+                               '[{"text": "a", "citations": [-2]}]}',  # SQL would read it from the end
+    "sentence cites a document twice (index and ID)": '{"question_id": "q-1", "retrieved": ["rb-1"], '
+                                                      '"answer_sentences": [{"text": "a", "citations": [0, "rb-1"]}]}',
+    "sentence without citations": '{"question_id": "q-1", "retrieved": [], "answer_sentences": [{"text": "a"}]}',
+    "second sentence without citations": '{"question_id": "q-1", "retrieved": [], "answer_sentences": '
+                                         '[{"text": "a", "citations": []}, {"text": "b"}]}',
+    "blank sentence": '{"question_id": "q-1", "retrieved": [], "answer_sentences": [{"text": "  ", "citations": []}]}',
+    "null sentence": '{"question_id": "q-1", "retrieved": [], "answer_sentences": [null]}',
+    "sentence text a number": '{"question_id": "q-1", "retrieved": [], "answer_sentences": '
+                              '[{"text": 3, "citations": []}]}',
+    "fractional citation": '{"question_id": "q-1", "retrieved": ["rb-1"], "answer_sentences": '
+                           '[{"text": "a", "citations": [0.5]}]}',
+    "null citation": '{"question_id": "q-1", "retrieved": ["rb-1"], "answer_sentences": '
+                     '[{"text": "a", "citations": [null, 0]}]}',
+    "cited ID with a space": '{"question_id": "q-1", "retrieved": [], "answer_sentences": '
+                             '[{"text": "a", "citations": ["a b"]}]}',
+    "unknown sentence field": '{"question_id": "q-1", "retrieved": [], "answer_sentences": '
+                              '[{"text": "a", "citations": [], "score": 1}]}',
+    "repeated sentence key": '{"question_id": "q-1", "retrieved": [], "answer_sentences": '
+                             '[{"text": "a", "text": "b", "citations": []}]}',
+    "sentences not a list": '{"question_id": "q-1", "retrieved": [], "answer_sentences": "a"}',
+    "null sentences, no claims": '{"question_id": "q-1", "retrieved": [], "answer_sentences": null}',
+    "a sentence that is a string": '{"question_id": "q-1", "retrieved": [], "answer_sentences": ["a"]}',
+    "more sentences than max_claims": '{"question_id": "q-1", "retrieved": [], "answer_sentences": ['
+                                      + ", ".join(['{"text": "a", "citations": []}'] * 101) + ']}',
 }
 
 
@@ -189,9 +236,34 @@ def test_extensions_blank_lines_and_nulls_stay_on_the_bulk_path(tmp_path: Path) 
     ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "claims": ["NULL"], "latency_ms": "HUGEINT"}, False),
     ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"]}, False),
     ({"question_id": "VARCHAR", "retrieved": "VARCHAR", "claims": ["NULL"]}, False),
+    ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "answer_sentences": [
+        {"text": "VARCHAR", "citations": ["JSON"], "x_n": "UBIGINT"}]}, True),
+    ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "answer_sentences": ["NULL"], "claims": ["NULL"]}, True),
+    ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "answer_sentences": [{"text": "VARCHAR"}]}, False),
+    ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "answer_sentences": [
+        {"text": "NULL", "citations": ["NULL"]}]}, False),
+    ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "answer_sentences": [
+        {"text": "VARCHAR", "citations": ["DOUBLE"]}]}, False),
+    ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "answer_sentences": ["JSON"]}, False),
+    ({"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "answer_sentences": "NULL"}, False),
 ])
 def test_record_shapes(shape: dict, ok: bool) -> None:
     assert shape_ok(json.dumps(shape)) is ok
+
+
+def test_free_text_answers_take_the_bulk_path(tmp_path: Path) -> None:
+    """Sentences (citations by index, by ID or both; extensions; beside claims) no longer cost the slow path:
+    the bundled demo's free-text run and the free-text fixture are staged in bulk."""
+    assert _bulk_verdict(_free_text(tmp_path / "ws"))
+    assert _bulk_verdict(DATA / "demo")
+    ws = _free_text(tmp_path / "again")
+    refresh(ws, tmp_path / "bulk.duckdb")
+    with duckdb.connect(str(tmp_path / "bulk.duckdb"), read_only=True) as con:
+        # base q-1: sentence 0 cites index 0 (rb-3) and rb-4; cand q-2's index 0 is the chunk rb-2#0
+        assert con.execute("SELECT run_id, question_id, sentence, citations, free FROM answer_sentences "
+                           "ORDER BY ALL").fetchall() == [
+            ("base", "q-1", 0, ["rb-3", "rb-4"], True), ("base", "q-1", 1, [], True),
+            ("base", "q-2", 0, ["rb-1"], False), ("cand", "q-2", 0, ["rb-2#0", "rb-1"], True)]
 
 
 def test_a_byte_order_mark_is_left_to_the_rules(tmp_path: Path) -> None:

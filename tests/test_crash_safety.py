@@ -113,6 +113,31 @@ def test_a_refresh_killed_in_the_middle_leaves_the_database_identical(states):
 
 
 @pytest.mark.slow
+def test_a_label_decision_refresh_killed_in_the_middle_leaves_the_database_identical(states):
+    """The incremental path (one question re-scored in every run from the stored rows) writes the same
+    private copy: killed while writing it, the live file is untouched; the next refresh applies the
+    decision to that question alone and equals a refresh from scratch."""
+    ws = states["root"] / "ws-decided"
+    shutil.copytree(states["ws0"], ws)
+    db = fresh_copy(states, "decision")
+    from scoring.cli import main
+    assert main(["review", str(ws), "--reviewer", "ana", "--question", "q1", "--doc", "d5", "--grade", "2"]) == 0
+    before = digest(db)
+    proc = start_refresh(ws, db)
+    freeze_while_writing(proc, db)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert digest(db) == before
+    assert fingerprint(db) == states["fp0"]
+    summary = refresh(ws, db)
+    assert (summary.runs_scored, summary.runs_rescored, summary.questions_rescored, summary.records) == (4, 4, 1, 0)
+    assert strays(db) == []
+    scratch = states["root"] / "decision-scratch.duckdb"
+    refresh(ws, scratch)
+    assert fingerprint(db) == fingerprint(scratch)
+
+
+@pytest.mark.slow
 def test_ten_kills_at_random_moments_leave_the_old_or_the_new_state(states):
     rng = random.Random(SEED)
     window = states["seconds"] * 1.3       # the last part falls after the rename: S1

@@ -212,15 +212,19 @@ def test_every_refresh_leaves_the_summary_tables_equal_to_the_scored_tables(tmp_
     ws = build(tmp_path / "ws")
     db = tmp_path / "scores.duckdb"
 
-    def check(expected_runs: set[str]) -> None:
+    def check(expected_runs: set[str], rescored: frozenset[int] = frozenset()) -> None:
+        """`rescored`: positions of questions re-scored for changed labels in runs whose files did not
+        change; their rows are appended after the runs' blocks."""
         with duckdb.connect(str(db), read_only=True) as con:
             for table, sql in (("run_totals", run_totals_sql()), ("slice_sums", slice_sums_sql()),
                                ("scores_by_position", SCORES_BY_POSITION_SQL)):
                 stored = con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
                 assert stored == con.execute(f"SELECT * FROM ({sql}) ORDER BY ALL").fetchall(), table
                 assert {row[0] for row in stored} == expected_runs, table
-            # one run's rows are consecutive (run by run, in position order)
-            order = con.execute("SELECT run_id, position FROM scores_by_position").fetchall()
+            # one run's rows are consecutive (run by run, in position order), re-scored ones aside
+            order = [(run, position) for run, position in
+                     con.execute("SELECT run_id, position FROM scores_by_position").fetchall()
+                     if position not in rescored]
             runs_in_order = [run for i, (run, _) in enumerate(order) if i == 0 or order[i - 1][0] != run]
             assert len(runs_in_order) == len(set(runs_in_order)), runs_in_order
             for run in set(runs_in_order):
@@ -237,12 +241,22 @@ def test_every_refresh_leaves_the_summary_tables_equal_to_the_scored_tables(tmp_
     write_jsonl(run_file(ws, "late"), [{**r, "retrieved": [], "claims": []} for r in read_jsonl(run_file(ws, "late"))])
     assert refresh(ws, db).runs_scored == 1
     check(runs | {"late"})
-    # a changed suite: every question becomes a lookup (type slices change for every run)
+    # a changed suite: every multi-evidence question becomes a lookup (type slices change for every
+    # run); only those questions are re-scored, in every run
     questions = read_jsonl(suite_file(ws, "questions.jsonl"))
     write_jsonl(suite_file(ws, "questions.jsonl"),
                 [{**q, "type": "lookup"} if q["type"] == "multi-evidence" else q for q in questions])
-    assert refresh(ws, db).runs_scored == len(runs) + 1
-    check(runs | {"late"})
+    moved = frozenset(i for i, q in enumerate(questions) if q["type"] == "multi-evidence")
+    assert moved
+    summary = refresh(ws, db)
+    assert (summary.runs_scored, summary.questions_rescored, summary.records) == (len(runs) + 1, len(moved), 0)
+    check(runs | {"late"}, moved)
     shutil.rmtree(ws / "runs" / "base")
     refresh(ws, db)
+    check((runs | {"late"}) - {"base"}, moved)
+    # a suite-wide change (a document's access groups) re-scores every run from its files
+    documents = read_jsonl(suite_file(ws, "documents.jsonl"))
+    write_jsonl(suite_file(ws, "documents.jsonl"), [{**documents[0], "access": ["staff"]}, *documents[1:]])
+    summary = refresh(ws, db)
+    assert (summary.runs_scored, summary.questions_rescored) == (len(runs), 0)
     check((runs | {"late"}) - {"base"})

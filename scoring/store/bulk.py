@@ -11,8 +11,10 @@ the caller runs the rule-by-rule path, which reports the problems; a check here 
 than the rules (a doubt sends the runs to the rules), never laxer.
 
 Staged relations, the same columns as the rule-by-rule path's (see `scoring.store.records`):
-`stage_claims` and `stage_citations` (tables), `stage_records` and `stage_rankings` (views over
-the typed table, which is held once in memory).
+`stage_claims`, `stage_citations`, `stage_sentences` and `stage_sentence_citations` (tables),
+`stage_records` and `stage_rankings` (views over the typed table, which is held once in memory).
+Answer sentences are checked rule by rule as the rule-by-rule path checks them (`SENTENCE_RULES`,
+`SENTENCE_CITATION_RULES`): each citation an ID or an index into the record's own `retrieved`.
 """
 from __future__ import annotations
 
@@ -28,20 +30,27 @@ from .workspace import MAX_CITATIONS, MAX_RETRIEVED, Run
 RECORD_TYPE = (
     '{"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "context": "VARCHAR", "answer": "VARCHAR", '
     '"claims": [{"id": "VARCHAR", "citations": ["VARCHAR"], "text": "VARCHAR"}], '
+    '"answer_sentences": [{"text": "VARCHAR", "citations": ["JSON"]}], '
     '"latency_ms": "DOUBLE", "cost_usd": "DOUBLE", "error": "VARCHAR"}'
 )
 """The typed record, as a `json_transform` structure. Its casts are lenient (a number becomes a
-string), so the exact JSON types are checked on the line's shape first."""
+string), so the exact JSON types are checked on the line's shape first. A sentence's citations stay
+JSON values: an ID (a string) and an index into `retrieved` (a whole number) are told apart by type."""
 
 TEXT_OR_NULL = {"VARCHAR", "NULL"}
 NUMBER_OR_NULL = {"UBIGINT", "BIGINT", "DOUBLE", "NULL"}
 ID_LIST = ({"VARCHAR"}, {"NULL"})  # ["NULL"] is an empty list (or a list of nulls, caught on the values)
 RECORD_SHAPES: dict[str, object] = {
-    "question_id": {"VARCHAR"}, "retrieved": ID_LIST, "claims": "claims", "answer": TEXT_OR_NULL,
-    "context": TEXT_OR_NULL, "error": TEXT_OR_NULL, "latency_ms": NUMBER_OR_NULL, "cost_usd": NUMBER_OR_NULL,
+    "question_id": {"VARCHAR"}, "retrieved": ID_LIST, "claims": "claims", "answer_sentences": "sentences",
+    "answer": TEXT_OR_NULL, "context": TEXT_OR_NULL, "error": TEXT_OR_NULL, "latency_ms": NUMBER_OR_NULL,
+    "cost_usd": NUMBER_OR_NULL,
 }
-REQUIRED = ("question_id", "retrieved", "claims")
+REQUIRED = ("question_id", "retrieved")
+"""Required keys; a record also needs `claims`, `answer_sentences` or both."""
 CLAIM_SHAPES: dict[str, object] = {"id": {"VARCHAR"}, "citations": ID_LIST, "text": TEXT_OR_NULL}
+CITATION_LIST = ({"VARCHAR"}, {"UBIGINT"}, {"BIGINT"}, {"JSON"}, {"NULL"})
+"""A sentence's citations: IDs, indexes, a mix of them (JSON: each value's type is checked in SQL), or none."""
+SENTENCE_SHAPES: dict[str, object] = {"text": {"VARCHAR"}, "citations": CITATION_LIST}
 
 def _list_shape(shape: object, allowed: tuple[set[str], ...]) -> bool:
     return isinstance(shape, list) and len(shape) == 1 and any({shape[0]} <= a for a in allowed if isinstance(shape[0], str))
@@ -53,6 +62,16 @@ def _claims_shape(shape: object) -> bool:
     if not (isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], dict)):
         return False
     return _object_shape(shape[0], CLAIM_SHAPES, required=("id", "citations"))
+
+
+def _sentences_shape(shape: object) -> bool:
+    """A list of sentence objects (the shape merges every element's keys: a key missing from one
+    sentence, or a null sentence, is found in the values)."""
+    if shape == ["NULL"]:
+        return True
+    if not (isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], dict)):
+        return False
+    return _object_shape(shape[0], SENTENCE_SHAPES, required=("text", "citations"))
 
 
 def _object_shape(shape: dict, fields: dict[str, object], *, required: tuple[str, ...]) -> bool:
@@ -67,6 +86,8 @@ def _object_shape(shape: dict, fields: dict[str, object], *, required: tuple[str
             return False
         if allowed == "claims":
             ok = _claims_shape(value)
+        elif allowed == "sentences":
+            ok = _sentences_shape(value)
         elif isinstance(allowed, tuple):
             ok = _list_shape(value, allowed)
         else:
@@ -84,7 +105,8 @@ def shape_ok(structure: str | None) -> bool:
         shape = json.loads(structure)
     except (ValueError, RecursionError):  # nesting deeper than the format allows
         return False
-    return isinstance(shape, dict) and _object_shape(shape, RECORD_SHAPES, required=REQUIRED)
+    return (isinstance(shape, dict) and _object_shape(shape, RECORD_SHAPES, required=REQUIRED)
+            and ("claims" in shape or "answer_sentences" in shape))
 
 
 def _source(runs: list[Run]) -> tuple[str, list[str]]:
@@ -106,6 +128,7 @@ def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
             SELECT * EXCLUDE (r), unnest(r)  -- the record's fields as columns of their own
             FROM (SELECT run_id, line, strlen(raw) AS n_bytes, json_structure(raw) AS shape,
                          len(json_keys(raw)) AS n_keys, json_keys(raw, '$.claims[*]') AS claim_keys,
+                         json_keys(raw, '$.answer_sentences[*]') AS sentence_keys,
                          json_transform(raw, '{RECORD_TYPE}') AS r
                   FROM ({source})
                   WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {WHITESPACE}) <> '' END)
@@ -138,6 +161,12 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
                        OR len(c.citations) > {MAX_CITATIONS}
                        OR len(list_distinct(c.citations)) <> len(c.citations)))
                  OR list_bool_or(list_transform(claim_keys, lambda k: len(k) <> len(list_distinct(k))))
+                 OR len(answer_sentences) > x.max_claims
+                 OR list_bool_or(list_transform(answer_sentences, lambda s: s IS NULL OR s.text IS NULL
+                       OR trim(s.text) = '' OR s.citations IS NULL OR len(s.citations) > {MAX_CITATIONS}
+                       OR NOT coalesce(list_bool_and(list_transform(s.citations,
+                            lambda v: coalesce(json_type(v) IN ('VARCHAR', 'UBIGINT', 'BIGINT'), false))), true)))
+                 OR list_bool_or(list_transform(sentence_keys, lambda k: len(k) <> len(list_distinct(k))))
                  OR NOT coalesce(isfinite(latency_ms) AND latency_ms >= 0, latency_ms IS NULL)
                  OR NOT coalesce(isfinite(cost_usd) AND cost_usd >= 0, cost_usd IS NULL)),
                count(*) FILTER (WHERE q.question_id IS NULL),
@@ -165,7 +194,56 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
         SELECT count(*) FROM (SELECT item FROM claim_ids UNION SELECT item FROM cited)
         WHERE NOT regexp_full_match(item, $pattern)
     """, {"pattern": ID_PATTERN}).fetchone()[0]
-    return bad_ids == 0
+    return bad_ids == 0 and _sentence_citations_hold(con)
+
+
+def _sentence_citations_hold(con: duckdb.DuckDBPyConnection) -> bool:
+    """`bulk_citations`: every citation of every answer sentence, an index resolved to the ID it points
+    at in the record's own `retrieved`; True when each is an index into `retrieved` or an ID following
+    the ID rule, and no sentence cites one ID twice (`scoring.store.records` SENTENCE_CITATION_RULES)."""
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE bulk_citations AS
+        WITH sentences AS (
+          SELECT run_id, question_id, retrieved, unnest(answer_sentences) AS s,
+                 unnest(range(0, len(answer_sentences)))::INTEGER AS sentence
+          FROM bulk WHERE answer_sentences IS NOT NULL
+        ),
+        flat AS (
+          SELECT run_id, question_id, sentence, retrieved, unnest(s.citations) AS raw,
+                 unnest(range(0, len(s.citations)))::INTEGER AS position
+          FROM sentences
+        )
+        SELECT run_id, question_id, sentence, position, json_type(raw) = 'VARCHAR' AS named,
+               CASE WHEN json_type(raw) = 'VARCHAR' THEN raw->>'$'
+                    WHEN TRY_CAST(raw::VARCHAR AS BIGINT) BETWEEN 0 AND len(retrieved) - 1
+                    THEN retrieved[TRY_CAST(raw::VARCHAR AS BIGINT) + 1] END AS doc_id
+        FROM flat
+    """)
+    bad, repeated = con.execute("""
+        SELECT count(*) FILTER (WHERE doc_id IS NULL OR (named AND NOT regexp_full_match(doc_id, $pattern))),
+               count(*) - count(DISTINCT (run_id, question_id, sentence, doc_id))
+        FROM bulk_citations
+    """, {"pattern": ID_PATTERN}).fetchone()
+    return bad == 0 and repeated == 0
+
+
+CITATIONS_FROM_CLAIMS = """
+WITH flat AS (
+  SELECT c.run_id, c.question_id, c.claim_id, s.suite, s.chunk_map, x.unit,
+         unnest(c.citations) AS item, unnest(range(0, len(c.citations)))::INTEGER AS position
+  FROM stage_claims c JOIN stage_runs s ON s.run_id = c.run_id JOIN suites x ON x.suite = s.suite
+)
+SELECT run_id, question_id, claim_id, position, item AS doc_id, item AS unit_id, true AS counted
+FROM flat WHERE chunk_map IS NULL
+UNION ALL
+SELECT *, row_number() OVER (PARTITION BY run_id, question_id, claim_id, unit_id ORDER BY position) = 1
+FROM (SELECT f.run_id, f.question_id, f.claim_id, f.position, f.item AS doc_id, {unit} AS unit_id
+      FROM flat f {chunk_joins}
+      WHERE f.chunk_map IS NOT NULL)
+""".replace("{chunk_joins}", chunk_joins("f", "f.item")).replace("{unit}", unit_sql("f.unit", "f.item"))
+"""`stage_citations` of the staged claims (as recorded), chunks mapped as `scoring.store.records` maps
+them: `unit_id` is what labels match; `counted` is false for a second citation of one document by
+one claim."""
 
 
 def _stage(con: duckdb.DuckDBPyConnection) -> None:
@@ -184,21 +262,26 @@ def _stage(con: duckdb.DuckDBPyConnection) -> None:
     """)
     con.execute("CREATE OR REPLACE TEMP VIEW stage_rankings AS "
                 "SELECT run_id, question_id, retrieved AS items FROM bulk")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE stage_citations AS {CITATIONS_FROM_CLAIMS}")
+    # answer sentences: a record without `claims` is free-text (its claims come from its aligned sentences)
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE stage_citations AS
-        WITH flat AS (
-          SELECT c.run_id, c.question_id, c.claim_id, s.suite, s.chunk_map, x.unit,
-                 unnest(c.citations) AS item, unnest(range(0, len(c.citations)))::INTEGER AS position
-          FROM stage_claims c JOIN stage_runs s ON s.run_id = c.run_id JOIN suites x ON x.suite = s.suite
-        )
-        SELECT run_id, question_id, claim_id, position, item AS doc_id, item AS unit_id, true AS counted
-        FROM flat WHERE chunk_map IS NULL
-        UNION ALL
-        SELECT *, row_number() OVER (PARTITION BY run_id, question_id, claim_id, unit_id ORDER BY position) = 1
-        FROM (SELECT f.run_id, f.question_id, f.claim_id, f.position, f.item AS doc_id, {unit} AS unit_id
-              FROM flat f {chunk_joins}
-              WHERE f.chunk_map IS NOT NULL)
-    """.replace("{chunk_joins}", chunk_joins("f", "f.item")).replace("{unit}", unit_sql("f.unit", "f.item")))
+        CREATE OR REPLACE TEMP TABLE stage_sentences AS
+        SELECT b.run_id, b.question_id, b.sentence, b.s.text AS text, coalesce(c.citations, []) AS citations, b.free
+        FROM (SELECT run_id, question_id, claims IS NULL AS free, unnest(answer_sentences) AS s,
+                     unnest(range(0, len(answer_sentences)))::INTEGER AS sentence
+              FROM bulk WHERE answer_sentences IS NOT NULL) b
+        LEFT JOIN (SELECT run_id, question_id, sentence, list(doc_id ORDER BY position) AS citations
+                   FROM bulk_citations GROUP BY ALL) c
+          ON c.run_id = b.run_id AND c.question_id = b.question_id AND c.sentence = b.sentence
+    """)
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE stage_sentence_citations AS
+        SELECT f.run_id, f.question_id, f.sentence, f.position, f.doc_id, {unit} AS unit_id
+        FROM (SELECT c.*, r.suite, r.chunk_map FROM bulk_citations c JOIN stage_runs r ON r.run_id = c.run_id) f
+        LEFT JOIN suites s ON s.suite = f.suite
+        {chunk_joins}
+    """.replace("{chunk_joins}", chunk_joins("f", "f.doc_id")).replace("{unit}", unit_sql("s.unit", "f.doc_id")))
+    con.execute("DROP TABLE bulk_citations")
 
 
 def stage_bulk(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
@@ -211,6 +294,7 @@ def stage_bulk(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
         return False
     if not (_parse(con, runs) and _checks_hold(con, runs)):
         con.execute("DROP TABLE IF EXISTS bulk")
+        con.execute("DROP TABLE IF EXISTS bulk_citations")
         return False
     _stage(con)
     return True

@@ -133,22 +133,28 @@ def stored_hashes(db: Path) -> tuple[dict[str, str], dict[str, str]]:
 def write_registry(con: duckdb.DuckDBPyConnection) -> None:
     """Rewrite the `metrics` table from the registry, so users' SQL can read every definition
     (recreated: a database of an older version may hold fewer columns)."""
+    import pandas as pd
+    import pyarrow as pa
+
     con.execute(f"CREATE OR REPLACE TABLE metrics ({TABLES['metrics']}\n)")
-    con.executemany(
-        "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (m.key, m.name, m.family, m.level, m.numerator, m.denominator, m.na_rule, m.failure, m.higher_is_better,
+    rows = [(m.key, m.name, m.family, m.level, m.numerator, m.denominator, m.na_rule, m.failure, m.higher_is_better,
              m.pooled[0] if m.pooled else None, m.pooled[1] if m.pooled else None, m.pooling, m.help,
-             list(m.aliases))
-            for m in REGISTRY
-        ],
-    )
+             list(m.aliases)) for m in REGISTRY]
+    columns = [line.split()[0] for line in TABLES["metrics"].strip().splitlines()]
+    # one statement for every row: executemany runs one per row
+    con.register("_incoming_metrics", pa.Table.from_pandas(pd.DataFrame(rows, columns=columns, dtype=object),
+                                                           preserve_index=False))
+    try:
+        con.execute("INSERT INTO metrics BY NAME SELECT * FROM _incoming_metrics")
+    finally:
+        con.unregister("_incoming_metrics")
 
 
 def write_meta(con: duckdb.DuckDBPyConnection, **values: object) -> None:
     values = {"schema_version": SCHEMA_VERSION, **values}
-    for key, value in values.items():
-        con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, json.dumps(value) if not isinstance(value, str) else value])
+    pairs = [(key, json.dumps(value) if not isinstance(value, str) else value) for key, value in values.items()]
+    con.execute(f"INSERT OR REPLACE INTO meta VALUES {', '.join(['(?, ?)'] * len(pairs))}",
+                [item for pair in pairs for item in pair])
 
 
 WRITE_MEMORY_LIMIT = "2GB"

@@ -509,11 +509,3 @@ def _stage_sentences(con: duckdb.DuckDBPyConnection) -> None:
         LEFT JOIN suites s ON s.suite = f.suite
         {chunk_joins}
     """.replace("{chunk_joins}", chunk_joins("r", "f.doc_id")).replace("{unit}", unit_sql("s.unit", "f.doc_id")))
-
-
-def stage_no_sentences(con: duckdb.DuckDBPyConnection) -> None:
-    """Empty sentence staging tables (a path that staged records without sentences)."""
-    con.execute("CREATE OR REPLACE TEMP TABLE stage_sentences (run_id VARCHAR, question_id VARCHAR, sentence INTEGER, "
-                "text VARCHAR, citations VARCHAR[], free BOOLEAN)")
-    con.execute("CREATE OR REPLACE TEMP TABLE stage_sentence_citations (run_id VARCHAR, question_id VARCHAR, "
-                "sentence INTEGER, position INTEGER, doc_id VARCHAR, unit_id VARCHAR)")

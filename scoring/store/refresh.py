@@ -23,9 +23,10 @@ from .bulk import stage_bulk
 from .chunks import chunk_joins, unit_sql, write_chunks
 from .database import Database
 from .alignment import align_staged, write_alignments
-from .records import read_lines, stage_no_sentences, stage_records, stage_runs
+from .records import read_lines, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
+from .rescore import changed_questions, drop_relation, restage_stored, snapshot_suite
 from .summaries import build_summaries
 from .workspace import Run, Workspace, load_workspace
 
@@ -127,39 +128,57 @@ STORED_STAGING = {
 
 @dataclass(frozen=True)
 class RefreshSummary:
+    """What a refresh did. `runs_scored`: runs with any score written (staged from their files, or
+    only their questions whose labels changed); `runs_skipped`: the other runs of the workspace;
+    `records`: records read from runs' files; `questions_rescored`: questions whose labels changed
+    (a review decision, an edited question), re-scored in the `runs_rescored` runs whose files did
+    not change."""
+
     db: Path
     runs_scored: int
     runs_skipped: int
     runs_removed: int
     records: int
     seconds: float
+    questions_rescored: int = 0
+    runs_rescored: int = 0
 
     def line(self) -> str:
-        return (f"refreshed {self.db}: {self.runs_scored} runs scored, {self.runs_skipped} unchanged and skipped, "
-                f"{self.runs_removed} removed, {self.records} records, {self.seconds:.2f} s")
+        rescored = (f" ({self.questions_rescored} changed questions re-scored in {self.runs_rescored} of them)"
+                    if self.questions_rescored else "")
+        return (f"refreshed {self.db}: {self.runs_scored} runs scored{rescored}, {self.runs_skipped} unchanged and "
+                f"skipped, {self.runs_removed} removed, {self.records} records, {self.seconds:.2f} s")
 
 
 # --- scoring ------------------------------------------------------------------------------------
 
 
-def define_eval_views(con: duckdb.DuckDBPyConnection) -> None:
-    """The engine's input relations; `eval_pairs`, which every engine query joins, is computed once."""
+def define_eval_views(con: duckdb.DuckDBPyConnection, *, pairs: str | None = None) -> None:
+    """The engine's input relations; `eval_pairs`, which every engine query joins, is computed once.
+    With `pairs` (a relation of run_id, question_id), only those pairs of the staged runs."""
     for name, sql in EVAL_VIEWS.items():
         if name == "eval_pairs":
-            con.execute(f"CREATE OR REPLACE TEMP TABLE scored_pairs AS {sql}")
+            only = f" SEMI JOIN {pairs} x ON x.run_id = r.run_id AND x.question_id = q.question_id" if pairs else ""
+            con.execute(f"CREATE OR REPLACE TEMP TABLE scored_pairs AS {sql}{only}")
             sql = "SELECT * FROM scored_pairs"
         con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
 
 
-def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
-    """Score every staged run into `question_scores`, `retrieved` and `claims` (set-based).
+def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1, pairs: str | None = None) -> None:
+    """Score every staged run into `question_scores`, `retrieved` and `claims` (set-based); with
+    `pairs` (a relation of run_id, question_id), only those pairs, whose records alone are staged.
 
     `retrieved` is written first: the engine reads the rankings back from it (`eval_retrieved`)."""
-    define_eval_views(con)
+    define_eval_views(con, pairs=pairs)
     # Insertion order is kept: rows land run by run in file order, so one record's rows share row
     # groups and a reader's lookup of one question skips the rest.
     con.execute("INSERT INTO records BY NAME SELECT * FROM stage_records")
     con.execute(RETRIEVED_INSERT, {"level": level})
+    if pairs:
+        # the pairs' slots, read once: the view would scan every slot of the staged runs
+        con.execute(f"CREATE OR REPLACE TEMP TABLE scored_retrieved AS SELECT * FROM ({EVAL_VIEWS['eval_retrieved']}) t "
+                    f"SEMI JOIN {pairs} x ON x.run_id = t.run_id AND x.question_id = t.question_id")
+        con.execute("CREATE OR REPLACE TEMP VIEW eval_retrieved AS SELECT * FROM scored_retrieved")
     # Claim verdicts and restricted exposures, computed once for both question_scores and claims.
     con.execute(f"CREATE OR REPLACE TEMP TABLE scored_restricted AS {engine.restricted_sql()}")
     con.execute(f"CREATE OR REPLACE TEMP TABLE scored_verdicts AS {engine.verdicts_sql('scored_restricted')}")
@@ -189,6 +208,17 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1) -> None:
     )
 
 
+def count_records(con: duckdb.DuckDBPyConnection, runs: str) -> None:
+    """`runs.n_records`, `n_missing`, `n_failed` of the runs in the relation `runs` (run_id), from
+    their `question_scores` rows."""
+    con.execute(f"""
+        UPDATE runs SET n_records = c.n_records, n_missing = c.n_missing, n_failed = c.n_failed
+        FROM (SELECT run_id, count(*) FILTER (WHERE NOT missing) AS n_records,
+                     count(*) FILTER (WHERE missing) AS n_missing, count(*) FILTER (WHERE failed) AS n_failed
+              FROM question_scores WHERE run_id IN (SELECT run_id FROM {runs}) GROUP BY run_id) c
+        WHERE runs.run_id = c.run_id""")
+
+
 def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
     import json
 
@@ -202,12 +232,7 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
         "manifest": json.dumps(r.manifest), "files_hash": r.files_hash, "n_records": 0, "n_missing": 0,
         "n_failed": 0,
     } for r in runs], dtype=object))
-    con.execute("""
-        UPDATE runs SET n_records = c.n_records, n_missing = c.n_missing, n_failed = c.n_failed
-        FROM (SELECT run_id, count(*) FILTER (WHERE NOT missing) AS n_records,
-                     count(*) FILTER (WHERE missing) AS n_missing, count(*) FILTER (WHERE failed) AS n_failed
-              FROM question_scores WHERE run_id IN (SELECT run_id FROM stage_runs) GROUP BY run_id) c
-        WHERE runs.run_id = c.run_id""")
+    count_records(con, "stage_runs")
     con.execute("UPDATE runs SET chunk_map = s.chunk_map FROM stage_runs s WHERE runs.run_id = s.run_id")
     con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM stage_runs s JOIN suites x ON x.suite = s.suite "
                 "WHERE runs.run_id = s.run_id")
@@ -223,9 +248,7 @@ def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *
     for run in runs:
         write_chunks(con, run.suite, run.run_id, run.chunks or {})
     stage_runs(con, runs)
-    if bulk and stage_bulk(con, runs):
-        stage_no_sentences(con)
-    else:
+    if not (bulk and stage_bulk(con, runs)):
         read_lines(con, runs, problems)
         stage_records(con, runs, problems)
     if not problems:
@@ -250,6 +273,11 @@ def _progress(enabled: bool):
 def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1, bulk: bool = True) -> RefreshSummary:
     """Validate `workspace`, score what changed, and replace `db` atomically.
 
+    A run whose files changed (or that is new) is staged from its files and scored; a removed run's
+    rows go. A changed suite re-scores its runs: only the questions whose rows changed
+    (`scoring.store.rescore`), from the rows the database holds, when nothing suite-wide changed;
+    every run of the suite from its files otherwise. The result equals a refresh from scratch.
+
     Raises ValidationError listing every problem; the database is then untouched. `bulk=False`
     checks every record rule by rule even when the workspace is clean (slower; for cross-checks).
     """
@@ -264,14 +292,12 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
         # Suites the database already holds byte for byte are not parsed again.
         ws = load_workspace(workspace, problems, stored=old_suites)
         changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name) != s.files_hash]
-        changed_names = {s.name for s in changed_suites}
-        to_score = [r for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash or r.suite in changed_names]
+        changed_runs = {r.run_id for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash}
         removed_runs = sorted(set(old_runs) - set(ws.runs))
         removed_suites = sorted(set(old_suites) - set(ws.suites))
-        skipped = len(ws.runs) - len(to_score)
-        if not (changed_suites or to_score or removed_runs or removed_suites) and db.exists() and not outdated:
+        if not (changed_suites or changed_runs or removed_runs or removed_suites) and db.exists() and not outdated:
             problems.raise_if_any()
-            return RefreshSummary(db, 0, skipped, 0, 0, time.perf_counter() - started)
+            return RefreshSummary(db, 0, len(ws.runs), 0, 0, time.perf_counter() - started)
 
         temp = store.working_copy(db)
         con = store.open_for_write(temp)
@@ -285,28 +311,60 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 for suite_name in removed_suites:
                     for table in SUITE_TABLES:
                         con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite_name])
+                # suite -> how many of its questions to re-score in its unchanged runs (listed in
+                # `rescore_questions`); a suite absent here re-scores all its runs from their files
+                questions: dict[str, int] = {}
+                con.execute("CREATE OR REPLACE TEMP TABLE rescore_questions (suite VARCHAR, question_id VARCHAR)")
+                for suite in changed_suites:
+                    # a workspace with problems is refused: every run of a changed suite is then
+                    # checked from its files, so that the report names all of them
+                    partial = suite.name in old_suites and not problems
+                    if partial:
+                        snapshot_suite(con, suite.name)
+                    same_documents = write_suite(con, suite, changes_only=partial)
+                    found = changed_questions(con, suite.name) if partial and same_documents else None
+                    if found is not None:
+                        questions[suite.name] = found
+                changed_names = {s.name for s in changed_suites}
+                to_score = [r for r in ws.runs.values()
+                            if r.run_id in changed_runs or (r.suite in changed_names and r.suite not in questions)]
+                to_rescore = [r for r in ws.runs.values() if r.run_id not in changed_runs and questions.get(r.suite)]
                 for run_id in [*removed_runs, *(r.run_id for r in to_score)]:
                     for table in RUN_TABLES:
                         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
-                for suite in changed_suites:
-                    write_suite(con, suite)
+                for run in ws.runs.values():
+                    # rewriting a suite's tables removed its runs' own chunk maps; staging writes those
+                    # of the runs it stages
+                    if run.suite in changed_names and run.run_id not in {r.run_id for r in to_score}:
+                        write_chunks(con, run.suite, run.run_id, run.chunks or {})
                 bar and bar.advance(task)
-                stage(con, to_score, problems, bulk=bulk)
-                problems.raise_if_any()
+                records = 0
+                con.execute("CREATE OR REPLACE TEMP TABLE scored_runs (run_id VARCHAR)")
+                if to_score or problems:
+                    stage(con, to_score, problems, bulk=bulk)
+                    problems.raise_if_any()
+                    bar and bar.advance(task)
+                    score_staged(con, level=level)
+                    write_alignments(con)
+                    records = con.execute("SELECT count(*) FROM stage_records").fetchall()[0][0]
+                    write_runs(con, to_score)
+                    con.execute("INSERT INTO scored_runs SELECT run_id FROM stage_runs")
+                rescore_questions(con, to_rescore, problems, level=level)
+                # every run carries its suite's labels hash, whichever way its scores were brought up to date
+                con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM suites x "
+                            "WHERE x.suite = runs.suite AND runs.labels_hash IS DISTINCT FROM x.labels_hash")
                 bar and bar.advance(task)
-                score_staged(con, level=level)
-                write_alignments(con)
-                bar and bar.advance(task)
-                write_runs(con, to_score)
-                build_summaries(con, scored=None if outdated else "stage_runs")
-                records = con.execute("SELECT count(*) FROM stage_records").fetchone()[0]
+                build_summaries(con, scored=None if outdated else "scored_runs",
+                                rescored="rescore_pairs" if to_rescore else None)
                 store.write_registry(con)
+                runs_scored = len(to_score) + len(to_rescore)
+                skipped = len(ws.runs) - runs_scored
                 seconds = time.perf_counter() - started
                 store.write_meta(con, workspace=str(workspace), refreshed_at=datetime.now(timezone.utc).isoformat(),
                                  relevance_level=level)
                 con.execute(
                     "INSERT INTO refresh_log VALUES (now(), ?, ?, ?, ?, ?, ?)",
-                    [str(workspace), len(to_score), skipped, len(removed_runs), records, seconds],
+                    [str(workspace), runs_scored, skipped, len(removed_runs), records, seconds],
                 )
                 con.execute("CHECKPOINT")
                 con.close()
@@ -317,7 +375,32 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
             temp.unlink(missing_ok=True)
             temp.with_name(temp.name + ".wal").unlink(missing_ok=True)
             raise
-    return RefreshSummary(db, len(to_score), skipped, len(removed_runs), records, time.perf_counter() - started)
+    return RefreshSummary(db, runs_scored, skipped, len(removed_runs), records, time.perf_counter() - started,
+                          questions_rescored=sum(questions[s] for s in {r.suite for r in to_rescore}),
+                          runs_rescored=len(to_rescore))
+
+
+def rescore_questions(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *,
+                      level: int = 1) -> None:
+    """Re-score, in `runs` (whose files did not change), the questions of their suites listed in
+    `rescore_questions` (suite, question_id), from the rows the database holds
+    (`scoring.store.rescore`); `rescore_pairs` (run_id, question_id) is left for the summaries. Raises
+    when an answer's aligned sentences now make more claims than the suite allows (the record's file
+    and line)."""
+    for name in ("stage_records", "stage_rankings"):  # views over the bulk path's parsed lines
+        drop_relation(con, name)
+    con.execute("DROP TABLE IF EXISTS bulk")
+    stage_runs(con, runs)
+    con.execute("CREATE OR REPLACE TEMP TABLE rescore_pairs AS SELECT r.run_id, q.question_id "
+                "FROM stage_runs r JOIN rescore_questions q ON q.suite = r.suite")
+    if not runs:
+        return
+    restage_stored(con)
+    align_staged(con, problems, {run.run_id: str(run.records_path) for run in runs})
+    problems.raise_if_any()
+    score_staged(con, level=level, pairs="rescore_pairs")
+    write_alignments(con)
+    count_records(con, "stage_runs")
 
 
 # --- the score table ----------------------------------------------------------------------------
