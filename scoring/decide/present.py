@@ -18,14 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-import duckdb
 import pandas as pd
 
-from ..errors import invalid
-from ..store.database import Database
-from .comparison import Comparison, compare
+from .comparison import Comparison
 from .policy import load_policy
-from .report import CAVEATS, Evidence, load_evidence, manifest_diff, num, signed
+from .report import CAVEATS, Evidence, compare_with_evidence, manifest_diff, num, signed
 from .verdicts import record
 
 e = html.escape
@@ -242,15 +239,7 @@ def write_slides(baseline: str, candidate: str, *, db: Path, policy: str | Path 
     """Compare (read-only; the verdict recorded as `ragslice compare` does when there is a policy) and
     write the slides to `out`."""
     pol = load_policy(policy) if policy is not None else None
-    con = Database(db).connect()
-    try:
-        comparison = compare(con, baseline, candidate, policy=pol)
-        ids = set(comparison.regressed_questions()["question_id"].head(WORST))
-        evidence = load_evidence(con, comparison, ids)
-    except duckdb.Error as error:
-        raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
-    finally:
-        con.close()
+    comparison, evidence = compare_with_evidence(baseline, candidate, db=db, policy=pol, limit=WORST)
     if pol is not None:
         record(db, comparison)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from ..errors import invalid
 from ..metrics.registry import display_name
 from ..store.database import Database
 from .comparison import Comparison, compare
-from .policy import GateResult, load_policy
+from .policy import GateResult, Policy, load_policy
 from .verdicts import record
 
 # --- number formatting ---------------------------------------------------------------------------
@@ -733,24 +733,30 @@ def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None
     )
 
 
-def write_report(baseline: str, candidate: str, *, db: Path, policy: str | Path, out: Path) -> Comparison:
-    """Compare (read-only), record the verdict as `ragslice compare` does, and write the HTML report to
-    `out`; returns the comparison."""
-    pol = load_policy(policy)
+def compare_with_evidence(baseline: str, candidate: str, *, db: Path, policy: Policy | None,
+                          limit: int) -> tuple[Comparison, Evidence]:
+    """The comparison (read-only) and the evidence of its first `limit` regressed questions."""
     con = Database(db).connect()
     try:
-        comparison = compare(con, baseline, candidate, policy=pol)
-        ids = set(comparison.regressed_questions()["question_id"].head(EVIDENCE_LIMIT))
-        evidence = load_evidence(con, comparison, ids)
+        comparison = compare(con, baseline, candidate, policy=policy)
+        ids = set(comparison.regressed_questions()["question_id"].head(limit))
+        return comparison, load_evidence(con, comparison, ids)
     except duckdb.Error as error:
         raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
     finally:
         con.close()
+
+
+def write_report(baseline: str, candidate: str, *, db: Path, policy: str | Path, out: Path) -> Comparison:
+    """Compare (read-only), record the verdict as `ragslice compare` does, and write the HTML report to
+    `out`; returns the comparison."""
+    comparison, evidence = compare_with_evidence(baseline, candidate, db=db, policy=load_policy(policy),
+                                                 limit=EVIDENCE_LIMIT)
     record(db, comparison)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html_report(comparison, evidence), encoding="utf-8")
     return comparison
 
 
-__all__ = ["CAVEATS", "Evidence", "forest_svg", "html_report", "load_evidence", "manifest_diff", "markdown",
+__all__ = ["CAVEATS", "Evidence", "compare_with_evidence", "forest_svg", "html_report", "load_evidence", "manifest_diff", "markdown",
            "md", "verdict_line", "write_report", "text"]
