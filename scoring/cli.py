@@ -157,28 +157,35 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """0 when every gate passes or no policy was given (no verdict), 1 when a gate fails."""
+    """0 when every candidate's gates pass or no policy was given (no verdict), 1 when a gate of any
+    candidate fails."""
     import json
 
     from .decide import report
-    from .decide.comparison import run_comparison
+    from .decide.comparison import run_comparisons
 
-    comparison = run_comparison(args.baseline, args.candidate, db=Path(args.db), policy=args.policy)
+    family = run_comparisons(args.baseline, args.candidate, db=Path(args.db), policy=args.policy)
     if args.format == "json":
-        print(json.dumps(comparison.to_dict(), indent=2, default=str))
+        print(json.dumps(family.to_dict(), indent=2, default=str))
     elif args.format == "markdown":
-        print(report.markdown(comparison))
+        print(report.family_markdown(family))
     else:
-        print(report.text(comparison))
-    return 1 if comparison.verdict.failed else 0
+        print(report.family_text(family))
+    return 1 if family.failed else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .decide.report import verdict_line, write_report
+    from .decide.report import verdict_line, write_family_report
 
     out = Path(args.o)
-    comparison = write_report(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=out)
-    print(f"wrote {out}: verdict {comparison.verdict.verdict} ({verdict_line(comparison)})")
+    family = write_family_report(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=out)
+    if family.single:
+        comparison = family.comparisons[0]
+        print(f"wrote {out}: verdict {comparison.verdict.verdict} ({verdict_line(comparison)})")
+        return 0
+    print(f"wrote {out}: verdict {family.verdict} over {len(family.comparisons)} candidates")
+    for comparison in family.comparisons:
+        print(f"  {comparison.candidate.name}: {verdict_line(comparison)}")
     return 0
 
 
@@ -414,9 +421,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve review mode on a non-loopback --address (anyone who reaches it writes as --reviewer)")
 
     p = add("compare", cmd_compare, "Paired comparison of two runs (or groups) and the release verdict.",
-            "ragslice compare prod-2024-06 rerank-v2 --policy policy.toml --format markdown")
+            "ragslice compare prod-2024-06 rerank-v2 --policy policy.toml --format markdown",
+            "ragslice compare prod-2024-06 rerank-v2 hybrid-v1 chunk-512 --policy policy.toml   # a release matrix")
     p.add_argument("baseline", help="run ID or group name")
-    p.add_argument("candidate", help="run ID or group name")
+    p.add_argument("candidate", nargs="+", help="run ID or group name; several give a matrix, each candidate "
+                   "judged on its own, p_holm adjusted across every candidate x metric x slice (exit 1 when any "
+                   "candidate fails)")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--policy", help="acceptance policy TOML")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
@@ -424,7 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("report", cmd_report, "Write a self-contained HTML release report.",
             "ragslice report prod rerank --policy policy.toml -o report.html")
     p.add_argument("baseline")
-    p.add_argument("candidate")
+    p.add_argument("candidate", nargs="+", help="one or more candidates: several give the release matrix, then "
+                   "each candidate's report")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--policy", required=True)
     p.add_argument("-o", required=True, metavar="FILE")
