@@ -1344,3 +1344,35 @@ def pinned_baseline(suite: str) -> str | None:
         return None
     found = query("SELECT baseline FROM baseline_pins WHERE suite = ? ORDER BY line DESC LIMIT 1", [suite])
     return None if found.empty else str(found.iloc[0, 0])
+
+
+def release_history(suite: str) -> pd.DataFrame:
+    """One row per release of the suite, oldest first: a run's release is its manifest's `release`
+    field, else the run itself. Columns: release, created_at (the earliest manifest time of its
+    runs, UTC), runs (their IDs), and per metric the mean over its runs of each run's macro mean
+    (`run_stats`; one run: its macro mean). Ordered by created_at, then release."""
+    stats = run_stats(suite)
+    manifests = runs(suite).set_index("run_id")["manifest"]
+    stats["release"] = [str(json.loads(manifests.loc[r]).get("release") or r) for r in stats["run_id"]]
+    stats["created_at"] = pd.to_datetime(stats["created_at"], utc=True)
+    keys = [k for k in METRIC_KEYS if k in stats.columns]
+    grouped = stats.groupby("release", sort=False)
+    out = grouped[keys].mean()
+    out["created_at"] = grouped["created_at"].min()
+    out["runs"] = grouped["run_id"].agg(list)
+    out = out.reset_index().sort_values(["created_at", "release"], kind="stable").reset_index(drop=True)
+    return out[["release", "created_at", "runs", *keys]]
+
+
+SUITE_VERDICT_COLUMNS = ("created_at", "baseline", "candidate", "candidate_runs", "policy_name", "verdict",
+                         "verdict_without_disputed")
+
+
+def suite_verdicts(suite: str) -> pd.DataFrame:
+    """Every verdict recorded for the suite (table `verdicts`), oldest first, with the candidate's
+    runs; empty when none was recorded."""
+    if not _has("verdicts"):
+        return pd.DataFrame(columns=list(SUITE_VERDICT_COLUMNS))
+    return query(
+        """SELECT created_at, baseline, candidate, candidate_runs, policy_name, verdict, verdict_without_disputed
+           FROM verdicts WHERE suite = ? ORDER BY created_at, verdict_id""", [suite])

@@ -274,6 +274,14 @@ def cmd_align(args: argparse.Namespace) -> int:
     return 1 if run.failed else 0
 
 
+def cmd_pin(args: argparse.Namespace) -> int:
+    from .store.pins import pin
+
+    suite, path = pin(Path(args.workspace), args.run, suite=args.suite, note=args.note)
+    print(f"pinned {args.run} as the standing baseline of suite {suite} in {path}; refresh to publish it")
+    return 0
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     import time
 
@@ -477,6 +485,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", required=True, help="comma-separated run IDs whose answers are sentences")
     p.add_argument("--judge", required=True, help="a judge declared in suites/<suite>/judges.toml")
     p.add_argument("--suite", help="the suite (default: the one suite of the runs)")
+
+    p = add("pin", cmd_pin, "Pin a run or group as the suite's standing baseline (the dashboard's default "
+            "baseline); refresh publishes it.",
+            "ragslice pin data/demo --suite demo --run prod-baseline --note 'in production since 2026-11-02'")
+    p.add_argument("workspace")
+    p.add_argument("--run", required=True, help="the run ID or group name to pin")
+    p.add_argument("--suite", help="the suite (default: the one suite holding that run or group)")
+    p.add_argument("--note", help="why, in words")
 
     p = add("synth", cmd_synth, "Write a synthetic workspace of any size in the normal formats.",
             "ragslice synth --questions 10000 --runs 10 --out /tmp/ws")

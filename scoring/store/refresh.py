@@ -23,6 +23,7 @@ from .bulk import stage_bulk
 from .chunks import chunk_joins, unit_sql, write_chunks
 from .database import Database
 from .alignment import align_staged, write_alignments
+from .pins import read_pins, stored_pins, write_pins
 from .records import read_lines, stage_no_sentences, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
@@ -263,13 +264,16 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
         old_suites, old_runs = ({}, {}) if outdated else store.stored_hashes(db)
         # Suites the database already holds byte for byte are not parsed again.
         ws = load_workspace(workspace, problems, stored=old_suites)
+        pins = read_pins(ws, problems)  # the standing baselines: published even when no run changed
+        pins_changed = pins != _stored_pins(db, outdated)
         changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name) != s.files_hash]
         changed_names = {s.name for s in changed_suites}
         to_score = [r for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash or r.suite in changed_names]
         removed_runs = sorted(set(old_runs) - set(ws.runs))
         removed_suites = sorted(set(old_suites) - set(ws.suites))
         skipped = len(ws.runs) - len(to_score)
-        if not (changed_suites or to_score or removed_runs or removed_suites) and db.exists() and not outdated:
+        if not (changed_suites or to_score or removed_runs or removed_suites or pins_changed) and db.exists() \
+                and not outdated:
             problems.raise_if_any()
             return RefreshSummary(db, 0, skipped, 0, 0, time.perf_counter() - started)
 
@@ -298,6 +302,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 write_alignments(con)
                 bar and bar.advance(task)
                 write_runs(con, to_score)
+                write_pins(con, pins)
                 build_summaries(con, scored=None if outdated else "stage_runs")
                 records = con.execute("SELECT count(*) FROM stage_records").fetchone()[0]
                 store.write_registry(con)
@@ -318,6 +323,14 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
             temp.with_name(temp.name + ".wal").unlink(missing_ok=True)
             raise
     return RefreshSummary(db, len(to_score), skipped, len(removed_runs), records, time.perf_counter() - started)
+
+
+def _stored_pins(db: Path, outdated: bool) -> list:
+    """The pins the live database holds (none when there is no database)."""
+    if outdated or not db.exists():
+        return []
+    with store.connect_readonly(db) as con:
+        return stored_pins(con)
 
 
 # --- the score table ----------------------------------------------------------------------------
