@@ -114,7 +114,7 @@ head = "".join(f"<th>{html_escape(c)}</th>" for c in ["candidate",
                                                       *(["verdict"] if verdicts else []),
                                                       *(["recorded verdict"] if not recorded.empty else [])])
 base_ops = "".join(f"<td>{number(ops.loc[baseline.name, k], OPERATIONS[k][1])}</td>" for k in shown_ops)
-body = [f'<tr class="baseline"><td><b>{html_escape(baseline.name)}</b> (baseline)</td>'
+body = [f'<tr class="baseline"><td>{html_escape(baseline.label)} (baseline)</td>'
         + "<td></td>" * len(columns) + base_ops + ("<td></td>" if verdicts else "")
         + ("<td></td>" if not recorded.empty else "") + "</tr>"]
 recorded_by = dict(zip(recorded["candidate"], recorded["verdict"]))
@@ -136,7 +136,7 @@ st.caption(escape(
 st.markdown(
     "<style>#release-matrix td, #release-matrix th {padding: 2px 8px; text-align: right; white-space: nowrap}"
     " #release-matrix td:first-child, #release-matrix th:first-child {text-align: left}"
-    " #release-matrix a {color: inherit}</style>"
+    " #release-matrix a {color: inherit} #release-matrix tr.baseline td {font-weight: 600}</style>"
     f'<div style="overflow-x:auto"><table id="release-matrix"><thead><tr>{head}</tr></thead>'
     f"<tbody>{''.join(body)}</tbody></table></div>",
     unsafe_allow_html=True)
