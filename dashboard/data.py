@@ -1349,7 +1349,7 @@ def pinned_baseline(suite: str) -> str | None:
 def release_history(suite: str) -> pd.DataFrame:
     """One row per release of the suite, oldest first: a run's release is its manifest's `release`
     field, else the run itself. Columns: release, created_at (the earliest manifest time of its
-    runs, UTC), runs (their IDs), and per metric the mean over its runs of each run's macro mean
+    runs, UTC), runs (their IDs), groups (the groups of repeats they belong to), and per metric the mean over its runs of each run's macro mean
     (`run_stats`; one run: its macro mean). Ordered by created_at, then release."""
     stats = run_stats(suite)
     manifests = runs(suite).set_index("run_id")["manifest"]
@@ -1360,8 +1360,9 @@ def release_history(suite: str) -> pd.DataFrame:
     out = grouped[keys].mean()
     out["created_at"] = grouped["created_at"].min()
     out["runs"] = grouped["run_id"].agg(list)
+    out["groups"] = grouped["run_group"].agg(lambda g: sorted({str(v) for v in g.dropna()}))
     out = out.reset_index().sort_values(["created_at", "release"], kind="stable").reset_index(drop=True)
-    return out[["release", "created_at", "runs", *keys]]
+    return out[["release", "created_at", "runs", "groups", *keys]]
 
 
 SUITE_VERDICT_COLUMNS = ("created_at", "baseline", "candidate", "candidate_runs", "policy_name", "verdict",

@@ -125,11 +125,11 @@ def test_page_defaults_to_every_comparable_side_and_shows_live_verdicts(demo_db,
 
 
 def test_page_sorts_by_any_column(demo_db, monkeypatch):
-    at = _page(demo_db, monkeypatch, suite="demo", baseline="prod-baseline", metrics=["recall"], sort="R@k · all",
+    at = _page(demo_db, monkeypatch, suite="demo", baseline="prod-baseline", metrics=["recall"], sort_by="R@k · all",
                desc="1")
     order = list(_cells(_table(at)))
     assert order[0] == "rerank-v2" and order[-1] == "chunk-160"  # +0.087 ... -0.066
-    at = _page(demo_db, monkeypatch, suite="demo", baseline="prod-baseline", metrics=["recall"], sort="R@k · all")
+    at = _page(demo_db, monkeypatch, suite="demo", baseline="prod-baseline", metrics=["recall"], sort_by="R@k · all")
     assert list(_cells(_table(at)))[0] == "chunk-160"
 
 

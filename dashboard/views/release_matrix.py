@@ -58,7 +58,7 @@ columns = [(m, s) for m in metrics for s in slice_names
 ops = mx.operations.set_index("candidate")
 shown_ops = [k for k in OPERATIONS if ops[k].notna().any()]
 sort_options = ["candidate", *[f"{metric_name(m)} · {s}" for m, s in columns], *[OPERATIONS[k][0] for k in shown_ops]]
-sort_by = selection.select("Sort by", sort_options, param="sort", where=st.sidebar)
+sort_by = selection.select("Sort by", sort_options, param="sort_by", where=st.sidebar)
 descending = selection.check("Largest first", param="desc")
 
 by_cell = {(r.candidate, r.metric, r.slice): r for r in cells.itertuples(index=False)}

@@ -47,9 +47,13 @@ st.caption(escape("Releases in order of their manifests' time (created_at); a ru
 st.altair_chart(charts.release_trend(long, marks), key="w_trend_chart", width="stretch")
 
 st.subheader("Releases")
-shown = history.assign(runs=history["runs"].map(", ".join), verdict=[newest.get(r, "") for r in history["release"]],
+groups = sorted({g for gs in history["groups"] for g in gs})
+if groups:
+    st.caption(escape("Groups of repeats among these runs: " + "; ".join(groups) + ". A release holding a group's "
+                      "repeats averages them with its other runs."))
+shown = history.assign(runs=history["runs"].map(", ".join), groups=history["groups"].map(", ".join), verdict=[newest.get(r, "") for r in history["release"]],
                        pinned=history["runs"].map(lambda rs: pinned in rs) | (history["release"] == pinned))
-table(shown[["release", "created_at", "runs", "verdict", "pinned", *[m for m in metrics if m in shown.columns]]],
+table(shown[["release", "created_at", "runs", "groups", "verdict", "pinned", *[m for m in metrics if m in shown.columns]]],
       key="w_releases", column_config={m: st.column_config.NumberColumn(metric_name(m), format="%.3f")
                                        for m in metrics})
 
