@@ -13,6 +13,8 @@ st.navigation(
     {
         "Review": [
             st.Page("views/release_review.py", title="Release review", default=True),
+            st.Page("views/release_matrix.py", title="Release matrix"),
+            st.Page("views/trends.py", title="Trends"),
             st.Page("views/statistics.py", title="Statistics"),
             st.Page("views/question_deltas.py", title="Question deltas"),
             st.Page("views/question_detail.py", title="Question detail"),

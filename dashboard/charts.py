@@ -150,3 +150,25 @@ def delta_intervals(frame: pd.DataFrame, *, metric_name: str, height: int | None
         title=f"{metric_name}: mean paired delta and its interval per slice",
         height=height or alt.Step(24),
     )
+
+
+def release_trend(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 320) -> alt.LayerChart:
+    """Headline metrics per release as lines, releases in the order given, with each release's
+    recorded verdict marked on its points (pass, fail).
+
+    `frame`: release, metric (display name), value (NaN: n/a, left out); `marks`: release, verdict
+    (pass | fail), metric, value: the points to mark."""
+    order = list(dict.fromkeys(frame["release"].astype(str)))
+    x = alt.X("release:N", sort=order, title="release (oldest first)", axis=alt.Axis(labelAngle=-30, labelLimit=160))
+    data = frame[frame["value"].notna()]
+    lines = alt.Chart(data).mark_line(point=True).encode(
+        x=x, y=alt.Y("value:Q", title="macro mean"), color=alt.Color("metric:N", title=None),
+        tooltip=["release:N", "metric:N", alt.Tooltip("value:Q", format=".3f")])
+    verdicts = alt.Chart(marks[marks["value"].notna()]).mark_point(size=220, filled=False, strokeWidth=3).encode(
+        x=x, y="value:Q",
+        shape=alt.Shape("verdict:N", title="recorded verdict", scale=alt.Scale(domain=["pass", "fail"],
+                                                                              range=["circle", "cross"])),
+        stroke=alt.Stroke("verdict:N", legend=None, scale=alt.Scale(domain=["pass", "fail"],
+                                                                    range=["#2ca02c", "#d62728"])),
+        tooltip=["release:N", "verdict:N", "metric:N"])
+    return (lines + verdicts).properties(height=height)

@@ -1291,3 +1291,122 @@ def _relabelling(path: str, sig: tuple[int, int, int], base: str, cand: str, pol
     from scoring.decide.relabel import relabelling as compute
 
     return compute(Path(path), base, cand, policy=load_policy(policy) if policy else None)
+
+
+# -- the release matrix: one baseline against many candidates --------------------------------------
+
+
+def matrix_candidates(suite: str, baseline: Side) -> tuple[list[Side], list[tuple[str, str]]]:
+    """Every side of the suite that can be compared with `baseline` (runs, then groups), and
+    (name, reason) for those `scoring.decide.sides.refusals` refuses (the baseline itself, a group
+    holding its run, another suite version ...)."""
+    fine, refused = [], []
+    for side in sides(suite):
+        if side.name == baseline.name:
+            continue
+        reasons = scoring_sides.refusals(baseline, side)
+        if reasons:
+            refused.append((side.name, reasons[0]))
+        else:
+            fine.append(side)
+    return fine, refused
+
+
+def release_matrix(suite: str, baseline: Side, candidates: Sequence[Side], metrics: Sequence[str],
+                   slice_names: Sequence[str]) -> Any:
+    """The baseline against every candidate on `metrics` x `slice_names`, set-based
+    (`scoring.decide.matrix.matrix`: one read of the scores, one batch of statistics, Holm across the
+    cells asked for), with each side's failure rate, latency p95, mean cost and Judged@k. Cached
+    until the database changes."""
+    path = db_path()
+    try:
+        return _release_matrix(str(path), signature(path), suite, baseline.name,
+                               tuple(c.name for c in candidates), tuple(_metric(m) for m in metrics),
+                               tuple(slice_names))
+    except READ_ERRORS as error:
+        raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _release_matrix(path: str, sig: tuple[int, int, int], suite: str, baseline: str, candidates: tuple[str, ...],
+                    metrics: tuple[str, ...], slice_names: tuple[str, ...]) -> Any:
+    from scoring.decide.matrix import matrix
+
+    table = _catalog_of(path, sig)[2]
+    by_name = {s.name: s for s in scoring_sides.sides_of(table[table["suite"] == suite].reset_index(drop=True))}
+    with Database(path).reading(sig) as con:
+        return matrix(con, by_name[baseline], [by_name[c] for c in candidates], metrics, slice_names)
+
+
+def matrix_verdicts(baseline: Side, candidates: Sequence[Side]) -> dict[str, str]:
+    """Each candidate's verdict under the live policy (`statistics`, cached per pair), by name; empty
+    without a policy. A candidate whose comparison scoring refuses is left out."""
+    if policy_path() is None:
+        return {}
+    out = {}
+    for cand in candidates:
+        try:
+            verdict = statistics(baseline, cand).verdict
+        except StatisticsUnavailable:
+            continue
+        if verdict is not None:
+            out[cand.name] = str(verdict.verdict)
+    return out
+
+
+def recorded_verdicts(suite: str, baseline: Side) -> pd.DataFrame:
+    """The newest recorded verdict (table `verdicts`) of each candidate against exactly the baseline's
+    runs: candidate (name as recorded), verdict, policy_name, created_at. Empty when none."""
+    if not _has("verdicts"):
+        return pd.DataFrame(columns=["candidate", "verdict", "policy_name", "created_at"])
+    return query(
+        """SELECT candidate, arg_max(verdict, created_at) AS verdict, arg_max(policy_name, created_at) AS policy_name,
+                  max(created_at) AS created_at
+           FROM verdicts WHERE suite = ? AND list_sort(baseline_runs) = list_sort(?::VARCHAR[])
+           GROUP BY candidate ORDER BY candidate""",
+        [suite, list(baseline.run_ids)])
+
+
+# -- the standing baseline and the history of releases --------------------------------------------
+
+
+def pinned_baseline(suite: str) -> str | None:
+    """The side name pinned as the suite's standing baseline (table `baseline_pins`, published by a
+    refresh from the workspace's `suites/<suite>/baseline.jsonl`: the last line wins), or None."""
+    if not _has("baseline_pins"):
+        return None
+    found = query("SELECT baseline FROM baseline_pins WHERE suite = ? ORDER BY line DESC LIMIT 1", [suite])
+    return None if found.empty else str(found.iloc[0, 0])
+
+
+def release_history(suite: str) -> pd.DataFrame:
+    """One row per release of the suite, oldest first: a run's release is its manifest's `release`
+    field, else the run itself. Columns: release, created_at (the earliest manifest time of its
+    runs, UTC), runs (their IDs), groups (the groups of repeats they belong to), and per metric the mean over its runs of each run's macro mean
+    (`run_stats`; one run: its macro mean). Ordered by created_at, then release."""
+    stats = run_stats(suite)
+    manifests = runs(suite).set_index("run_id")["manifest"]
+    stats["release"] = [str(json.loads(manifests.loc[r]).get("release") or r) for r in stats["run_id"]]
+    stats["created_at"] = pd.to_datetime(stats["created_at"], utc=True)
+    keys = [k for k in METRIC_KEYS if k in stats.columns]
+    grouped = stats.groupby("release", sort=False)
+    out = grouped[keys].mean()
+    out["created_at"] = grouped["created_at"].min()
+    out["runs"] = grouped["run_id"].agg(list)
+    out["groups"] = grouped["run_group"].agg(lambda g: sorted({str(v) for v in g.dropna()}))
+    out = out.reset_index().sort_values(["created_at", "release"], kind="stable").reset_index(drop=True)
+    return out[["release", "created_at", "runs", "groups", *keys]]
+
+
+SUITE_VERDICT_COLUMNS = ("created_at", "baseline", "candidate", "candidate_runs", "policy_name", "verdict",
+                         "verdict_without_disputed")
+
+
+def suite_verdicts(suite: str) -> pd.DataFrame:
+    """Every verdict recorded for the suite (table `verdicts`), oldest first, with the candidate's
+    runs; empty when none was recorded."""
+    if not _has("verdicts"):
+        return pd.DataFrame(columns=list(SUITE_VERDICT_COLUMNS))
+    return query(
+        """SELECT created_at, baseline, candidate, candidate_runs, policy_name, verdict, verdict_without_disputed
+           FROM verdicts WHERE suite = ? ORDER BY created_at, verdict_id""", [suite])

@@ -163,18 +163,20 @@ def database_or_stop() -> None:
 
 
 def _default_sides(suite: str, options: list[data.Side]) -> tuple[data.Side, data.Side]:
-    """The sides of the newest recorded verdict on this suite when both still exist; else baseline:
-    the oldest run, candidate: the newest other run outside any group (else the newest other run,
-    else the baseline itself)."""
+    """The sides of the newest recorded verdict on this suite when both still exist (and its baseline
+    is the pinned one, when a baseline is pinned); else baseline: the suite's pinned standing baseline
+    (`data.pinned_baseline`), else the oldest run; candidate: the newest other run outside any group
+    (else the newest other run, else the baseline itself)."""
+    by_name = {s.name: s for s in options}
+    pinned = data.pinned_baseline(suite)
     newest = data.newest_verdict()
-    if newest is not None and newest[0] == suite:
-        by_name = {s.name: s for s in options}
+    if newest is not None and newest[0] == suite and (pinned is None or pinned == newest[1]):
         if newest[1] in by_name and newest[2] in by_name:
             return by_name[newest[1]], by_name[newest[2]]
     runs = data.runs(suite)
     grouped = set(runs.loc[runs["run_group"].notna(), "run_id"])
     singles = [s for s in options if s.kind == "run"]
-    base = singles[0]
+    base = by_name[pinned] if pinned in by_name else singles[0]
     others = [s for s in singles if s != base]
     ungrouped = [s for s in others if s.name not in grouped]
     return base, (ungrouped or others or [base])[-1]
@@ -195,8 +197,10 @@ def comparison(*, with_metric: bool = True) -> Comparison:
     base_default, cand_default = _default_sides(suite, options)
     side_help = "A run, or a group of repeats of one configuration (each question's value is the mean over its repeats)."
     names = list(by_name)
+    pinned = data.pinned_baseline(suite)
     baseline = by_name[select("Baseline", names, param="baseline", default=base_default.name,
-                              format_func=lambda n: by_name[n].label, help=side_help)]
+                              format_func=lambda n: by_name[n].label + (" (pinned)" if n == pinned else ""),
+                              help=side_help + " The suite's pinned standing baseline unless the URL names another.")]
     candidate = by_name[select("Candidate", names, param="candidate", default=cand_default.name,
                                format_func=lambda n: by_name[n].label, help=side_help)]
     metric = DEFAULT_METRIC

@@ -192,31 +192,44 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """0 when every gate passes or no policy was given (no verdict), 1 when a gate fails."""
+    """0 when every candidate's gates pass or no policy was given (no verdict), 1 when a gate of any
+    candidate fails."""
     import json
 
     from .decide import report
-    from .decide.comparison import run_comparison
+    from .decide.comparison import run_comparisons
 
-    comparison = run_comparison(args.baseline, args.candidate, db=Path(args.db), policy=args.policy)
+    family = run_comparisons(args.baseline, args.candidate, db=Path(args.db), policy=args.policy)
     if args.format == "json":
-        print(json.dumps(comparison.to_dict(), indent=2, default=str))
+        print(json.dumps(family.to_dict(), indent=2, default=str))
     elif args.format == "markdown":
-        print(report.markdown(comparison))
+        print(report.family_markdown(family))
     else:
-        print(report.text(comparison))
-    return 1 if comparison.verdict.failed else 0
+        print(report.family_text(family))
+    return 1 if family.failed else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .decide.present import write_slides
-    from .decide.report import verdict_line, write_report
+    from .errors import invalid
+    from .decide.report import verdict_line, write_family_report
 
     out = Path(args.o)
-    write = write_slides if args.slides else write_report
-    comparison = write(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=out)
-    what = "slides" if args.slides else "report"
-    print(f"wrote {out} ({what}): verdict {comparison.verdict.verdict} ({verdict_line(comparison)})")
+    if args.slides:
+        if len(args.candidate) != 1:
+            raise invalid("the slides present one decision: give one candidate (several make the release matrix "
+                          "of the full report)", "candidate", args.candidate)
+        comparison = write_slides(args.baseline, args.candidate[0], db=Path(args.db), policy=args.policy, out=out)
+        print(f"wrote {out} (slides): verdict {comparison.verdict.verdict} ({verdict_line(comparison)})")
+        return 0
+    family = write_family_report(args.baseline, args.candidate, db=Path(args.db), policy=args.policy, out=out)
+    if family.single:
+        comparison = family.comparisons[0]
+        print(f"wrote {out}: verdict {comparison.verdict.verdict} ({verdict_line(comparison)})")
+        return 0
+    print(f"wrote {out}: verdict {family.verdict} over {len(family.comparisons)} candidates")
+    for comparison in family.comparisons:
+        print(f"  {comparison.candidate.name}: {verdict_line(comparison)}")
     return 0
 
 
@@ -303,6 +316,14 @@ def cmd_align(args: argparse.Namespace) -> int:
         print("failed sentences stay unaligned by this judge (refresh uses the next aligner); align again to retry",
               file=sys.stderr)
     return 1 if run.failed else 0
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    from .store.pins import pin
+
+    suite, path = pin(Path(args.workspace), args.run, suite=args.suite, note=args.note)
+    print(f"pinned {args.run} as the standing baseline of suite {suite} in {path}; refresh to publish it")
+    return 0
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -504,9 +525,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve review mode on a non-loopback --address (anyone who reaches it writes as --reviewer)")
 
     p = add("compare", cmd_compare, "Paired comparison of two runs (or groups) and the release verdict.",
-            "ragslice compare prod-2024-06 rerank-v2 --policy policy.toml --format markdown")
+            "ragslice compare prod-2024-06 rerank-v2 --policy policy.toml --format markdown",
+            "ragslice compare prod-2024-06 rerank-v2 hybrid-v1 chunk-512 --policy policy.toml   # a release matrix")
     p.add_argument("baseline", help="run ID or group name")
-    p.add_argument("candidate", help="run ID or group name")
+    p.add_argument("candidate", nargs="+", help="run ID or group name; several give a matrix, each candidate "
+                   "judged on its own, p_holm adjusted across every candidate x metric x slice (exit 1 when any "
+                   "candidate fails)")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--policy", help="acceptance policy TOML")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
@@ -516,7 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
             "ragslice report prod rerank --policy policy.toml -o report.html",
             "ragslice report prod rerank --policy policy.toml --slides -o decision.html")
     p.add_argument("baseline")
-    p.add_argument("candidate")
+    p.add_argument("candidate", nargs="+", help="one or more candidates: several give the release matrix, then "
+                   "each candidate's report")
     p.add_argument("--db", default=DEFAULT_DB)
     p.add_argument("--policy", required=True)
     p.add_argument("-o", required=True, metavar="FILE")
@@ -561,6 +586,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", required=True, help="comma-separated run IDs whose answers are sentences")
     p.add_argument("--judge", required=True, help="a judge declared in suites/<suite>/judges.toml")
     p.add_argument("--suite", help="the suite (default: the one suite of the runs)")
+
+    p = add("pin", cmd_pin, "Pin a run or group as the suite's standing baseline (the dashboard's default "
+            "baseline); refresh publishes it.",
+            "ragslice pin data/demo --suite demo --run prod-baseline --note 'in production since 2026-11-02'")
+    p.add_argument("workspace")
+    p.add_argument("--run", required=True, help="the run ID or group name to pin")
+    p.add_argument("--suite", help="the suite (default: the one suite holding that run or group)")
+    p.add_argument("--note", help="why, in words")
 
     p = add("synth", cmd_synth, "Write a synthetic workspace of any size in the normal formats.",
             "ragslice synth --questions 10000 --runs 10 --out /tmp/ws")

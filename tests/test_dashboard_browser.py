@@ -24,7 +24,8 @@ from scoring.store.refresh import refresh
 pytestmark = pytest.mark.browser
 
 SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B", "metric": "support"}
-PAGES = ("", "statistics", "question_deltas", "question_detail", "present", "slices", "aggregation", "runs")
+PAGES = ("", "statistics", "question_deltas", "question_detail", "present", "slices", "aggregation", "runs",
+         "release_matrix", "trends")
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +117,7 @@ def test_every_page_renders_in_the_browser(server, page, tmp_path):
     for name in PAGES:
         timings[name or "release_review"] = visit(page, server, name, **SEED, q="owner")
         page.screenshot(path=tmp_path / f"{name or 'release_review'}.png")
-        assert page.locator('[data-testid="stSidebarNav"] a').count() == 8
+        assert page.locator('[data-testid="stSidebarNav"] a').count() == 10
     (tmp_path / "timings.txt").write_text("".join(f"{k} {v:.2f}s\n" for k, v in timings.items()))
 
 

@@ -786,7 +786,7 @@ MANIFEST_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
     ("manifest a list", lambda ws: M(ws).write_text("[1]"), [f"{MANIFEST}:1: expected a JSON object"]),
     ("manifest unknown field", lambda ws: set_key(M(ws), "temperature", 0.2),
      [f"{MANIFEST}:22: field 'temperature': unknown field (allowed: code_revision, corpus_version, created_at, "
-      "generation, group, k, model, notes, prompt_revision, repeat, retrieval, rubric_version, run_id, suite, "
+      "generation, group, k, model, notes, prompt_revision, release, repeat, retrieval, rubric_version, run_id, suite, "
       "suite_version; prefix extensions with x_)"]),
     ("manifest model a number", lambda ws: set_key(M(ws), "model", 7),
      [f"{MANIFEST}:14: field 'model': 7: expected a non-empty string"]),

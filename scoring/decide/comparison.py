@@ -82,12 +82,13 @@ class Settings:
     tie: float = change.TIE
     large_sample: int = stats.LARGE_SAMPLE
 
-    def describe(self) -> str:
+    def describe(self, across: str = "metric x slice") -> str:
+        """The method in words; `across`: what the Holm adjustment spans (a `Family`: every candidate too)."""
         return (f"{self.confidence:.0%} percentile bootstrap intervals ({self.bootstrap_resamples:,} resamples), "
                 f"sign-flip randomization test (exact when at most {self.exact_max} pairs differ, else "
                 f"{self.randomization_resamples:,} random sign patterns), seed {self.seed}; above "
                 f"{self.large_sample:,} differing pairs the normal interval and the normal approximation of the "
-                f"sign-flip test (method: normal); Holm adjustment of {self.holm_of} across every metric x slice; "
+                f"sign-flip test (method: normal); Holm adjustment of {self.holm_of} across every {across}; "
                 f"values within {self.tie:g} count as unchanged")
 
 
@@ -772,3 +773,170 @@ def table_rows(table: pd.DataFrame, *, metrics: Sequence[str] = (), families: Se
     if regressions_only:
         keep &= out["moves"] == "worse"
     return out[keep].reset_index(drop=True)
+
+
+# --- one baseline, several candidates ------------------------------------------------------------
+
+HOLM_FAMILY = "candidate x metric x slice"
+"""What the Holm adjustment of a `Family` spans: every row of every candidate's table."""
+
+
+@dataclass
+class Family:
+    """One baseline against one or more candidates (runs or groups), each compared as `compare` does.
+
+    Every figure of a candidate's `Comparison` is the one a single comparison gives, except
+    `p_holm`: the randomization p-values are Holm-adjusted once across the whole family (every
+    candidate x metric x slice row, `n_tests` non-None p-values), so a candidate's `p_holm` is at
+    least its single comparison's. With one candidate the family is that comparison's own table
+    and nothing changes. Each candidate's verdict is its own policy evaluation, exactly the verdict
+    of its single comparison: no gate reads `p_holm` (a `max_drop` gate runs its own one-sided test,
+    declared per candidate in advance; adjusting it for the number of candidates would only let
+    more drops pass).
+    """
+
+    comparisons: list[Comparison]
+    n_tests: int
+
+    @property
+    def single(self) -> bool:
+        return len(self.comparisons) == 1
+
+    @property
+    def baseline(self) -> Side:
+        return self.comparisons[0].baseline
+
+    @property
+    def policy(self) -> Policy | None:
+        return self.comparisons[0].policy
+
+    @property
+    def failed(self) -> bool:
+        """Whether any candidate's verdict failed (the command's exit code 1)."""
+        return any(c.verdict.failed for c in self.comparisons)
+
+    @property
+    def verdict(self) -> str:
+        """``fail`` when any candidate fails, ``pass`` when every one passes, ``none`` without a policy."""
+        if self.policy is None:
+            return "none"
+        return "fail" if self.failed else "pass"
+
+    def holm_dict(self) -> dict[str, Any]:
+        """What the reported `p_holm` is adjusted across (the JSON document's ``holm``), and
+        `resolution_warning` (None when there is nothing to say)."""
+        first = self.comparisons[0]
+        return {"of": first.settings.holm_of, "across": HOLM_FAMILY, "candidates": len(self.comparisons),
+                "tests": self.n_tests, "warning": self.resolution_warning()}
+
+    def resolution_warning(self) -> str | None:
+        """A sentence when the family is so large that no resampled randomization p can survive Holm:
+        with B random sign patterns a p-value is at least 1 / (B + 1), and Holm multiplies the
+        smallest by the number of tests."""
+        resamples = self.comparisons[0].settings.randomization_resamples
+        floor = self.n_tests / (resamples + 1)
+        if self.single or floor < SIGNIFICANT:
+            return None
+        return (f"Holm over {self.n_tests:,} tests: a randomization p drawn from {resamples:,} sign patterns is at "
+                f"least 1/{resamples + 1:,}, so no row tested by resampling can reach p_holm < {SIGNIFICANT:g} "
+                f"(its smallest p_holm is {min(floor, 1.0):.3f}); only exact tests (at most "
+                f"{self.comparisons[0].settings.exact_max} differing pairs) and the normal approximation (above "
+                f"{self.comparisons[0].settings.large_sample:,}) can. Compare fewer candidates at once for "
+                "significance marks")
+
+    def holm_text(self) -> str:
+        """What p_holm is, in words."""
+        return (f"{self.comparisons[0].settings.holm_of} Holm-adjusted across the whole family "
+                f"({len(self.comparisons)} candidates x metric x slice: {self.n_tests:,} tests)")
+
+    def matrix(self, slice_: str = "all") -> pd.DataFrame:
+        """One row per candidate (in the order given) and metric with a row on `slice_`: candidate,
+        metric, metric_name, n, delta, p_holm (family-wide), significant (p_holm < 0.05), higher_is_better."""
+        frames = []
+        for c in self.comparisons:
+            rows = c.table[c.table["slice"] == slice_]
+            frames.append(pd.DataFrame({
+                "candidate": c.candidate.name, "metric": rows["metric"].to_numpy(),
+                "metric_name": rows["metric_name"].to_numpy(), "n": rows["n"].to_numpy(),
+                "delta": rows["delta"].to_numpy(), "p_holm": rows["p_holm"].to_numpy(),
+                "higher_is_better": rows["higher_is_better"].to_numpy()}))
+        out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        p = pd.to_numeric(out["p_holm"], errors="coerce")
+        out["significant"] = (p < SIGNIFICANT).fillna(False).astype(bool)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``ragslice compare --format json``: with one candidate, that
+        comparison's document (`Comparison.to_dict`, every key as before); with several, the keys
+        the candidates share and the family's verdict. Both add ``candidates`` (one
+        `Comparison.to_dict` per candidate, in the order given) and ``holm`` (what `p_holm` is
+        adjusted across)."""
+        docs = [c.to_dict() for c in self.comparisons]
+        if self.single:
+            return {**docs[0], "holm": self.holm_dict(), "candidates": docs}
+        first = docs[0]
+        shared = {key: first[key] for key in ("baseline", "suite", "suite_version", "labels_hash", "corpus_version",
+                                              "n_questions", "policy", "settings")}
+        return {"verdict": self.verdict, **shared, "holm": self.holm_dict(), "candidates": docs}
+
+
+SIGNIFICANT = 0.05
+"""The `p_holm` below which a family's matrix marks a delta as significant."""
+
+
+def adjust_family(comparisons: Sequence[Comparison]) -> int:
+    """Holm-adjust every candidate's randomization p-values together (`stats.holm` over the rows of
+    every table, in candidate order) and write the result to each table's `p_holm`; returns the
+    number of tests (non-None p-values). One comparison keeps its own adjustment."""
+    p_values: list[float | None] = []
+    for c in comparisons:
+        p_values += [None if pd.isna(p) else float(p) for p in c.table[c.settings.holm_of]]
+    adjusted = stats.holm(p_values)
+    at = 0
+    for c in comparisons:
+        size = len(c.table)
+        if size:
+            c.table = c.table.assign(p_holm=pd.Series(adjusted[at:at + size], dtype=object).to_numpy())
+        at += size
+    return sum(p is not None for p in p_values)
+
+
+def _distinct_candidates(baseline: str, candidates: Sequence[str]) -> None:
+    if not candidates:
+        raise invalid("name at least one candidate", "candidate", "")
+    seen: set[str] = set()
+    for name in candidates:
+        if name in seen:
+            raise invalid("candidate given twice: each candidate is compared once", "candidate", name)
+        seen.add(name)
+
+
+def compare_many(con: duckdb.DuckDBPyConnection, baseline: str, candidates: Sequence[str], *,
+                 policy: Policy | str | Path | None = None, seed: int = 0, include_heldout: bool = True,
+                 **kw: Any) -> Family:
+    """Compare `baseline` with each of `candidates` (`compare`, the same settings), then Holm-adjust
+    across the family (`adjust_family`). Raises ValidationError for an empty or repeated candidate
+    list and whatever `compare` refuses (naming the candidate)."""
+    _distinct_candidates(baseline, candidates)
+    pol = policies.load_policy(policy) if isinstance(policy, (str, Path)) else policy
+    comparisons = [compare(con, baseline, name, policy=pol, seed=seed, include_heldout=include_heldout, **kw)
+                   for name in candidates]
+    return Family(comparisons, adjust_family(comparisons))
+
+
+def run_comparisons(baseline: str, candidates: Sequence[str], *, db: Path, policy: str | Path | None,
+                    seed: int = 0) -> Family:
+    """Read the database (read-only), compare every candidate, then record each verdict and
+    held-out use (`run_comparison` for several candidates). Nothing is recorded when any candidate
+    is refused."""
+    pol = policies.load_policy(policy) if policy else None
+    con = Database(db).connect()
+    try:
+        family = compare_many(con, baseline, candidates, policy=pol, seed=seed)
+    except duckdb.Error as error:
+        raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
+    finally:
+        con.close()
+    for comparison in family.comparisons:
+        record(db, comparison)
+    return family

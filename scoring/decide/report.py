@@ -21,7 +21,7 @@ import pandas as pd
 from ..errors import invalid
 from ..metrics.registry import display_name
 from ..store.database import Database
-from .comparison import Comparison, compare
+from .comparison import HOLM_FAMILY, SIGNIFICANT, Comparison, Family, compare, compare_many
 from .policy import GateResult, Policy, load_policy
 from .verdicts import record
 
@@ -302,6 +302,128 @@ def markdown(c: Comparison) -> str:
                    f"{pval(r['p_holm'])} | {r['improved']} | {r['regressed']} | {r['unchanged']} | "
                    f"{md(_marks(r['warnings']))} |")
     out += ["", md(MARK_LEGEND), "", "</details>", "", f"*Method: {md(c.settings.describe())}.*"]
+    return "\n".join(out)
+
+
+# --- several candidates ---------------------------------------------------------------------------
+
+
+SIGNIFICANT_MARK = "†"
+"""Marks a matrix delta whose family-wide Holm p is below `SIGNIFICANT`."""
+
+
+def _family_verdict_line(f: Family) -> str:
+    if f.policy is None:
+        return "NONE (no policy given: no gate was checked, so there is no verdict)"
+    failed = sum(c.verdict.failed for c in f.comparisons)
+    n = len(f.comparisons)
+    return f"{f.verdict.upper()}: {n - failed} of {n} candidates pass" + (f", {failed} fail" if failed else "")
+
+
+def _matrix_cells(f: Family, slice_: str = "all") -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """(metric names, [(candidate, [delta with its mark per metric])]) of the family's matrix on `slice_`."""
+    m = f.matrix(slice_)
+    names = list(dict.fromkeys(m["metric_name"]))
+    rows = []
+    for c in f.comparisons:
+        own = m[m["candidate"] == c.candidate.name].set_index("metric_name")
+        cells = []
+        for name in names:
+            if name not in own.index:
+                cells.append("n/a")
+                continue
+            r = own.loc[name]
+            cells.append(signed(r["delta"]) + (SIGNIFICANT_MARK if r["significant"] else ""))
+        rows.append((c.candidate.name, cells))
+    return names, rows
+
+
+def _matrix_legend(f: Family) -> str:
+    return (f"delta = candidate - baseline, mean over the paired questions (all questions; n/a pairs excluded); "
+            f"{SIGNIFICANT_MARK} p_holm < {SIGNIFICANT:g}, p_holm being the {f.holm_text()}")
+
+
+def family_text(f: Family) -> str:
+    """The terminal rendering of ``ragslice compare`` with one or more candidates: one candidate as
+    `text`; several as a matrix (candidate rows, per metric the delta marked when significant across
+    the family) and then each candidate's verdict and gates."""
+    if f.single:
+        return text(f.comparisons[0])
+    first = f.comparisons[0]
+    lines = [
+        f"ragslice compare {f.baseline.name} -> {len(f.comparisons)} candidates",
+        f"suite {first.suite} version {first.suite_version}, corpus {first.corpus_version}; "
+        f"{len(first.questions)} questions",
+        _side_text(first, "baseline"),
+        "",
+        f"VERDICT: {_family_verdict_line(f)}",
+        "",
+        "Matrix (" + _matrix_legend(f) + ")",
+    ]
+    names, rows = _matrix_cells(f)
+    head = ["candidate", "verdict", *names]
+    table = [head] + [[name, c.verdict.verdict, *cells] for (name, cells), c in zip(rows, f.comparisons)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for r in table:
+        lines.append("  " + "  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                                      for i, (cell, w) in enumerate(zip(r, widths))).rstrip())
+    for c in f.comparisons:
+        lines += ["", f"{c.candidate.name}: {verdict_line(c)}", "  " + _side_text(c, "candidate")]
+        if c.heldout is not None:
+            lines.append(f"  Held-out: {c.heldout.describe()}")
+        for g in c.verdict.gates:
+            lines.append(f"  {'pass' if g.passed else 'FAIL'}  {g.name}: {g.reason}")
+            if g.warning:
+                lines.append(f"        note: {g.warning}")
+        if c.verdict.disputed is not None:
+            lines.append(f"  Without the {c.verdict.disputed.n_disputed} disputed question(s): "
+                         f"{c.verdict.disputed.verdict.upper()}")
+        lines += [f"  warning: {w}" for w in _all_warnings(c)]
+    if f.resolution_warning():
+        lines += ["", f"Warning: {f.resolution_warning()}"]
+    lines += ["", f"Method: {first.settings.describe(HOLM_FAMILY)}.",
+              "Every metric x slice of one candidate, its regressions and operations: ragslice compare "
+              f"{f.baseline.name} CANDIDATE, or --format json (each candidate under \"candidates\")."]
+    return "\n".join(lines)
+
+
+def family_markdown(f: Family) -> str:
+    """A pull-request comment for one or more candidates: one candidate as `markdown`; several as the
+    family's verdict, the matrix and each candidate's gates."""
+    if f.single:
+        return markdown(f.comparisons[0])
+    first = f.comparisons[0]
+    icon = "✅" if f.verdict == "pass" else "❌" if f.verdict == "fail" else "➖"
+    out = [
+        f"## {icon} ragslice: {md(_family_verdict_line(f))}",
+        "",
+        f"**Baseline** `{md(f.baseline.name)}` ({md(', '.join(f.baseline.run_ids))}) against "
+        f"{len(f.comparisons)} candidates on suite `{md(first.suite)}` version `{md(first.suite_version)}`, corpus "
+        f"`{md(first.corpus_version)}`, {len(first.questions)} questions.",
+        "",
+    ]
+    names, rows = _matrix_cells(f)
+    out += ["| candidate | verdict | " + " | ".join(md(n) for n in names) + " |",
+            "| --- | --- | " + " | ".join("---:" for _ in names) + " |"]
+    for (name, cells), c in zip(rows, f.comparisons):
+        verdict = {"pass": "pass", "fail": "**FAIL**"}.get(c.verdict.verdict, c.verdict.verdict)
+        out.append(f"| `{md(name)}` | {verdict} | " + " | ".join(cells) + " |")
+    out += ["", md(_matrix_legend(f)) + ".", ""]
+    if f.resolution_warning():
+        out += [f"**Warning:** {md(f.resolution_warning())}.", ""]
+    for c in f.comparisons:
+        out += [f"### `{md(c.candidate.name)}`: {md(verdict_line(c))}", ""]
+        if c.verdict.gates:
+            out += ["| gate | result | observed | threshold | n | reason |", "| --- | --- | ---: | --- | ---: | --- |"]
+            for g in c.verdict.gates:
+                reason = md(g.reason) + (f" *Note: {md(g.warning)}*" if g.warning else "")
+                out.append(f"| {md(g.name)} | {'pass' if g.passed else '**FAIL**'} | {md(_gate_value(g))} | "
+                           f"{md(g.threshold)} | {g.n} | {reason} |")
+            out.append("")
+        warnings = _all_warnings(c)
+        if warnings:
+            out += [f"- {md(w)}" for w in warnings] + [""]
+    out.append(f"*Method: {md(first.settings.describe(HOLM_FAMILY))}.*")
     return "\n".join(out)
 
 
@@ -673,10 +795,8 @@ def _heldout_html(c: Comparison) -> str:
             "logged in <code>heldout_log</code>.</p>")
 
 
-def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None = None) -> str:
-    """The self-contained HTML report (no script, no external resource)."""
-    when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
-    v = c.verdict
+def _sections(c: Comparison, evidence: Evidence, across: str = "metric x slice") -> list[tuple[str, str, str]]:
+    """(id, title, HTML) of every section of one comparison's report; `across`: what its p_holm spans."""
     headline = c.table[c.table["slice"] == "all"]
     sections: list[tuple[str, str, str]] = []
     gates = _gates_html(c)
@@ -711,7 +831,15 @@ def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None
     sections.append(("manifests", "Manifests", _manifests_html(c)))
     sections.append(("caveats", "What this evaluation does not measure",
                      "<ul>" + "".join(f"<li>{e(x)}</li>" for x in CAVEATS) + "</ul>"))
-    sections.append(("method", "Method", f"<p>{e(c.settings.describe())}.</p><p>{e(MARK_LEGEND)}</p>"))
+    sections.append(("method", "Method", f"<p>{e(c.settings.describe(across))}.</p><p>{e(MARK_LEGEND)}</p>"))
+    return sections
+
+
+def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None = None) -> str:
+    """The self-contained HTML report (no script, no external resource)."""
+    when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    v = c.verdict
+    sections = _sections(c, evidence)
     nav = "".join(f'<a href="#{sid}">{e(title)}</a>' for sid, title, _ in sections)
     body = "".join(f'<section id="{sid}"><h2>{e(title)}</h2>{content}</section>' for sid, title, content in sections)
     verdict_text = "PASS" if v.passed else "FAIL"
@@ -758,5 +886,66 @@ def write_report(baseline: str, candidate: str, *, db: Path, policy: str | Path,
     return comparison
 
 
-__all__ = ["CAVEATS", "Evidence", "compare_with_evidence", "forest_svg", "html_report", "load_evidence", "manifest_diff", "markdown",
-           "md", "verdict_line", "write_report", "text"]
+def family_html(f: Family, evidence: Sequence[Evidence], *, generated: datetime | None = None) -> str:
+    """One self-contained HTML file for one or more candidates: one candidate as `html_report`; several
+    as the family's verdict and matrix, then each candidate's full report (its sections' anchors
+    prefixed with the candidate's position, ``c1-verdict`` ...)."""
+    if f.single:
+        return html_report(f.comparisons[0], evidence[0], generated=generated)
+    when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    first = f.comparisons[0]
+    names, rows = _matrix_cells(f)
+    matrix = _table(["candidate", "verdict", *names],
+                    [[f'<a href="#c{i}-verdict">{e(name)}</a>', e(c.verdict.verdict), *map(e, cells)]
+                     for i, ((name, cells), c) in enumerate(zip(rows, f.comparisons), start=1)],
+                    numeric=set(range(2, 2 + len(names))))
+    floor = f"<p class=\"warn\">{e(f.resolution_warning())}.</p>" if f.resolution_warning() else ""
+    parts = [f"<section id=\"matrix\"><h2>Release matrix</h2><p>{e(_matrix_legend(f))}.</p>{floor}{matrix}</section>"]
+    for i, (c, ev) in enumerate(zip(f.comparisons, evidence), start=1):
+        inner = "".join(f'<section id="c{i}-{sid}"><h3>{e(title)}</h3>{content}</section>'
+                        for sid, title, content in _sections(c, ev, HOLM_FAMILY))
+        parts.append(f'<article id="c{i}"><h2>{e(c.candidate.name)}: {e(verdict_line(c))}</h2>'
+                     f"<p>{e(_side_text(c, 'candidate'))}.</p>{inner}</article>")
+    verdict_text = f.verdict.upper()
+    subtitle = (f"{e(f.baseline.name)} → {len(f.comparisons)} candidates · suite {e(first.suite)} version "
+                f"{e(first.suite_version)}, corpus {e(first.corpus_version)} · {len(first.questions)} questions · "
+                f"generated {e(when)}")
+    nav = '<a href="#matrix">Release matrix</a>' + "".join(
+        f'<a href="#c{i}">{e(c.candidate.name)}</a>' for i, c in enumerate(f.comparisons, start=1))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "img-src data:\">"
+        f"<title>ragslice release report: {e(f.baseline.name)} → {len(f.comparisons)} candidates: {verdict_text}</title>"
+        f"<style>{CSS}</style></head><body><main>"
+        f"<h1>Release report</h1><p class=\"muted\">{subtitle}</p>"
+        f"<div class=\"verdict {f.verdict}\" id=\"verdict-banner\">Verdict: {verdict_text}</div>"
+        f"<p>{e(_family_verdict_line(f))}. {e(_side_text(first, 'baseline'))}.</p>"
+        f"<nav>{nav}</nav>{''.join(parts)}</main></body></html>\n"
+    )
+
+
+def write_family_report(baseline: str, candidates: Sequence[str], *, db: Path, policy: str | Path, out: Path
+                        ) -> Family:
+    """`write_report` for one or more candidates (`family_html`); records each candidate's verdict."""
+    pol = load_policy(policy)
+    con = Database(db).connect()
+    try:
+        family = compare_many(con, baseline, candidates, policy=pol)
+        evidence = [load_evidence(con, c, set(c.regressed_questions()["question_id"].head(EVIDENCE_LIMIT)))
+                    for c in family.comparisons]
+    except duckdb.Error as error:
+        raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
+    finally:
+        con.close()
+    for comparison in family.comparisons:
+        record(db, comparison)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(family_html(family, evidence), encoding="utf-8")
+    return family
+
+
+__all__ = ["CAVEATS", "Evidence", "compare_with_evidence", "forest_svg", "html_report", "load_evidence",
+           "manifest_diff", "markdown", "md", "verdict_line", "write_report", "text", "family_html", "family_markdown",
+           "family_text", "write_family_report"]

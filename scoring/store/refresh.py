@@ -23,6 +23,7 @@ from .bulk import stage_bulk
 from .chunks import chunk_joins, unit_sql, write_chunks
 from .database import Database
 from .alignment import align_staged, write_alignments
+from .pins import read_pins, stored_pins, write_pins
 from .records import read_lines, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
@@ -291,11 +292,14 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
         old_suites, old_runs = ({}, {}) if outdated else store.stored_hashes(db)
         # Suites the database already holds byte for byte are not parsed again.
         ws = load_workspace(workspace, problems, stored=old_suites)
+        pins = read_pins(ws, problems)  # the standing baselines: published even when no run changed
+        pins_changed = pins != _stored_pins(db, outdated)
         changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name) != s.files_hash]
         changed_runs = {r.run_id for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash}
         removed_runs = sorted(set(old_runs) - set(ws.runs))
         removed_suites = sorted(set(old_suites) - set(ws.suites))
-        if not (changed_suites or changed_runs or removed_runs or removed_suites) and db.exists() and not outdated:
+        if not (changed_suites or changed_runs or removed_runs or removed_suites or pins_changed) and db.exists() \
+                and not outdated:
             problems.raise_if_any()
             return RefreshSummary(db, 0, len(ws.runs), 0, 0, time.perf_counter() - started)
 
@@ -354,6 +358,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM suites x "
                             "WHERE x.suite = runs.suite AND runs.labels_hash IS DISTINCT FROM x.labels_hash")
                 bar and bar.advance(task)
+                write_pins(con, pins)
                 build_summaries(con, scored=None if outdated else "scored_runs",
                                 rescored="rescore_pairs" if to_rescore else None)
                 store.write_registry(con)
@@ -401,6 +406,14 @@ def rescore_questions(con: duckdb.DuckDBPyConnection, runs: list[Run], problems:
     score_staged(con, level=level, pairs="rescore_pairs")
     write_alignments(con)
     count_records(con, "stage_runs")
+
+
+def _stored_pins(db: Path, outdated: bool) -> list:
+    """The pins the live database holds (none when there is no database)."""
+    if outdated or not db.exists():
+        return []
+    with store.connect_readonly(db) as con:
+        return stored_pins(con)
 
 
 # --- the score table ----------------------------------------------------------------------------

@@ -52,7 +52,7 @@ MANIFEST_REQUIRED = (
     "run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision",
     "retrieval", "k", "prompt_revision", "model", "generation", "rubric_version",
 )
-MANIFEST_OPTIONAL = ("group", "repeat", "notes")
+MANIFEST_OPTIONAL = ("group", "repeat", "notes", "release")
 
 
 @dataclass
@@ -655,6 +655,9 @@ def _load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
         check.add("a repeat number is a whole number >= 1", "repeat", repeat)
     if manifest.get("notes") is not None and not isinstance(manifest["notes"], str):
         check.add("expected a string", "notes", manifest["notes"])
+    if manifest.get("release") is not None and (not isinstance(manifest["release"], str)
+                                                or not manifest["release"].strip()):
+        check.add("expected a non-empty string naming the release", "release", manifest["release"])
     suite = suites.get(manifest.get("suite")) if isinstance(manifest.get("suite"), str) else None
     if suite is None and isinstance(manifest.get("suite"), str) and manifest["suite"] in broken_suites:
         return None

@@ -1,0 +1,155 @@
+"""The release matrix: one baseline against many candidates, set-based.
+
+Where `comparison.compare_many` compares candidates one after the other (every figure of every
+metric x slice), the matrix computes only the cells asked for (candidates x metrics x slices), all
+at once: one read of `question_scores` for the baseline's and every candidate's runs, and one batch
+of paired statistics (`stats_batch.paired_many`) for every cell. A cell's n, means, delta, counts and
+randomization p are exactly those of the same row of `compare` (same pairing, same seed); its
+`p_holm` is Holm-adjusted across the cells of this matrix (candidates x the metrics x the slices
+asked for), so it matches `ragslice compare` only when the same family is asked for. Operations per
+candidate (failure rate, latency p95, mean cost, over every record of its runs) use the rule of
+`aggregates.operational_values`; Judged@k is the candidate's macro mean over all questions.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from ..metrics import slices
+from ..metrics.registry import BY_KEY
+from . import aggregates, stats, stats_batch
+from .comparison import SIGNIFICANT, Settings
+from .scores import RECORD_STATUSES, _score_source, arrow_floats, position_slots, read_slice_columns
+from .sides import Side
+
+CELL_COLUMNS: tuple[str, ...] = (
+    "candidate", "metric", "slice", "n", "baseline", "candidate_mean", "delta", "p_randomization", "p_holm",
+    "significant", "improved", "regressed", "unchanged", "higher_is_better",
+)
+OPERATION_COLUMNS: tuple[str, ...] = ("candidate", "records", "failure_rate", "latency_p95", "cost_mean", "judged")
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """`cells`: one row per candidate x metric x slice with at least one paired question
+    (`CELL_COLUMNS`; `candidate_mean` is the candidate's macro mean over the paired questions,
+    `significant`: p_holm < `comparison.SIGNIFICANT`); `operations`: one row per side, the baseline
+    first (`OPERATION_COLUMNS`, None where no record has the value); `n_tests`: the non-None
+    randomization p-values the Holm adjustment spans; `slices`: the slices the suite has, in order."""
+
+    cells: pd.DataFrame
+    operations: pd.DataFrame
+    n_tests: int
+    slices: tuple[str, ...]
+
+
+def read_sides(con: duckdb.DuckDBPyConnection, suite: str, sides: Sequence[Side], metrics: Sequence[str],
+               positions: np.ndarray) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, tuple[np.ndarray, ...]]]:
+    """Per side name: each metric's per-question value (the mean over the side's runs that score the
+    question; NaN: n/a or no row) at `positions` (suite order); and per side its records' status
+    codes, latency, cost and run index. One query over every run of every side."""
+    for m in metrics:
+        if m not in BY_KEY:
+            raise ValueError(f"unknown metric {m!r}")
+    run_ids = sorted({r for s in sides for r in s.run_ids})
+    source, position = _score_source(con)
+    cols = ", ".join(f"CAST(s.{m} AS DOUBLE) AS {m}" for m in metrics)  # registry keys only
+    table = con.sql(
+        f"SELECT s.run_id, {position} AS position, "
+        "CAST(coalesce(list_position(?::VARCHAR[], s.status), 0) - 1 AS TINYINT) AS status, "
+        f"s.latency_ms, s.cost_usd{', ' + cols if cols else ''} "
+        f"FROM {source} WHERE s.suite = ? AND list_contains(?::VARCHAR[], s.run_id)",
+        params=[list(RECORD_STATUSES), suite, run_ids]).to_arrow_table()
+    run_codes, run_names = pd.factorize(np.asarray(table.column("run_id").to_numpy(zero_copy_only=False)))
+    index = {name: i for i, name in enumerate(run_names)}
+    slot = position_slots(positions, table.column("position").to_numpy().astype(np.int64))
+    kept = slot >= 0
+    size = len(positions)
+    values = {m: arrow_floats(table.column(m)) for m in metrics}
+    status = table.column("status").to_numpy().astype(np.int8)
+    latency, cost = arrow_floats(table.column("latency_ms")), arrow_floats(table.column("cost_usd"))
+    out: dict[str, dict[str, np.ndarray]] = {}
+    records: dict[str, tuple[np.ndarray, ...]] = {}
+    for side in sides:
+        codes = [index[r] for r in side.run_ids if r in index]
+        own = np.isin(run_codes, codes)
+        rows = np.flatnonzero(own & kept)
+        at = slot.take(rows)
+        per: dict[str, np.ndarray] = {}
+        for m in metrics:
+            column = values[m].take(rows)
+            scored = ~np.isnan(column)
+            total = np.bincount(at, weights=np.where(scored, column, 0.0), minlength=size)
+            count = np.bincount(at, weights=scored, minlength=size)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                per[m] = np.where(count > 0, total / count, np.nan)
+        out[side.name] = per
+        everything = np.flatnonzero(own)
+        records[side.name] = (status.take(everything), latency.take(everything), cost.take(everything),
+                              run_codes.take(everything))
+    return out, records
+
+
+def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[Side], metrics: Sequence[str],
+           slice_names: Sequence[str] = ("all",), *, settings: Settings | None = None) -> Matrix:
+    """The baseline against every candidate on `metrics` x `slice_names` (those the suite has;
+    `slices.default_slices`), computed in one read and one batch. Sides must be comparable (the
+    caller checks `sides.refusals`); candidates keep their order."""
+    settings = settings or Settings()
+    suite = baseline.suite
+    questions = read_slice_columns(con, suite)
+    chosen = [s for s in slices.default_slices(questions) if str(s) in set(slice_names)]
+    available = tuple(str(s) for s in slices.default_slices(questions))
+    metrics = [m for m in dict.fromkeys(metrics) if m in BY_KEY]
+    wanted = list(dict.fromkeys([*metrics, "judged"]))
+    values, records = read_sides(con, suite, [baseline, *candidates], wanted,
+                                 questions["position"].to_numpy(dtype=np.int64))
+    masks = [slices.mask(questions, s) for s in chosen]
+    base_arrays, cand_arrays, directions, samples, layout = [], [], [], [], []
+    for c in candidates:
+        for m in metrics:
+            j = len(base_arrays)
+            base_arrays.append(values[baseline.name][m])
+            cand_arrays.append(values[c.name][m])
+            directions.append(BY_KEY[m].higher_is_better)
+            for s, mask in zip(chosen, masks):
+                layout.append((c.name, m, str(s)))
+                samples.append((j, mask))
+    results = stats_batch.paired_many(
+        base_arrays, cand_arrays, samples, higher_is_better=directions, seed=settings.seed,
+        bootstrap_resamples=settings.bootstrap_resamples, randomization_resamples=settings.randomization_resamples,
+        exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
+        complete=[False] * len(samples)) if samples else []
+    rows = []
+    for (cand, m, s), r in zip(layout, results):
+        if r.n < 1:
+            continue
+        rows.append({"candidate": cand, "metric": m, "slice": s, "n": r.n, "baseline": r.baseline,
+                     "candidate_mean": r.candidate, "delta": r.delta, "p_randomization": r.p_randomization,
+                     "improved": r.improved, "regressed": r.regressed, "unchanged": r.unchanged,
+                     "higher_is_better": BY_KEY[m].higher_is_better})
+    cells = pd.DataFrame(rows, columns=[c for c in CELL_COLUMNS if c not in ("p_holm", "significant")])
+    adjusted = stats.holm([None if p is None or pd.isna(p) else float(p) for p in cells["p_randomization"]])
+    cells["p_holm"] = pd.Series(adjusted, dtype=object).to_numpy()
+    p = pd.to_numeric(cells["p_holm"], errors="coerce")
+    cells["significant"] = (p < SIGNIFICANT).fillna(False).astype(bool)
+    ops = []
+    for side in (baseline, *candidates):
+        status, latency, cost, run = records[side.name]
+        judged = values[side.name]["judged"]
+        ops.append({
+            "candidate": side.name, "records": int(len(status)),
+            "failure_rate": aggregates.operational_values(status, latency, cost, run, "failure_rate", "rate")[0],
+            "latency_p95": aggregates.operational_values(status, latency, cost, run, "latency", "p95")[0],
+            "cost_mean": aggregates.operational_values(status, latency, cost, run, "cost", "mean")[0],
+            "judged": float(np.nanmean(judged)) if np.any(~np.isnan(judged)) else None,
+        })
+    n_tests = sum(x is not None for x in adjusted)
+    return Matrix(cells[list(CELL_COLUMNS)], pd.DataFrame(ops, columns=list(OPERATION_COLUMNS)), n_tests, available)
+
+
+__all__ = ["CELL_COLUMNS", "Matrix", "OPERATION_COLUMNS", "matrix", "read_sides"]
