@@ -105,3 +105,11 @@ def test_the_slides_open_offline_and_move_with_the_arrow_keys(db, tmp_path):
         dialogs = page.dialogs
     assert set(requests) == {out.as_uri(), out.as_uri() + "#changed"} or set(requests) == {out.as_uri()}
     assert dialogs == []
+
+
+def test_the_slides_present_one_candidate(db, tmp_path, capsys):
+    out = tmp_path / "decision.html"
+    assert main(["report", "base", "cand", "base", "--db", str(db), "--policy", str(policy(tmp_path)), "--slides",
+                 "-o", str(out)]) == 2
+    assert "the slides present one decision: give one candidate" in capsys.readouterr().err
+    assert not out.exists()
