@@ -63,6 +63,40 @@ def signed(value: Any, digits: int = 3) -> str:
     return f"{float(value):+.{digits}f}"
 
 
+STATUS_COLORS: dict[str, tuple[str, str]] = {
+    "regressed": ("#c62828", ":material/arrow_downward:"),
+    "improved": ("#2e7d32", ":material/arrow_upward:"),
+    "unchanged": ("#616161", ":material/drag_handle:"),
+    "n/a": ("#616161", ":material/remove:"),
+    "missing": ("#e65100", ":material/error:"),
+    "failed": ("#e65100", ":material/error:"),
+}
+"""A question status's colour (text on white, contrast at least 4.5:1) and icon, wherever a status is shown."""
+
+
+def shown_zero(value: Any, digits: int = 3) -> bool:
+    """Whether a change reads as zero at `digits` decimals (+0.000): it is shown neutral, with no
+    arrow and no colour, whatever its sign beyond the digits shown."""
+    return not missing(value) and round(abs(float(value)), digits) == 0
+
+
+def delta_look(value: Any, higher_is_better: bool, digits: int = 3) -> dict[str, Any]:
+    """`st.metric` arguments for a change: its text, and green for better / red for worse in the
+    metric's direction; no arrow and no colour for n/a or a change that reads as zero."""
+    if missing(value):
+        return {"delta": None}
+    if shown_zero(value, digits):
+        return {"delta": f"{0:.{digits}f}", "delta_color": "off", "delta_arrow": "off"}
+    return {"delta": signed(value, digits), "delta_color": "normal" if higher_is_better else "inverse"}
+
+
+def sentence(text: Any) -> str:
+    """A message as a sentence: its first letter capitalised (scoring's messages start in lowercase
+    to read inside other sentences)."""
+    text = str(text).strip()
+    return text[:1].upper() + text[1:] if text else text
+
+
 def moment(value: Any) -> str:
     """A stored timestamp (naive UTC) as `YYYY-MM-DD HH:MM:SS UTC`; the text as given when it is not one."""
     try:
@@ -115,11 +149,11 @@ def say(kind: str, text: str) -> None:
     box(escape(text))
 
 
-def table(frame: Any, *, key: str, placeholder: str = "n/a", **kwargs: Any) -> Any:
+def table(frame: Any, *, key: str, placeholder: str = "n/a", widget_key: str | None = None, **kwargs: Any) -> Any:
     """`st.dataframe` as every page uses it: no index, full width, NULL shown as `placeholder`
-    (n/a for scores), inside a container keyed `box_<key>` so tests and styles can find it. Cells
-    are plain text."""
+    (n/a for scores), inside a container keyed `box_<key>` so tests and styles can find it (the
+    dataframe's own key is `widget_key`, default `key`). Cells are plain text."""
     kwargs.setdefault("hide_index", True)
     kwargs.setdefault("width", "stretch")
     with st.container(key=f"box_{key}"):
-        return st.dataframe(frame, key=key, placeholder=placeholder, **kwargs)
+        return st.dataframe(frame, key=widget_key or key, placeholder=placeholder, **kwargs)

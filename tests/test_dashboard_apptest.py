@@ -306,10 +306,12 @@ def test_release_review_tiles_carry_the_paired_test(significance_db, monkeypatch
     # and Holm multiplies the smallest p by the number of tested rows (at least 32 here), capped at 1.
     assert "paired n 6 · baseline 0.000 · CI [+1.000, +1.000] · Holm p 1.000 · not significant" in captions
     assert (metric_tile(at, "Support").value, metric_tile(at, "Support").delta) == ("1.000", "+1.000")
-    # Disclosures stay 0: an interval of [0, 0], and a zero delta drawn neutral (no arrow colour).
+    # Disclosures stay 0: an interval of [0, 0], and a zero delta drawn neutral: no sign, no arrow, no colour.
     assert any(c.startswith("paired n 6 · baseline 0.000 · CI [+0.000, +0.000]") for c in captions)
     disclosures = metric_tile(at, "Disclosures")
-    assert disclosures.delta == "+0.000" and disclosures.proto.color == type(disclosures.proto).MetricColor.GRAY
+    proto = type(disclosures.proto)
+    assert (disclosures.delta, disclosures.proto.color, disclosures.proto.direction) == (
+        "0.000", proto.MetricColor.GRAY, proto.MetricDirection.NONE)
 
 
 def test_release_review_without_statistics_for_the_same_runs(app):

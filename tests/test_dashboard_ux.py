@@ -1,0 +1,229 @@
+"""The dashboard as its three users read it, driven through AppTest over the bundled demo (prod-baseline
+against rerank-v2 under the demo policy, evaluated live): the verdict card, honest links, neutral zero
+changes, the per-question diagnosis, one ordering of questions and counts that filter.
+
+Expected figures are the demo's own, checked by hand against its records (the comments say how).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fixtures import REPO
+
+APP = REPO / "dashboard" / "app.py"
+DEMO = {"suite": "demo", "baseline": "prod-baseline", "candidate": "rerank-v2"}
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory) -> Path:
+    """The demo database, built by `ragslice demo --build-only` (`scoring.io.demo.build_demo`)."""
+    from scoring.io.demo import build_demo
+
+    return build_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture
+def demo(demo_db, monkeypatch) -> AppTest:
+    from scoring.io.demo import bundled_policy
+
+    monkeypatch.setenv("RAGSLICE_DB", str(demo_db))
+    monkeypatch.setenv("RAGSLICE_POLICY", str(bundled_policy()))
+    return AppTest.from_file(str(APP), default_timeout=120)
+
+
+def open_page(at: AppTest, page: str, **params: str | list[str]) -> AppTest:
+    at.query_params.clear()
+    at.query_params.update(params)
+    at.switch_page(f"views/{page}.py").run()  # the page itself is the first to read the link
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def plain(text: str) -> str:
+    """Markdown as read: escapes removed."""
+    return text.replace("\\", "")
+
+
+def frame(at: AppTest, key: str) -> pd.DataFrame:
+    return at.get_by_key(f"box_{key}").dataframe[0].value
+
+
+def warnings(at: AppTest) -> list[str]:
+    return [plain(w.proto.body) for w in at.warning]
+
+
+# -- 1. the verdict explains itself ---------------------------------------------------------------------
+
+FAILING = ["critical coverage", "no answerable question loses support", "current information not significantly worse",
+           "no unanswerable question newly answered", "no restricted disclosure"]
+PASSING = ["recall not significantly worse", "failure rate", "p95 latency", "mean cost per question",
+           "alignment agreement"]
+
+
+def gate_markdown(at: AppTest) -> list[str]:
+    """The gate lines of the verdict card, in order (containers `gate_0`, `gate_1`, ...)."""
+    out, i = [], 0
+    while True:
+        try:
+            box = at.get_by_key(f"gate_{i}")
+        except KeyError:
+            return out
+        out.append(plain(box.markdown[0].value))
+        i += 1
+
+
+def gate_link(at: AppTest, i: int) -> tuple[str, dict[str, list[str]]]:
+    link = at.get_by_key(f"gate_{i}").get("page_link")[0]
+    return link.proto.page, parse_qs(link.proto.query_string, keep_blank_values=True)
+
+
+def test_verdict_card_says_fail_first_with_failing_gates_as_sentences(demo):
+    at = open_page(demo, "release_review", **DEMO)
+    card = at.get_by_key("verdict")
+    assert plain(card.markdown[0].value) == "## :red[:material/cancel: FAIL]"
+    lines = gate_markdown(at)
+    names = [line.split("**")[1] for line in lines]
+    # Failing gates first, in policy order, then the passing ones (policy order too).
+    assert names == FAILING + PASSING
+    assert all(line.startswith(":red[:material/close:]") for line in lines[:5])
+    assert all(line.startswith(":green[:material/check:]") for line in lines[5:])
+    # Plain sentences with the figures: candidate Coverage over the 66 critical questions 0.732 (< 0.9); 9 of the
+    # 205 paired answerable questions have a lower Support than production.
+    assert "Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; baseline 0.9293)." in lines[0]
+    assert "9 of 205 answerable questions scored worse on Support than the baseline (allowed 0)." in lines[1]
+    assert "Coverage on outdated questions dropped by 0.258 (31 questions, one-sided p 0.010)" in lines[2]
+    # Four headline averages rise while the verdict fails: the card says why both hold.
+    assert any("Better on average on R@k, nDCG@k, Support, Coverage, and still FAIL" in plain(m.value)
+               for m in card.markdown)
+
+
+def test_each_failing_gate_links_to_the_view_that_shows_it(demo):
+    at = open_page(demo, "release_review", **DEMO)
+    page, params = gate_link(at, 0)  # critical coverage
+    assert page == "question_deltas"
+    assert (params["metric"], params["critical"]) == (["coverage"], ["critical only"])
+    assert (params["status"], params["type"], params["worse"]) == ([""], [""], ["0"])  # earlier filters cleared
+    page, params = gate_link(at, 1)  # answerable questions that lost support
+    assert (params["metric"], params["slice"], params["worse"]) == (["support"], ["answerable"], ["1"])
+    page, params = gate_link(at, 2)  # outdated questions' coverage
+    assert (params["metric"], params["type"]) == (["coverage"], ["outdated"])
+    page, params = gate_link(at, 7)  # p95 latency: no question list, the runs' latency
+    assert page == "runs"
+    # Following the support gate's link lists exactly the 9 questions the gate counted, critical ones first.
+    _, params = gate_link(at, 1)
+    at = open_page(at, "question_deltas", **{k: v[0] for k, v in params.items()})
+    rows = frame(at, "w_delta_table")
+    assert len(rows) == 9 and (rows["delta"] < 0).all()
+    assert rows["critical"].tolist() == [True] * 6 + [False] * 3
+    # Following the critical coverage gate's link: only critical questions, those that scored worse first.
+    _, params = gate_link(open_page(at, "release_review", **DEMO), 0)
+    at = open_page(at, "question_deltas", **{k: v[0] for k, v in params.items()})
+    rows = frame(at, "w_delta_table")
+    # The demo's 72 critical questions, the 66 the gate scored (6 are unanswerable: Coverage n/a) among them.
+    assert rows["critical"].all() and len(rows) == 72 and rows["delta"].notna().sum() == 66
+    assert rows["delta"].iloc[0] < 0
+
+
+def test_verdict_card_names_what_was_configured_differently(demo):
+    at = open_page(demo, "release_review", **DEMO)
+    changed = frame(at, "w_config_changes")
+    fields = changed["field"].tolist()
+    # The reranker run stopped preferring the latest version of a document and pinning critical topics: what
+    # explains its outdated and critical failures. Bookkeeping (ID, time, code revision, notes) is left out.
+    assert {"retrieval.prefer_latest_version", "retrieval.pinned", "retrieval.reranker"} <= set(fields)
+    assert not {"run_id", "created_at", "code_revision", "notes"} & set(fields)
+    row = changed.set_index("field").loc["retrieval.prefer_latest_version"]
+    assert (row["baseline"], row["candidate"]) == ("true", "false")
+
+
+def test_notices_hashes_and_paths_are_one_collapsed_line(demo):
+    at = open_page(demo, "release_review", **DEMO)
+    details = [e for e in at.expander if e.label.startswith("Details:")]
+    assert len(details) == 1 and not details[0].proto.expanded
+    # The two failed-record notices (2 of production's records failed, 3 of the reranker's) live inside it.
+    inside = [plain(w.proto.body) for w in details[0].warning]
+    assert any("prod-baseline has 2 failed records" in w for w in inside)
+    assert any("rerank-v2 has 3 failed records" in w for w in inside)
+    assert "2 notices" in details[0].label
+    # Nothing above the card but the title and the sides' caption: no warning is drawn outside the details.
+    outside = [w for w in warnings(at) if "failed records" in w]
+    assert len(outside) == 2  # the same two, once each
+
+
+def test_the_metric_selector_says_what_it_drives_and_adds_its_tile(demo):
+    at = open_page(demo, "release_review", **DEMO, metric="precision")
+    assert any("the metric drives the question counts and the worst regressions" in c.value for c in at.sidebar.caption)
+    assert [m.label for m in at.metric][:7] == ["R@k", "nDCG@k", "Support", "Coverage", "Abstention", "Disclosures",
+                                               "P@k"]
+
+
+# -- 4. honest URLs and colours ----------------------------------------------------------------------------
+
+UNKNOWN = [
+    ("release_review", "suite", "nosuch", "suite 'nosuch'", "showing demo instead"),
+    ("release_review", "baseline", "doesnotexist", "baseline 'doesnotexist'", "showing prod-baseline instead"),
+    ("release_review", "candidate", "doesnotexist", "candidate 'doesnotexist'", "showing rerank-v2 instead"),
+    ("release_review", "metric", "nosuch", "metric 'nosuch'", "showing Support instead"),
+    ("question_deltas", "type", "nosuchtype", "question type 'nosuchtype'", "every question type (no filter)"),
+    ("question_deltas", "slice", "nosuch", "slice 'nosuch'", "showing all instead"),
+    ("question_deltas", "split", "nosuch", "split 'nosuch'", "every split (no filter)"),
+    ("question_deltas", "critical", "nosuch", "critical 'nosuch'", "showing all instead"),
+    ("question_deltas", "tags", "nosuch", "tag 'nosuch'", "every tag (no filter)"),
+    ("question_deltas", "status", "nosuch", "status 'nosuch'", "every status (no filter)"),
+    ("question_deltas", "sort", "nosuch", "sort 'nosuch'", "showing worst first instead"),
+    ("question_deltas", "gap", "maybe", "label gap = 'maybe'", "unticked"),
+    ("question_deltas", "worse", "maybe", "scored worse = 'maybe'", "unticked"),
+    ("question_deltas", "pick", "q-9999", "picked question 'q-9999'", "every question that matches the filters"),
+    ("question_detail", "q", "q-9999", "question 'q-9999'", "showing q-0001"),
+    ("statistics", "metrics", "nosuch", "metric 'nosuch'", "every metric (no filter)"),
+    ("statistics", "family", "nosuch", "slice family 'nosuch'", "every slice family (no filter)"),
+    ("statistics", "p", "nosuch", "judge significance by 'nosuch'", "Holm-adjusted"),
+    ("statistics", "alpha", "0.5", "alpha '0.5'", "showing 0.05 instead"),
+    ("statistics", "significant", "maybe", "significant only = 'maybe'", "unticked"),
+    ("statistics", "regressions", "maybe", "regressions only = 'maybe'", "unticked"),
+    ("runs", "run", "nosuch", "run 'nosuch'", "showing prod-baseline instead"),
+]
+
+
+@pytest.mark.parametrize(("page", "param", "value", "names", "instead"), UNKNOWN,
+                         ids=[f"{u[0]}-{u[1]}" for u in UNKNOWN])
+def test_an_unknown_value_in_the_link_is_named_with_what_is_shown_instead(demo, page, param, value, names, instead):
+    at = open_page(demo, page, **{**DEMO, param: value})
+    said = [w for w in warnings(at) if w.startswith("The link asks for")]
+    assert len(said) == 1, warnings(at)
+    assert names in said[0] and instead in said[0], said[0]
+
+
+def test_a_known_link_draws_no_unknown_value_warning(demo):
+    at = open_page(demo, "question_deltas", **DEMO, type="outdated", status="regressed", sort="best first")
+    assert not [w for w in warnings(at) if w.startswith("The link asks for")]
+    # and a repeat-group side with the repeat to show
+    at = open_page(demo, "question_detail", suite="demo", baseline="prod-baseline", candidate="temp07", q="q-0030",
+                   candidate_run="temp07-r2")
+    assert not [w for w in warnings(at) if w.startswith("The link asks for")]
+
+
+def test_an_unknown_repeat_in_the_link_is_named(demo):
+    at = open_page(demo, "question_detail", suite="demo", baseline="prod-baseline", candidate="temp07", q="q-0030",
+                   candidate_run="temp07-r9")
+    said = [w for w in warnings(at) if w.startswith("The link asks for")]
+    assert len(said) == 1 and "'temp07-r9'" in said[0]
+
+
+@pytest.mark.parametrize(("delta", "higher", "expected"), [
+    (0.0, True, {"delta": "0.000", "delta_color": "off", "delta_arrow": "off"}),
+    (0.0004, True, {"delta": "0.000", "delta_color": "off", "delta_arrow": "off"}),  # reads +0.000: neutral
+    (-0.0004, False, {"delta": "0.000", "delta_color": "off", "delta_arrow": "off"}),
+    (0.0006, True, {"delta": "+0.001", "delta_color": "normal"}),  # rounds to 0.001: a change, green when up
+    (0.0006, False, {"delta": "+0.001", "delta_color": "inverse"}),  # lower is better: up is red
+    (float("nan"), True, {"delta": None}),
+])
+def test_a_change_that_reads_as_zero_is_neutral(delta, higher, expected):
+    from dashboard.display import delta_look
+
+    assert delta_look(delta, higher) == expected
