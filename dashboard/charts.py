@@ -14,8 +14,15 @@ PICK = "pick"
 SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9aa5b1", "#1f77b4"])
 
 
+CHANGE_COLORS = alt.Scale(domain=["regressed", "improved", "unchanged", "missing", "failed"],
+                          range=["#c62828", "#2e7d32", "#9e9e9e", "#e65100", "#e65100"])
+"""A question's status as a bar colour: red for worse, green for better, grey for no change, orange for a record
+that is missing or failed (its value counts as a failure)."""
+
+
 def delta_bars(frame: pd.DataFrame, *, metric_name: str, higher_is_better: bool, height: int = 260) -> alt.Chart:
-    """Per-question deltas as sorted diverging bars coloured by question type.
+    """Per-question deltas as sorted diverging bars coloured by change (`CHANGE_COLORS`: regressed,
+    improved, unchanged, missing, failed); the question type is in the tooltip.
 
     `frame`: question_id, type, baseline, candidate, delta, status. Rows without a delta (n/a) are
     left out. Bars run from the largest improvement (left) to the worst regression (right) in the
@@ -35,7 +42,7 @@ def delta_bars(frame: pd.DataFrame, *, metric_name: str, higher_is_better: bool,
         .encode(
             x=alt.X("question_id:N", sort=order, axis=alt.Axis(labels=False, ticks=False, title="questions, best to worst")),
             y=alt.Y("delta:Q", title=f"delta {metric_name}"),
-            color=alt.Color("type:N", title="question type"),
+            color=alt.Color("status:N", title="change", scale=CHANGE_COLORS),
             opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35)),
             tooltip=[
                 alt.Tooltip("question_id:N", title="question"),
