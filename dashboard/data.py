@@ -645,8 +645,8 @@ def question_labels(suite: str, question_id: str) -> tuple[pd.DataFrame, pd.Data
     return docs, claims
 
 
-RETRIEVED_COLUMNS = ("rank", "doc_id", "chunk_id", "relevant", "visible", "restricted", "counted", "grade", "title",
-                     "doc_version", "chunk_text")
+RETRIEVED_COLUMNS = ("rank", "doc_id", "chunk_id", "relevant", "cited", "visible", "restricted", "counted", "grade",
+                     "title", "doc_version", "chunk_text")
 CLAIM_COLUMNS = ("claim_id", "supported", "reasons", "citations", "cited_docs", "text", "aligned_by")
 OPTIONAL_COLUMNS = ("chunk_id", "doc_version", "chunk_text", "aligned_by")
 """Display order of the columns `question_runs` returns: those the database has, without chunk
@@ -689,6 +689,12 @@ def question_runs(suite: str, run_ids: Sequence[str], question_id: str) -> dict[
         own_scores = scores[scores["run_id"] == run_id]
         own_retrieved = retrieved[retrieved["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)
         own_claims = claims[claims["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)
+        cited = {str(d) for docs in own_claims.get("cited_docs", pd.Series([], dtype=object)) if docs is not None
+                 for d in docs} | {str(d) for docs in own_claims.get("citations", pd.Series([], dtype=object))
+                                   if docs is not None for d in docs}
+        own_retrieved = own_retrieved.assign(cited=[str(d) in cited or (c is not None and str(c) in cited)
+                                                    for d, c in zip(own_retrieved["doc_id"],
+                                                                    own_retrieved.get("chunk_id", [None] * len(own_retrieved)))])
         own_retrieved = own_retrieved[[c for c in RETRIEVED_COLUMNS if c in own_retrieved.columns
                                        and not (c in OPTIONAL_COLUMNS and own_retrieved[c].isna().all())]]
         out[run_id] = {
@@ -699,6 +705,16 @@ def question_runs(suite: str, run_ids: Sequence[str], question_id: str) -> dict[
                                   and not (c in OPTIONAL_COLUMNS and own_claims[c].isna().all())]],
         }
     return out
+
+
+def diagnoses(suite: str, run_ids: Sequence[str], question_id: str) -> dict[str, Any]:
+    """Each run's case on one question (`scoring.decide.diagnosis`: the record failed, retrieval
+    missed the evidence, the answer misused it, or neither), by run."""
+    from scoring.decide.diagnosis import DIAGNOSIS_SQL, diagnoses as diagnose
+
+    params = {"suite": suite, "q": question_id, "runs": list(dict.fromkeys(run_ids))}
+    frames = query_many(*((sql, {k: v for k, v in params.items() if f"${k}" in sql}) for sql in DIAGNOSIS_SQL))
+    return diagnose(frames, list(run_ids))
 
 
 # -- runs ------------------------------------------------------------------------------------------

@@ -594,8 +594,10 @@ def test_question_detail_side_by_side(app):
     assert list(retrieved["relevant"]) == [True, False] and list(retrieved["visible"]) == [True, True]
     claims = frame(at, "w_claims_candidate").set_index("claim_id")
     assert bool(claims.loc["monday", "supported"]) and not bool(claims.loc["bonus", "supported"])
-    # bonus has no support label, and launch is not labelled as supporting it.
-    assert list(claims.loc["bonus", "reasons"]) == ["unlabelled_claim", "citation_not_supporting"]
+    # bonus has no support label, and launch is not labelled as supporting it (codes unlabelled_claim and
+    # citation_not_supporting, shown in words).
+    assert list(claims.loc["bonus", "reasons"]) == ["not a claim the labels expect",
+                                                    "cites a document not labelled as supporting it"]
     pair = frame(at, "w_pair").set_index("metric")
     assert pair.loc["Support", ["baseline", "candidate", "delta"]].tolist() == [1.0, 0.5, -0.5]
 
@@ -606,15 +608,18 @@ def test_question_detail_question_choice(app):
     assert at.query_params["q"] == "owner"
     assert "Who owns the alert?" in [t.value for t in at.text]
     claims = frame(at, "w_claims_baseline").set_index("claim_id")
-    assert list(claims.loc["aurora", "reasons"]) == ["citation_not_supporting"]
+    assert list(claims.loc["aurora", "reasons"]) == ["cites a document not labelled as supporting it"]
 
 
 def test_question_detail_group_shows_one_repeat_at_a_time(app):
     at = open_page(app, "question_detail", suite="seed-lab", baseline="A", candidate="c", q="owner")
-    assert at.selectbox(key="w_candidate_run").options == ["C1", "C2"]
-    assert list(frame(at, "w_claims_candidate")["citations"].iloc[0]) == ["owners"]
-    at.selectbox(key="w_candidate_run").select("C2").run()
+    # The repeats differ on owner (C2 cites archive, which does not support the claim), so each is marked with its
+    # case and the one that misused its evidence is shown first.
+    assert at.selectbox(key="w_candidate_run").options == [
+        "C1: evidence delivered and used (differs)", "C2: evidence delivered, but the answer misused it (differs)"]
     assert list(frame(at, "w_claims_candidate")["citations"].iloc[0]) == ["archive"]
+    at.selectbox(key="w_candidate_run").select("C1").run()
+    assert list(frame(at, "w_claims_candidate")["citations"].iloc[0]) == ["owners"]
     # The scores table shows the mean over both repeats: support (1 + 0) / 2.
     assert frame(at, "w_pair").set_index("metric").loc["Support", "candidate"] == 0.5
 

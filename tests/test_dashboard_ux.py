@@ -227,3 +227,95 @@ def test_a_change_that_reads_as_zero_is_neutral(delta, higher, expected):
     from dashboard.display import delta_look
 
     assert delta_look(delta, higher) == expected
+
+
+# -- 2. a diagnosis per question --------------------------------------------------------------------------
+
+
+def diagnosis_lines(at: AppTest) -> list[str]:
+    """The diagnosis box's lines, candidate first, each as `<icon> <text>` (the alert's colour is its kind)."""
+    box = at.get_by_key("diagnosis")
+    alerts = [*box.error, *box.warning, *box.success]
+    alerts.sort(key=lambda a: 0 if "Candidate" in a.proto.body else 1)
+    return [f"{a.proto.icon} {plain(a.proto.body)}" for a in alerts]
+
+
+def test_diagnosis_of_a_retrieval_miss(demo):
+    # q-0039 (critical): its expected claim identity-rto is supported by rb-0017 only, which production ranks in
+    # its first 5 and the reranker does not: the candidate cannot cover the claim.
+    at = open_page(demo, "question_detail", **DEMO, q="q-0039")
+    candidate, baseline = diagnosis_lines(at)[:2]
+    assert candidate.startswith(":material/search_off: **Candidate rerank-v2: Retrieval missed the evidence**")
+    assert "no document supporting identity-rto was among the first 5 delivered (rb-0017 not delivered)" in candidate
+    assert baseline.startswith(":material/check_circle: **Baseline prod-baseline: Evidence delivered and used**")
+
+
+def test_diagnosis_of_an_answer_that_misused_delivered_evidence(demo):
+    # q-0030: the relevant pol-0007 is still delivered at rank 3, but the answer cites the superseded pol-0008.
+    at = open_page(demo, "question_detail", **DEMO, q="q-0030")
+    candidate = diagnosis_lines(at)[0]
+    assert candidate.startswith(":material/rule: **Candidate rerank-v2: Evidence delivered, but the answer misused it**")
+    assert "pol-0007 (rank 3) supports the expected claim and was delivered" in candidate
+    assert ("claim tier1-reviewers-old cites pol-0008 (not a claim the labels expect, cites a document not labelled "
+            "as supporting it)") in candidate
+    # The rankings mark the relevant and the cited rows; the claims say why in words.
+    ranked = frame(at, "w_retrieved_candidate").set_index("doc_id")
+    assert ranked.loc["pol-0007", ["relevant", "cited"]].tolist() == [True, False]
+    assert ranked.loc["pol-0008", ["relevant", "cited"]].tolist() == [False, True]
+    styler = at.get_by_key("box_w_retrieved_candidate").dataframe[0]
+    claims = frame(at, "w_claims_candidate").set_index("claim_id")
+    assert list(claims.loc["tier1-reviewers-old", "reasons"]) == [
+        "not a claim the labels expect", "cites a document not labelled as supporting it"]
+    assert styler is not None
+
+
+def test_diagnosis_of_a_failed_record(demo):
+    at = open_page(demo, "question_detail", **DEMO, q="q-0063")
+    candidate = diagnosis_lines(at)[0]
+    assert candidate.startswith(":material/error: **Candidate rerank-v2: The record failed**")
+    assert "answer model timed out after 30 s" in candidate
+
+
+@pytest.mark.parametrize(("question", "shown"), [("q-0014", "temp07-r3"), ("q-0096", "temp07-r2"),
+                                                 ("q-0002", "temp07-r1")])
+def test_a_repeat_group_shows_its_failing_repeat_first(demo, question, shown):
+    # q-0014: temp07-r3's record failed; q-0096: temp07-r2 alone misuses its evidence; q-0002: the repeats agree.
+    at = open_page(demo, "question_detail", suite="demo", baseline="prod-baseline", candidate="temp07", q=question)
+    box = at.selectbox(key="w_candidate_run")
+    assert box.value == shown
+    assert f"**Candidate {shown}:" in diagnosis_lines(at)[0]
+    if question != "q-0002":
+        assert box.format_func(shown).endswith("(differs)")
+
+
+def test_diagnosis_rule_on_hand_made_records():
+    from scoring.decide.diagnosis import diagnose
+
+    ok = {"status": "ok", "k": 2, "abstention_correct": None, "n_relevant": 2, "n_hits": 1}
+    ranked = [{"rank": 1, "doc_id": "d1", "chunk_id": None, "visible": True, "restricted": False},
+              {"rank": 2, "doc_id": "d9", "chunk_id": None, "visible": True, "restricted": False},
+              {"rank": 3, "doc_id": "d2", "chunk_id": None, "visible": False, "restricted": False}]
+    # d2, the only support of claim b, is ranked 3rd with k = 2: not delivered, so b cannot be covered.
+    found = diagnose(ok, {"error": None}, ranked, [{"claim_id": "a", "supported": True, "reasons": [],
+                                                    "cited_docs": ["d1"]}], {"a": ["d1"], "b": ["d2"]})
+    assert (found.kind, found.missed) == ("retrieval", ("d2",))
+    # Both supports delivered (d2 now restricted-free at rank 2), b made but citing d9: the answer misused it.
+    ranked[1] = {**ranked[1], "doc_id": "d2"}
+    found = diagnose(ok, {"error": None}, ranked, [
+        {"claim_id": "a", "supported": True, "reasons": [], "cited_docs": ["d1"]},
+        {"claim_id": "b", "supported": False, "reasons": ["citation_not_supporting"], "cited_docs": ["d9"]}],
+        {"a": ["d1"], "b": ["d2"]})
+    assert (found.kind, found.misused) == ("answer", ("b",))
+    # A restricted document is not delivered evidence: the caller may not see it.
+    ranked[1] = {**ranked[1], "restricted": True}
+    assert diagnose(ok, {"error": None}, ranked, [], {"b": ["d2"]}).kind == "retrieval"
+    # Retrieval only (no expected claim): 1 of 2 relevant documents in the first k.
+    assert diagnose(ok, {"error": None}, ranked, [], {}).detail.startswith("1 of 2 relevant documents")
+    # An unanswerable question answered with a claim; then abstained.
+    unanswerable = {**ok, "abstention_correct": 0.0, "n_relevant": 0}
+    assert diagnose(unanswerable, {"error": None}, [], [{"claim_id": "x", "supported": False,
+                                                         "reasons": ["no_citation"]}], {}).kind == "answer"
+    assert diagnose({**unanswerable, "abstention_correct": 1.0}, {"error": None}, [], [], {}).kind == "ok"
+    # A failed record: nothing else is judged.
+    assert diagnose({**ok, "status": "failed"}, {"error": "timeout"}, ranked, [], {"b": ["d2"]}).kind == "failed"
+    assert diagnose(None, None, [], [], {}).kind == "failed"
