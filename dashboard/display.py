@@ -63,6 +63,24 @@ def signed(value: Any, digits: int = 3) -> str:
     return f"{float(value):+.{digits}f}"
 
 
+def wrapped_table(frame: Any, *, key: str, columns: dict[str, str] | None = None) -> None:
+    """A short table whose long cells wrap instead of being cut (`st.table`), inside a container keyed
+    `box_<key>`: lists shown comma-separated, booleans as yes / no, NULL as empty; `columns` renames
+    and orders the columns shown."""
+    import pandas as pd
+
+    shown = frame.copy()
+    for column in shown.columns:
+        shown[column] = shown[column].map(lambda v: "" if v is None or (isinstance(v, float) and v != v) else
+                                          ("yes" if v else "no") if isinstance(v, bool) else
+                                          ", ".join(str(x) for x in v) if not isinstance(v, str) and
+                                          hasattr(v, "__iter__") else str(v))
+    if columns:
+        shown = shown[[c for c in columns if c in shown.columns]].rename(columns=columns)
+    with st.container(key=f"box_{key}"):
+        st.table(pd.DataFrame(shown).reset_index(drop=True), hide_index=True)
+
+
 STATUS_COLORS: dict[str, tuple[str, str]] = {
     "regressed": ("#c62828", ":material/arrow_downward:"),
     "improved": ("#2e7d32", ":material/arrow_upward:"),
@@ -157,3 +175,20 @@ def table(frame: Any, *, key: str, placeholder: str = "n/a", widget_key: str | N
     kwargs.setdefault("width", "stretch")
     with st.container(key=f"box_{key}"):
         return st.dataframe(frame, key=widget_key or key, placeholder=placeholder, **kwargs)
+
+
+PAGE_STYLE = """<style>
+/* projector: less empty space above the title, so a 1280x720 screen shows the verdict */
+[data-testid="stMainBlockContainer"] { padding-top: 1.5rem; }
+/* keyboard: a visible focus ring on navigation links, page links, buttons and widgets */
+[data-testid="stSidebarNav"] a:focus-visible, [data-testid="stPageLink"] a:focus-visible,
+button:focus-visible, [role="combobox"]:focus-visible, summary:focus-visible, input:focus-visible {
+  outline: 3px solid #1565c0 !important; outline-offset: 2px; border-radius: 4px;
+}
+</style>"""
+"""Styles every page shares (`page_style`)."""
+
+
+def page_style() -> None:
+    """Apply `PAGE_STYLE` (our own constant: no text from the data)."""
+    st.html(PAGE_STYLE)

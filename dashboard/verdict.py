@@ -6,6 +6,7 @@ The pass / fail of every gate comes from `scoring.decide.policy` (live) or the `
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -83,10 +84,14 @@ def gate_sentence(gate: Mapping[str, Any]) -> str:
         p = _value(gate, "p_value")
         delta = shown.removeprefix("delta ") if shown else f"{observed:+.3f}"
         moved = "rose" if not delta.startswith("-") else "dropped"
-        verdict = ("the drop is significant" if not passed else "no significant drop")
-        p_text = "" if p is None else f", one-sided p {p:.3f}"
-        return (f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions{p_text}): {verdict} "
-                f"(allowed: {threshold.removeprefix('drop ')}).")
+        bound = re.match(r"drop <= (\S+) unless significant .*alpha (\S+?)\)?$", threshold)
+        max_drop, alpha = (bound.group(1), bound.group(2)) if bound else (threshold, "")
+        p_text = "" if p is None else f"one-sided p {p:.3f}"
+        if passed:
+            verdict = f"within the {max_drop} allowed, or not significant ({p_text})" if p_text else "within bounds"
+        else:
+            verdict = f"more than the {max_drop} allowed, and significant ({p_text}, alpha {alpha})"
+        return f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions): {verdict}."
     value = shown or f"{observed:.3f}"
     bounds = threshold.split(" and ")
     if passed:
@@ -131,8 +136,8 @@ earlier in the session never narrows what the gate's link shows."""
 
 def gate_line(gate: Mapping[str, Any]) -> GateLine:
     """The sentence and the filtered view of one gate: a registry metric's gate opens Question deltas
-    on that metric and slice (the questions that scored worse first, or only them for a gate that
-    counts regressions: only those that scored worse); a gate on failures, latency or cost opens Runs."""
+    on that metric and slice, every other filter cleared (the questions that scored worse come first;
+    a gate that counts regressions keeps only them); a gate on failures, latency or cost opens Runs."""
     metric, slice_ = str(gate.get("metric")), str(gate.get("slice"))
     sentence = gate_sentence(gate)
     if metric in BY_KEY:

@@ -85,7 +85,7 @@ def gate_link(at: AppTest, i: int) -> tuple[str, dict[str, list[str]]]:
 def test_verdict_card_says_fail_first_with_failing_gates_as_sentences(demo):
     at = open_page(demo, "release_review", **DEMO)
     card = at.get_by_key("verdict")
-    assert plain(card.markdown[0].value) == "## :red[:material/cancel: FAIL]"
+    assert plain(card.markdown[0].value) == "## Release verdict: :red[:material/cancel: FAIL]"
     lines = gate_markdown(at)
     names = [line.split("**")[1] for line in lines]
     # Failing gates first, in policy order, then the passing ones (policy order too).
@@ -96,9 +96,10 @@ def test_verdict_card_says_fail_first_with_failing_gates_as_sentences(demo):
     # 205 paired answerable questions have a lower Support than production.
     assert "Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; baseline 0.9293)." in lines[0]
     assert "9 of 205 answerable questions scored worse on Support than the baseline (allowed 0)." in lines[1]
-    assert "Coverage on outdated questions dropped by 0.258 (31 questions, one-sided p 0.010)" in lines[2]
+    assert ("Coverage on outdated questions dropped by 0.258 (31 questions): more than the 0.02 allowed, and "
+            "significant (one-sided p 0.010, alpha 0.05).") in lines[2]
     # Four headline averages rise while the verdict fails: the card says why both hold.
-    assert any("Better on average on R@k, nDCG@k, Support, Coverage, and still FAIL" in plain(m.value)
+    assert any("Better on average (R@k, nDCG@k, Support, Coverage), yet FAIL" in plain(m.value)
                for m in card.markdown)
 
 
@@ -262,11 +263,10 @@ def test_diagnosis_of_an_answer_that_misused_delivered_evidence(demo):
     ranked = frame(at, "w_retrieved_candidate").set_index("doc_id")
     assert ranked.loc["pol-0007", ["relevant", "cited"]].tolist() == [True, False]
     assert ranked.loc["pol-0008", ["relevant", "cited"]].tolist() == [False, True]
-    styler = at.get_by_key("box_w_retrieved_candidate").dataframe[0]
-    claims = frame(at, "w_claims_candidate").set_index("claim_id")
-    assert list(claims.loc["tier1-reviewers-old", "reasons"]) == [
-        "not a claim the labels expect", "cites a document not labelled as supporting it"]
-    assert styler is not None
+    claims = at.get_by_key("box_w_claims_candidate").table[0].value.set_index("claim")
+    assert claims.loc["tier1-reviewers-old", "why not supported"] == (
+        "not a claim the labels expect, cites a document not labelled as supporting it")
+    assert claims.loc["tier1-reviewers-old", "cites"] == "pol-0008"
 
 
 def test_diagnosis_of_a_failed_record(demo):

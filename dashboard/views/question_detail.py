@@ -2,7 +2,7 @@
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, items, metric_name, missing, number, say, table
+from dashboard.display import escape, items, metric_name, missing, number, say, table, wrapped_table
 from dashboard.review import decision_form, refresh_progress
 from scoring.decide.diagnosis import KINDS, REASON_WORDS, reason_words
 
@@ -87,16 +87,19 @@ RETRIEVED = {
     "chunk_text": st.column_config.TextColumn("chunk text", width="medium"),
 }
 CLAIMS = {
-    "text": st.column_config.TextColumn("claim", width="medium"),
+    "text": st.column_config.TextColumn("claim", width="large"),
     "citations": st.column_config.ListColumn("citations"),
     "cited_docs": st.column_config.ListColumn("cited documents"),
     "supported": st.column_config.CheckboxColumn("supported"),
     "reasons": st.column_config.ListColumn(
-        "why not supported", help="Each reason in words; the codes the database stores: "
+        "why not supported", width="large", help="Each reason in words; the codes the database stores: "
         + "; ".join(f"{code} = {words}" for code, words in REASON_WORDS.items())),
     "aligned_by": st.column_config.TextColumn("aligned by", help="for a claim made of answer sentences: the least "
                                               "reviewed aligner behind it (human, judge or lexical)"),
 }
+CLAIM_HEADINGS = {"claim_id": "claim", "supported": "supported", "text": "text", "reasons": "why not supported",
+                  "cited_docs": "cites", "aligned_by": "aligned by"}
+"""The claims table's columns, in order, as headed (a static table: long text wraps)."""
 SENTENCES = {
     "sentence": st.column_config.TextColumn("sentence", width="medium"),
     "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)"),
@@ -177,10 +180,14 @@ for column, role in zip(columns, ("baseline", "candidate")):
               column_config=RETRIEVED, row_height=60 if "chunk_text" in shown["retrieved"] else None)
         st.caption("Claims, in answer order, with the verdict (empty for a failed record: not judged)")
         claims_shown = shown["claims"]
+        codes = sorted({str(c) for found in claims_shown.get("reasons", []) if found is not None for c in found})
         if "reasons" in claims_shown:
             claims_shown = claims_shown.assign(reasons=claims_shown["reasons"].map(
-                lambda codes: None if codes is None else reason_words(list(codes))))
-        table(claims_shown, key=f"w_claims_{role}", column_config=CLAIMS, placeholder="", row_height=60)
+                lambda found: None if found is None else reason_words(list(found))))
+        wrapped_table(claims_shown, key=f"w_claims_{role}", columns=CLAIM_HEADINGS)
+        if codes:
+            st.caption(escape("Reasons as the database stores them: " + "; ".join(
+                f"{code} = {REASON_WORDS.get(code, code)}" for code in codes) + "."))
         if run_id in sentences:
             st.caption("The answer sentence by sentence: what each is aligned to and who decided it. A reviewer's "
                        "decision comes first, then a judge's cached answer, then the lexical aligner (token "

@@ -84,7 +84,6 @@ def configuration_lines() -> None:
 
 
 with st.container(border=True, key="verdict"):
-    st.subheader("Release verdict")
     if live is not None:
         source, gates, verdict_now = "Live verdict", [g.to_dict() for g in live.gates], live.verdict
         under = (f"The policy {stats.policy.name} applied now to this database, not recorded")
@@ -95,7 +94,7 @@ with st.container(border=True, key="verdict"):
     else:
         source, gates, verdict_now, under = None, [], None, None
     if verdict_now is None:
-        st.markdown("## :gray[No verdict]")
+        st.markdown("## Release verdict: :gray[none]")
         st.caption("No policy file was given and no verdict is recorded for these runs: see Details for the "
                    "command that records one.")
     else:
@@ -103,27 +102,36 @@ with st.container(border=True, key="verdict"):
         failed = [line for line in lines if not line.passed]
         passed_now = str(verdict_now) == "pass"
         mark = ":green[:material/check_circle: PASS]" if passed_now else ":red[:material/cancel: FAIL]"
-        st.markdown(f"## {mark}", help=None)
+        st.markdown(f"## Release verdict: {mark}")
         st.caption(escape(f"{source}. {under}; {len(failed)} of {len(lines)} gates failed."))
         moves = headline_moves()
         if not passed_now and moves.get("better"):
             st.markdown(escape(
-                f"Better on average on {', '.join(moves['better'])}, and still FAIL: the gates check slices and "
-                "single questions (critical ones, one type, each answerable question), and an average over every "
-                "question can rise while they fall. The failing gates say where."))
+                f"Better on average ({', '.join(moves['better'])}), yet FAIL: the gates check slices and single "
+                "questions, which an average over every question can hide. The failing gates say where."))
         elif passed_now and moves.get("worse"):
             st.markdown(escape(
-                f"Worse on average on {', '.join(moves['worse'])}, and still PASS: no gate of the policy bounds "
-                "these averages."))
-        for i, line in enumerate(lines):
+                f"Worse on average ({', '.join(moves['worse'])}), yet PASS: no gate of the policy bounds these "
+                "averages."))
+
+        def gate_row(i: int, line: verdict_words.GateLine) -> None:
             with st.container(key=f"gate_{i}"):
-                left, right = st.columns([5, 2], vertical_alignment="center")
+                left, right = st.columns([6, 1], vertical_alignment="center")
                 icon = ":green[:material/check:]" if line.passed else ":red[:material/close:]"
                 text = escape(line.sentence)
                 left.markdown(f"{icon} **{escape(line.name)}**: " + (f":red[{text}]" if not line.passed else text))
-                right.page_link(line.page, label=line.link_label,
+                right.page_link(line.page, label="Questions" if line.page == verdict_words.PAGE_OF_QUESTIONS
+                                else "Runs", icon=":material/arrow_forward:", help=line.link_label,
                                 query_params=cmp.link_params(**line.params) if line.page != verdict_words.PAGE_OF_RUNS
                                 else cmp.link_params())
+
+        for i, line in enumerate(failed):
+            gate_row(i, line)
+        passing = lines[len(failed):]
+        if passing:
+            with st.expander(f"{len(passing)} gate{'' if len(passing) == 1 else 's'} passed", expanded=not failed):
+                for i, line in enumerate(passing, start=len(failed)):
+                    gate_row(i, line)
     configuration_lines()
 
 notices = list(cmp.compat.warnings)
