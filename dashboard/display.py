@@ -189,6 +189,30 @@ button:focus-visible, [role="combobox"]:focus-visible, summary:focus-visible, in
 """Styles every page shares (`page_style`)."""
 
 
+TAB_OUT_OF_TABLES = """<script>
+if (!window.ragsliceTabOut) {
+  window.ragsliceTabOut = true;
+  // A table's grid keeps Tab for moving between its cells: Tab (Shift+Tab) from a cell or from the grid's
+  // canvas moves on to the next (previous) control of the page instead; arrows still move inside the grid.
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab" || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    const grid = target && target.closest && target.closest('[data-testid="stDataFrame"]');
+    if (!grid || !(target.tagName === "CANVAS" || target.closest('[role="grid"], [role="gridcell"]'))) return;
+    const controls = [...document.querySelectorAll(
+      'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])')]
+      .filter((el) => !el.disabled && el.offsetParent !== null && !grid.contains(el));
+    const side = event.shiftKey ? Node.DOCUMENT_POSITION_PRECEDING : Node.DOCUMENT_POSITION_FOLLOWING;
+    const beyond = controls.filter((el) => grid.compareDocumentPosition(el) & side);
+    const next = event.shiftKey ? beyond[beyond.length - 1] : beyond[0];
+    if (next) { event.preventDefault(); event.stopPropagation(); next.focus(); }
+  }, true);
+}
+</script>"""
+"""Keyboard: Tab never stays inside a table (Streamlit's grid would move from cell to cell for ever)."""
+
+
 def page_style() -> None:
-    """Apply `PAGE_STYLE` (our own constant: no text from the data)."""
+    """Apply `PAGE_STYLE` and `TAB_OUT_OF_TABLES` (our own constants: no text from the data)."""
     st.html(PAGE_STYLE)
+    st.html(TAB_OUT_OF_TABLES, unsafe_allow_javascript=True)

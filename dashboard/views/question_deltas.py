@@ -1,4 +1,6 @@
 """Which questions moved, and how? One row per question, filters, a delta chart, CSV download."""
+from urllib.parse import urlencode
+
 import pandas as pd
 import streamlit as st
 
@@ -10,11 +12,6 @@ from scoring.metrics import BY_KEY
 st.title("Question deltas")
 cmp = selection.comparison(drives="every value, status, count and bar of this page")
 
-# A cell clicked in the table opens that question's detail (one click). The click is noted by the
-# table's callback and acted on here: a page switch is not allowed inside a callback.
-opening = st.session_state.pop("open_question", None)
-if opening is not None:
-    st.switch_page("views/question_detail.py", query_params=cmp.link_params(q=str(opening)))
 selection.sides_caption(cmp)
 selection.show_compatibility(cmp)
 metric = BY_KEY[cmp.metric]
@@ -58,8 +55,7 @@ with st.container(key="status_counts"):
         chosen = statuses == [status]
         column.button(f"{status} {n}", key=f"w_count_{status.replace('/', '')}", on_click=_only_status,
                       args=(status,), type="primary" if chosen else "secondary", width="stretch",
-                      icon=STATUS_COLORS[status][1], help=f"Show only the {status} questions" if not chosen else
-                      "Show every status again")
+                      help=f"Show only the {status} questions" if not chosen else "Show every status again")
 
 
 # The chart's own selection cannot be cleared from Python; "Clear" gives the chart a new key
@@ -107,31 +103,25 @@ st.caption(escape(f"{deltas.matched:,} of {deltas.total:,} questions match the f
            + metric_help(cmp.metric).split("\n\n")[0])
 view = shown[["question_id", "status", "delta", "baseline", "candidate", "critical", "type", "text", "label_gap",
                "split", "tags"]]
-table_key = f"w_delta_table_{st.session_state.get('delta_table_opened', 0)}"
+# The question ID is a link to its detail (one click; it opens in a new tab, every selection in its address).
+view = view.assign(open=[f"question_detail?{urlencode(cmp.link_params(q=str(q)))}" for q in view["question_id"]])
 
-
-def _open() -> None:
-    """A clicked cell: note its question; the page opens its detail on the rerun that follows."""
-    cells = (st.session_state.get(table_key) or {}).get("selection", {}).get("cells") or []
-    if cells:
-        st.session_state["open_question"] = str(view.iloc[cells[0][0]]["question_id"])
-        st.session_state["delta_table_opened"] = st.session_state.get("delta_table_opened", 0) + 1
-
-
-st.caption("Click any cell of a row to open that question's detail.")
+st.caption("Click a row's \"detail\" link to open that question's detail (in a new tab).")
 table(
     view.style.map(lambda s: f"color: {STATUS_COLORS.get(s, ('', ''))[0]}; font-weight: 600", subset=["status"]),
     key="w_delta_table",
-    widget_key=table_key,
-    on_select=_open,
-    selection_mode="single-cell",
+    column_order=["question_id", "open", *[c for c in view.columns if c not in ("open", "question_id")]],
     column_config={
-        "question_id": st.column_config.TextColumn("question", help="Click to open the question's detail"),
+        "question_id": st.column_config.TextColumn("question", pinned=True),
+        "open": st.column_config.LinkColumn("detail", display_text="detail ↗", width="small",
+                                            help="Opens the question's detail: its diagnosis, rankings and claims"),
         "text": st.column_config.TextColumn("question text", width="large"),
         "tags": st.column_config.ListColumn("tags"),
         "critical": st.column_config.CheckboxColumn("critical"),
-        "baseline": st.column_config.NumberColumn(f"baseline {metric.name}", format="%.3f", help=metric_help(cmp.metric)),
-        "candidate": st.column_config.NumberColumn(f"candidate {metric.name}", format="%.3f", help=metric_help(cmp.metric)),
+        "baseline": st.column_config.NumberColumn("baseline", format="%.3f", width="small",
+                                                  help=f"{metric.name} of the baseline. " + metric_help(cmp.metric)),
+        "candidate": st.column_config.NumberColumn("candidate", format="%.3f", width="small",
+                                                   help=f"{metric.name} of the candidate. " + metric_help(cmp.metric)),
         "delta": st.column_config.NumberColumn("delta", format="%+.3f", help="candidate - baseline; n/a when either side is n/a"),
         "status": st.column_config.TextColumn("status"),
         "label_gap": st.column_config.CheckboxColumn(
