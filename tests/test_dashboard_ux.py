@@ -319,3 +319,52 @@ def test_diagnosis_rule_on_hand_made_records():
     # A failed record: nothing else is judged.
     assert diagnose({**ok, "status": "failed"}, {"error": "timeout"}, ranked, [], {"b": ["d2"]}).kind == "failed"
     assert diagnose(None, None, [], [], {}).kind == "failed"
+
+
+# -- 3. one click from a row to its evidence; one order everywhere ------------------------------------
+
+
+def test_question_deltas_rows_link_to_their_detail(demo):
+    at = open_page(demo, "question_deltas", **DEMO, metric="coverage", worse="1")
+    rows = frame(at, "w_delta_table")
+    first = rows.iloc[0]
+    assert first["open"].startswith("question_detail?") and parse_qs(first["open"].split("?", 1)[1]) == {
+        "suite": ["demo"], "baseline": ["prod-baseline"], "candidate": ["rerank-v2"], "metric": ["coverage"],
+        "q": [first["question_id"]]}
+
+
+def test_one_order_everywhere_critical_first_then_the_drop(demo):
+    # Coverage: the questions that scored worse, critical ones first, each group by size of the drop, in both the
+    # release review's worst regressions and Question deltas' worst-first table.
+    at = open_page(demo, "release_review", **DEMO, metric="coverage")
+    worst = [t.value.split("  ·  ")[0].removeprefix("CRITICAL  ") for t in at.text if "  ·  " in t.value]
+    at = open_page(demo, "question_deltas", **DEMO, metric="coverage")
+    rows = frame(at, "w_delta_table")
+    assert list(rows["question_id"][:len(worst)]) == worst
+    worse = rows[rows["delta"] < 0]
+    critical = worse["critical"].tolist()
+    assert critical == sorted(critical, reverse=True)  # every critical one before any other
+    for flag in (True, False):
+        drops = worse.loc[worse["critical"] == flag, "delta"].tolist()
+        assert drops == sorted(drops)  # the biggest drop first
+
+
+def test_status_counts_filter_when_clicked(demo):
+    at = open_page(demo, "question_deltas", **DEMO, metric="support")
+    labels = [b.label for b in at.get_by_key("status_counts").button]
+    # Support, prod-baseline -> rerank-v2 over the 257 questions: the release review's counts.
+    assert labels == ["regressed 6", "improved 42", "unchanged 155", "n/a 49", "missing 0", "failed 5"]
+    at.button(key="w_count_regressed").click().run()
+    assert at.query_params["status"] == "regressed"
+    assert frame(at, "w_delta_table")["status"].tolist() == ["regressed"] * 6
+    at.button(key="w_count_regressed").click().run()  # again: every status
+    assert "status" not in at.query_params and len(frame(at, "w_delta_table")) == 257
+
+
+def test_no_question_changed_is_said_instead_of_an_empty_chart(demo):
+    # prod-text answers as production does, sentence by sentence: no question changes on Support.
+    at = open_page(demo, "question_deltas", suite="demo", baseline="prod-baseline", candidate="prod-text")
+    assert any("No question changed on Support" in plain(i.proto.body) for i in at.info)
+    assert not at.get("vega_lite_chart")
+    at = open_page(demo, "question_deltas", **DEMO)
+    assert len(at.get("vega_lite_chart")) == 1
