@@ -86,6 +86,37 @@ def slice_bars(frame: pd.DataFrame, *, metric_name: str, family: str, height: in
     return (bars + labels).properties(title=f"{metric_name} by {family} (macro mean; n = questions scored)", height=height)
 
 
+def slice_delta_bars(frame: pd.DataFrame, *, metric_name: str, family: str, higher_is_better: bool,
+                     height: int = 220) -> alt.LayerChart:
+    """Candidate - baseline macro mean of one metric per slice: one bar from 0 each, green when it moves in
+    the metric's direction, red against it, grey when the change reads as zero at three decimals; each bar
+    labelled with its delta and the questions scored on each side (so 0.01 differences are visible).
+
+    `frame`: slice, b_macro, c_macro, b_n, c_n, delta_macro (one row per slice, one metric). Slices whose
+    delta is n/a are left out."""
+    data = frame.loc[frame["delta_macro"].notna(), ["slice", "b_macro", "c_macro", "b_n", "c_n", "delta_macro"]].copy()
+    data["delta"] = pd.to_numeric(data["delta_macro"])
+    gain = data["delta"] if higher_is_better else -data["delta"]
+    data["moves"] = ["unchanged" if round(abs(d), 3) == 0 else "better" if g > 0 else "worse"
+                     for d, g in zip(data["delta"], gain)]
+    data["label"] = [f"{d:+.3f} (n={int(b)}/{int(c)})" for d, b, c in zip(data["delta"], data["b_n"], data["c_n"])]
+    data["slice"] = data["slice"].astype(str)
+    order = sorted(data["slice"].unique().tolist())
+    x = alt.X("slice:N", title=family, sort=order, axis=alt.Axis(labelAngle=0))
+    bars = alt.Chart(data).mark_bar().encode(
+        x=x, y=alt.Y("delta:Q", title=f"delta {metric_name}"),
+        color=alt.Color("moves:N", title=None, scale=alt.Scale(domain=["better", "worse", "unchanged"],
+                                                                range=["#2e7d32", "#c62828", "#9e9e9e"])),
+        tooltip=[alt.Tooltip("slice:N", title=family), alt.Tooltip("b_macro:Q", title="baseline", format=".3f"),
+                 alt.Tooltip("c_macro:Q", title="candidate", format=".3f"),
+                 alt.Tooltip("delta:Q", format="+.3f"), "label:N"])
+    labels = alt.Chart(data).mark_text(dy=-8, fontSize=11).encode(x=x, y="delta:Q", text="label:N")
+    zero = alt.Chart(pd.DataFrame({"delta": [0.0]})).mark_rule(color="#888").encode(y="delta:Q")
+    return (zero + bars + labels).properties(
+        title=f"{metric_name} by {family}: candidate - baseline (macro mean; n = questions scored, baseline/candidate)",
+        height=height)
+
+
 def aggregation_dots(frame: pd.DataFrame, *, metric_name: str, height: int | None = None) -> alt.Chart:
     """Delta of one metric under each aggregation (macro, pooled, answerable only, per type) as
     dots on a shared axis, coloured by direction, so a flip is visible at a glance.

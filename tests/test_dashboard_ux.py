@@ -6,6 +6,7 @@ Expected figures are the demo's own, checked by hand against its records (the co
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -368,3 +369,60 @@ def test_no_question_changed_is_said_instead_of_an_empty_chart(demo):
     assert not at.get("vega_lite_chart")
     at = open_page(demo, "question_deltas", **DEMO)
     assert len(at.get("vega_lite_chart")) == 1
+
+
+# -- 5. plain language first, method on demand ------------------------------------------------------
+
+
+def test_statistics_opens_with_one_sentence_and_defines_its_columns(demo):
+    at = open_page(demo, "statistics", **DEMO)
+    first = plain(at.markdown[0].value)
+    # Over all 257 questions, the Holm-adjusted randomization p of P@k, R@k and F1@k (better) and Judged@k (worse)
+    # is at most 0.05; the 9 other metrics' changes are not.
+    assert first == ("Over all 257 questions, P@k, R@k, F1@k very likely improved and Judged@k very likely got worse "
+                     "(Holm-adjusted p at most 0.05); the other 9 metrics' changes could be noise. The table below "
+                     "does the same for every slice.")
+    method = [e for e in at.expander if e.label == "How these figures are computed"]
+    assert len(method) == 1 and not method[0].proto.expanded
+    columns = frame(at, "w_stats_columns").set_index("column")["means"]
+    assert columns["n"].startswith("Paired questions: scored on both sides")
+    assert columns["p Holm"].startswith("The randomization p-value Holm-adjusted")
+    assert all(columns.str.len() > 10), columns[columns.str.len() <= 10]
+
+
+def test_sidebar_help_is_a_popover_and_each_side_has_its_own(demo):
+    at = open_page(demo, "slices", **DEMO)
+    assert not any("Numerator" in c.value for c in at.sidebar.caption)  # no definition printed in the sidebar
+    popovers = at.sidebar.get("popover")
+    assert [p.proto.popover.label for p in popovers] == ["What Support measures"]
+    assert "Numerator" in plain(popovers[0].markdown[0].value)  # the definition, one click away
+    baseline, candidate = at.selectbox(key="w_baseline"), at.selectbox(key="w_candidate")
+    assert baseline.help != candidate.help
+    assert "judged against" in baseline.help and "would replace the baseline" in candidate.help
+
+
+def test_wording_slips(demo):
+    at = open_page(demo, "release_review", **DEMO)
+    # 9 questions scored worse on Support: all are listed, never "at most 10 of 9".
+    assert any(c.value.startswith("Critical questions first, then by size of the drop: the 9 questions")
+               for c in at.caption)
+    assert all(not w.proto.body[:1].islower() for w in at.warning)  # every warning starts a sentence
+    at = open_page(demo, "runs", **DEMO)
+    runs = frame(at, "w_stats").set_index("run_id")
+    assert runs.loc["prod-baseline", "repeat"] == "" and runs.loc["temp07-r2", "repeat"] == "2"
+    at = open_page(demo, "aggregation", **DEMO)
+    pooled = frame(at, "w_agg_summary").set_index("metric")["pooled"]
+    assert pooled["nDCG@k"] == "same as macro" and pooled["Support"].startswith(("+", "-"))
+
+
+def test_slices_show_the_critical_questions_and_chart_deltas(demo):
+    at = open_page(demo, "slices", **DEMO, metric="coverage")
+    critical = frame(at, "w_slice_critical").set_index("metric")
+    # Coverage over the critical questions both sides score: the gate's 66, 0.929 -> 0.732.
+    assert critical.loc["Coverage", "n"] == 66
+    assert round(critical.loc["Coverage", "baseline"], 3) == 0.929 and round(critical.loc["Coverage", "candidate"], 3) == 0.732
+    spec = [s for s in (json.loads(c.proto.spec) for c in at.get("vega_lite_chart"))][0]
+    assert spec["title"].startswith("Coverage by answerability: candidate - baseline")
+    bars = [layer for layer in spec["layer"] if layer["mark"] in ("bar", {"type": "bar"})
+            or (isinstance(layer["mark"], dict) and layer["mark"].get("type") == "bar")][0]
+    assert bars["encoding"]["y"]["field"] == "delta"
