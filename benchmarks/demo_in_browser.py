@@ -142,6 +142,8 @@ def engineer_path(url: str, chrome: Any) -> list[tuple[str, int, float]]:
     def open_worst() -> Any:
         grid = page.locator('.st-key-box_w_delta_table [data-testid="stDataFrameResizable"]')
         grid.scroll_into_view_if_needed()
+        page.wait_for_function("() => document.querySelectorAll("
+                               "'.st-key-box_w_delta_table [role=\"gridcell\"]').length > 0")  # rows drawn
         box = grid.bounding_box()
         at = (box["x"] + 95, box["y"] + 35 + 17)  # the first (worst) row's detail link
         page.mouse.move(*at)

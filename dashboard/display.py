@@ -65,16 +65,17 @@ def signed(value: Any, digits: int = 3) -> str:
 
 def wrapped_table(frame: Any, *, key: str, columns: dict[str, str] | None = None) -> None:
     """A short table whose long cells wrap instead of being cut (`st.table`), inside a container keyed
-    `box_<key>`: lists shown comma-separated, booleans as yes / no, NULL as empty; `columns` renames
-    and orders the columns shown."""
+    `box_<key>`: lists shown comma-separated, booleans as yes / no, NULL as empty, text escaped (the
+    table reads markdown: text from the data shows as typed); `columns` renames and orders the
+    columns shown."""
     import pandas as pd
 
     shown = frame.copy()
-    for column in shown.columns:
+    for column in shown.columns:  # st.table reads a cell as markdown: every cell is escaped (`escape`)
         shown[column] = shown[column].map(lambda v: "" if v is None or (isinstance(v, float) and v != v) else
                                           ("yes" if v else "no") if isinstance(v, bool) else
-                                          ", ".join(str(x) for x in v) if not isinstance(v, str) and
-                                          hasattr(v, "__iter__") else str(v))
+                                          escape(", ".join(str(x) for x in v)) if not isinstance(v, str) and
+                                          hasattr(v, "__iter__") else escape(v))
     if columns:
         shown = shown[[c for c in columns if c in shown.columns]].rename(columns=columns)
     with st.container(key=f"box_{key}"):

@@ -73,7 +73,8 @@ def frame(at: AppTest, key: str) -> pd.DataFrame:
 
 def static_table(at: AppTest, key: str) -> pd.DataFrame:
     """The table shown with `display.wrapped_table(..., key=key)`: cells as the page shows them (text)."""
-    return at.get_by_key(f"box_{key}").table[0].value
+    shown = at.get_by_key(f"box_{key}").table[0].value
+    return shown.map(lambda v: v.replace("\\", "") if isinstance(v, str) else v)  # cells are escaped markdown
 
 
 def charts(at: AppTest) -> list[dict]:

@@ -264,7 +264,7 @@ def test_diagnosis_of_an_answer_that_misused_delivered_evidence(demo):
     ranked = frame(at, "w_retrieved_candidate").set_index("doc_id")
     assert ranked.loc["pol-0007", ["relevant", "cited"]].tolist() == [True, False]
     assert ranked.loc["pol-0008", ["relevant", "cited"]].tolist() == [False, True]
-    claims = at.get_by_key("box_w_claims_candidate").table[0].value.set_index("claim")
+    claims = at.get_by_key("box_w_claims_candidate").table[0].value.map(plain).set_index("claim")  # escaped cells
     assert claims.loc["tier1-reviewers-old", "why not supported"] == (
         "not a claim the labels expect, cites a document not labelled as supporting it")
     assert claims.loc["tier1-reviewers-old", "cites"] == "pol-0008"

@@ -10,12 +10,15 @@ from urllib.parse import urlencode
 
 import pytest
 
-from fixtures import exceptions, grid_column, new_tab, query, require_chromium, running_dashboard, settle
+from fixtures import (
+    eventually, exceptions, grid_column, new_tab, query, require_chromium, running_dashboard, settle,
+)
 
 pytestmark = pytest.mark.browser
 
 DEMO = {"suite": "demo", "baseline": "prod-baseline", "candidate": "rerank-v2"}
 PROJECTOR = {"width": 1280, "height": 720}
+DRAWN = "() => document.querySelectorAll('.st-key-box_w_delta_table [role=\"row\"] [role=\"gridcell\"]').length > 0"
 PAGES = ("", "statistics", "question_deltas", "question_detail", "slices", "aggregation", "runs")
 
 
@@ -63,15 +66,17 @@ def test_verdict_card_is_first_on_a_projector_and_its_gate_opens_the_filtered_qu
     assert (params["metric"], params["critical"]) == (["coverage"], ["critical only"])
     grid = page.locator('.st-key-box_w_delta_table [data-testid="stDataFrameResizable"]')
     grid.scroll_into_view_if_needed()
-    # critical coverage regressions first: q-0026 (critical, coverage 1 -> 0) leads the list
-    rows = grid_column(page, "w_delta_table", 0)
-    assert rows[:2] == ["q-0026", "q-0039"], rows
+    # critical coverage regressions first: q-0026 (critical, coverage 1 -> 0) leads the list (the grid draws its
+    # rows once scrolled into view: read until they are there)
+    rows = eventually(lambda: grid_column(page, "w_delta_table", 0)[:2], ["q-0026", "q-0039"])
+    assert rows == ["q-0026", "q-0039"], rows
 
 
 def test_one_click_from_a_row_to_its_question(server, page, tmp_path):
     visit(page, server, "question_deltas", **DEMO, metric="coverage", worse="1")
     grid = page.locator('.st-key-box_w_delta_table [data-testid="stDataFrameResizable"]')
     grid.scroll_into_view_if_needed()
+    page.wait_for_function(DRAWN)  # the grid draws its rows once scrolled into view
     first = grid_column(page, "w_delta_table", 0)[0]
     assert grid_column(page, "w_delta_table", 1)[0].endswith(f"&q={first}")  # the row's detail link
     box = grid.bounding_box()

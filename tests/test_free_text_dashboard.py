@@ -77,7 +77,7 @@ def test_question_detail_shows_the_answer_sentence_by_sentence(ws):
     assert list(sentences["citations"][2]) == ["rb-3 (visible, labelled for monday)", "hr-1 (not in the first k)"]
     assert sentences["other_aligners"][2] == "judge names: unlabelled; lexical: monday"
     # Claims are a static table (long text wraps), headed for reading.
-    claims = at.get_by_key("box_w_claims_baseline").table[0].value
+    claims = at.get_by_key("box_w_claims_baseline").table[0].value  # cells are escaped markdown
     assert list(claims["claim"]) == ["monday"] and list(claims["aligned by"]) == ["judge"]
     assert "aligned by" not in at.get_by_key("box_w_claims_candidate").table[0].value  # recorded claims: no aligner
 

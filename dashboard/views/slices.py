@@ -67,7 +67,8 @@ family_chart(answer, "answerable", "w_chart_answerable")
 st.header("Critical questions")
 try:
     with st.spinner("Computing the paired statistics..."):
-        critical = data.statistics(cmp.baseline, cmp.candidate).table
+        # the release review's statistics: every row holds n, the means and the delta (intervals only for `all`)
+        critical = data.release_statistics(cmp.baseline, cmp.candidate, data.METRIC_KEYS).table
     critical = critical[critical["slice"] == "critical"]
 except data.StatisticsUnavailable as error:
     critical = None
