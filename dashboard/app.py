@@ -6,8 +6,10 @@ opened first on a fresh server would lose the navigation and the page settings."
 import streamlit as st
 
 from dashboard import data
+from dashboard.display import page_style
 
 st.set_page_config(page_title="ragslice", layout="wide")
+page_style()
 
 st.navigation(
     {

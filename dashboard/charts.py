@@ -14,8 +14,15 @@ PICK = "pick"
 SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9aa5b1", "#1f77b4"])
 
 
+CHANGE_COLORS = alt.Scale(domain=["regressed", "improved", "unchanged", "missing", "failed"],
+                          range=["#c62828", "#2e7d32", "#9e9e9e", "#e65100", "#e65100"])
+"""A question's status as a bar colour: red for worse, green for better, grey for no change, orange for a record
+that is missing or failed (its value counts as a failure)."""
+
+
 def delta_bars(frame: pd.DataFrame, *, metric_name: str, higher_is_better: bool, height: int = 260) -> alt.Chart:
-    """Per-question deltas as sorted diverging bars coloured by question type.
+    """Per-question deltas as sorted diverging bars coloured by change (`CHANGE_COLORS`: regressed,
+    improved, unchanged, missing, failed); the question type is in the tooltip.
 
     `frame`: question_id, type, baseline, candidate, delta, status. Rows without a delta (n/a) are
     left out. Bars run from the largest improvement (left) to the worst regression (right) in the
@@ -35,7 +42,7 @@ def delta_bars(frame: pd.DataFrame, *, metric_name: str, higher_is_better: bool,
         .encode(
             x=alt.X("question_id:N", sort=order, axis=alt.Axis(labels=False, ticks=False, title="questions, best to worst")),
             y=alt.Y("delta:Q", title=f"delta {metric_name}"),
-            color=alt.Color("type:N", title="question type"),
+            color=alt.Color("status:N", title="change", scale=CHANGE_COLORS),
             opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35)),
             tooltip=[
                 alt.Tooltip("question_id:N", title="question"),
@@ -77,6 +84,37 @@ def slice_bars(frame: pd.DataFrame, *, metric_name: str, family: str, height: in
     )
     labels = base.mark_text(dy=-6, fontSize=10).encode(text="label:N")
     return (bars + labels).properties(title=f"{metric_name} by {family} (macro mean; n = questions scored)", height=height)
+
+
+def slice_delta_bars(frame: pd.DataFrame, *, metric_name: str, family: str, higher_is_better: bool,
+                     height: int = 220) -> alt.LayerChart:
+    """Candidate - baseline macro mean of one metric per slice: one bar from 0 each, green when it moves in
+    the metric's direction, red against it, grey when the change reads as zero at three decimals; each bar
+    labelled with its delta and the questions scored on each side (so 0.01 differences are visible).
+
+    `frame`: slice, b_macro, c_macro, b_n, c_n, delta_macro (one row per slice, one metric). Slices whose
+    delta is n/a are left out."""
+    data = frame.loc[frame["delta_macro"].notna(), ["slice", "b_macro", "c_macro", "b_n", "c_n", "delta_macro"]].copy()
+    data["delta"] = pd.to_numeric(data["delta_macro"])
+    gain = data["delta"] if higher_is_better else -data["delta"]
+    data["moves"] = ["unchanged" if round(abs(d), 3) == 0 else "better" if g > 0 else "worse"
+                     for d, g in zip(data["delta"], gain)]
+    data["label"] = [f"{d:+.3f} (n={int(b)}/{int(c)})" for d, b, c in zip(data["delta"], data["b_n"], data["c_n"])]
+    data["slice"] = data["slice"].astype(str)
+    order = sorted(data["slice"].unique().tolist())
+    x = alt.X("slice:N", title=family, sort=order, axis=alt.Axis(labelAngle=0))
+    bars = alt.Chart(data).mark_bar().encode(
+        x=x, y=alt.Y("delta:Q", title=f"delta {metric_name}"),
+        color=alt.Color("moves:N", title=None, scale=alt.Scale(domain=["better", "worse", "unchanged"],
+                                                                range=["#2e7d32", "#c62828", "#9e9e9e"])),
+        tooltip=[alt.Tooltip("slice:N", title=family), alt.Tooltip("b_macro:Q", title="baseline", format=".3f"),
+                 alt.Tooltip("c_macro:Q", title="candidate", format=".3f"),
+                 alt.Tooltip("delta:Q", format="+.3f"), "label:N"])
+    labels = alt.Chart(data).mark_text(dy=-8, fontSize=11).encode(x=x, y="delta:Q", text="label:N")
+    zero = alt.Chart(pd.DataFrame({"delta": [0.0]})).mark_rule(color="#888").encode(y="delta:Q")
+    return (zero + bars + labels).properties(
+        title=f"{metric_name} by {family}: candidate - baseline (macro mean; n = questions scored, baseline/candidate)",
+        height=height)
 
 
 def aggregation_dots(frame: pd.DataFrame, *, metric_name: str, height: int | None = None) -> alt.Chart:

@@ -338,11 +338,13 @@ ORDERS = ("worst first", "best first", "suite order")
 @dataclass(frozen=True)
 class Deltas:
     """`rows`: at most `limit` questions (`DELTA_COLUMNS`) in the chosen order; `matched`: the
-    questions the filters keep; `total`: the suite's questions."""
+    questions the filters keep; `total`: the suite's questions; `counts`: per status, the questions
+    every filter but the status filter keeps (None where not counted)."""
 
     rows: pd.DataFrame
     matched: int
     total: int
+    counts: dict[str, int] | None = None
 
 
 def question_facets(suite: str) -> tuple[list[str], list[str], list[str]]:
@@ -451,28 +453,40 @@ def question_deltas(
     suite: str, base: Side, cand: Side, metric: str, *, types: Sequence[str] = (), answerable: bool | None = None,
     splits: Sequence[str] = (), critical: bool | None = None, tags: Sequence[str] = (),
     statuses: Sequence[str] = (), search: str = "", picked: Sequence[str] = (), order: str = "worst first",
-    limit: int | None = DELTA_ROWS, label_gap: bool = False,
+    limit: int | None = DELTA_ROWS, label_gap: bool = False, worse: bool = False,
 ) -> Deltas:
     """The suite's questions with the baseline and candidate value of `metric` (for a group: the
     mean over its repeats), delta = candidate - baseline and a status (`scoring.decide.change.status_codes`), filtered:
     question type in `types`, `answerable`, split in `splits`, `critical`, any tag in `tags`, status
     in `statuses`, ID or text containing `search` (case-insensitive), ID in `picked` (empty or None:
     no filter), only the regressions that may be a label gap (`label_gap`: the candidate's first k hold a
-    document nobody judged). `order`: worst first / best first (delta against / with the registry's
-    direction, n/a last, then suite order) or suite order. At most `limit` rows (None: all)."""
+    document nobody judged), only the questions that scored worse (`worse`, `scoring.decide.change.worse`).
+    `order`: worst first (`scoring.decide.change.worst_first`: worse ones first, critical before the
+    others, by size of the drop), best first (gain with the registry's direction, n/a last, then suite
+    order) or suite order. At most `limit` rows (None: all). `counts`: the matches per status, the
+    status filter aside."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     pair = _pair_of(suite, base, cand, tuple(dict.fromkeys((_metric(metric), "judged"))))
     q = _questions_of(suite)
     at = _kept(suite, q, pair, metric, types=types, answerable=answerable, splits=splits, critical=critical, tags=tags,
-               statuses=statuses, search=search, picked=picked, label_gap=label_gap)
-    if order != "suite order":
-        gain = change.gain(pair.side(0, metric), pair.side(1, metric), BY_KEY[metric].higher_is_better).take(at)
-        key = gain if order == "worst first" else -gain
+               statuses=(), search=search, picked=picked, label_gap=label_gap)
+    gain = change.gain(pair.side(0, metric), pair.side(1, metric), BY_KEY[metric].higher_is_better)
+    if worse:
+        at = at[change.worse(gain.take(at))]
+    codes = pair.codes(metric).take(at)
+    counts = {s: int(n) for s, n in zip(STATUSES, np.bincount(codes.astype(np.int64), minlength=len(STATUSES)))}
+    if statuses:
+        at = at[np.isin(codes, [STATUSES.index(s) for s in statuses if s in STATUSES])]
+    if order == "worst first":
+        shown = at.take(change.worst_first(gain.take(at), q["critical"].to_numpy(dtype=bool).take(at), at))
+        shown = shown if limit is None else shown[:limit]
+    elif order == "best first":
+        key = -gain.take(at)
         shown = at.take(_first(np.where(np.isnan(key), np.inf, key), at, limit))
     else:
         shown = at if limit is None else at[:limit]
-    return Deltas(_delta_rows(suite, q, pair, metric, shown), len(at), len(q))
+    return Deltas(_delta_rows(suite, q, pair, metric, shown), len(at), len(q), counts)
 
 
 def _first(key: np.ndarray, tie: np.ndarray, limit: int | None) -> np.ndarray:
@@ -504,17 +518,15 @@ def deltas_csv(suite: str, base: Side, cand: Side, metric: str, **filters: Any) 
 
 
 def worst_regressions(suite: str, base: Side, cand: Side, metric: str, limit: int = 10) -> Deltas:
-    """The questions that scored worse on `metric` (status regressed, or missing / failed with a
-    lower value), critical ones first, then by size of the drop, then suite order; at most `limit`
-    (`matched`: all of them)."""
+    """The questions that scored worse on `metric` (`scoring.decide.change.worse`: regressed, or
+    lower because a record is missing or failed) in `scoring.decide.change.worst_first` order
+    (critical ones first, then by size of the drop, then suite order); at most `limit` (`matched`:
+    all of them)."""
     pair = _pair_of(suite, base, cand)  # the whole pair: the release review reads it for the statistics too
     q = _questions_of(suite)
     gain = change.gain(pair.side(0, _metric(metric)), pair.side(1, metric), BY_KEY[metric].higher_is_better)
-    with np.errstate(invalid="ignore"):
-        worse = np.isin(pair.codes(metric), [STATUSES.index(s) for s in change.WORSE]) & (gain < -change.TIE)
-    at = np.flatnonzero(worse)
-    critical = q["critical"].to_numpy(dtype=bool).take(at)
-    at = at.take(np.lexsort((at, gain.take(at), ~critical)))
+    at = np.flatnonzero(change.worse(gain))
+    at = at.take(change.worst_first(gain.take(at), q["critical"].to_numpy(dtype=bool).take(at), at))
     return Deltas(_delta_rows(suite, q, pair, metric, at[:limit]), len(at), len(q))
 
 
@@ -633,8 +645,8 @@ def question_labels(suite: str, question_id: str) -> tuple[pd.DataFrame, pd.Data
     return docs, claims
 
 
-RETRIEVED_COLUMNS = ("rank", "doc_id", "chunk_id", "relevant", "visible", "restricted", "counted", "grade", "title",
-                     "doc_version", "chunk_text")
+RETRIEVED_COLUMNS = ("rank", "doc_id", "chunk_id", "relevant", "cited", "visible", "restricted", "counted", "grade",
+                     "title", "doc_version", "chunk_text")
 CLAIM_COLUMNS = ("claim_id", "supported", "reasons", "citations", "cited_docs", "text", "aligned_by")
 OPTIONAL_COLUMNS = ("chunk_id", "doc_version", "chunk_text", "aligned_by")
 """Display order of the columns `question_runs` returns: those the database has, without chunk
@@ -677,6 +689,12 @@ def question_runs(suite: str, run_ids: Sequence[str], question_id: str) -> dict[
         own_scores = scores[scores["run_id"] == run_id]
         own_retrieved = retrieved[retrieved["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)
         own_claims = claims[claims["run_id"] == run_id].drop(columns="run_id").reset_index(drop=True)
+        cited = {str(d) for docs in own_claims.get("cited_docs", pd.Series([], dtype=object)) if docs is not None
+                 for d in docs} | {str(d) for docs in own_claims.get("citations", pd.Series([], dtype=object))
+                                   if docs is not None for d in docs}
+        own_retrieved = own_retrieved.assign(cited=[str(d) in cited or (c is not None and str(c) in cited)
+                                                    for d, c in zip(own_retrieved["doc_id"],
+                                                                    own_retrieved.get("chunk_id", [None] * len(own_retrieved)))])
         own_retrieved = own_retrieved[[c for c in RETRIEVED_COLUMNS if c in own_retrieved.columns
                                        and not (c in OPTIONAL_COLUMNS and own_retrieved[c].isna().all())]]
         out[run_id] = {
@@ -687,6 +705,16 @@ def question_runs(suite: str, run_ids: Sequence[str], question_id: str) -> dict[
                                   and not (c in OPTIONAL_COLUMNS and own_claims[c].isna().all())]],
         }
     return out
+
+
+def diagnoses(suite: str, run_ids: Sequence[str], question_id: str) -> dict[str, Any]:
+    """Each run's case on one question (`scoring.decide.diagnosis`: the record failed, retrieval
+    missed the evidence, the answer misused it, or neither), by run."""
+    from scoring.decide.diagnosis import DIAGNOSIS_SQL, diagnoses as diagnose
+
+    params = {"suite": suite, "q": question_id, "runs": list(dict.fromkeys(run_ids))}
+    frames = query_many(*((sql, {k: v for k, v in params.items() if f"${k}" in sql}) for sql in DIAGNOSIS_SQL))
+    return diagnose(frames, list(run_ids))
 
 
 # -- runs ------------------------------------------------------------------------------------------
@@ -746,6 +774,17 @@ def manifest_diff(suite: str, base: Side, cand: Side) -> pd.DataFrame:
     b, c = side_fields(base), side_fields(cand)
     rows = [(f, b.get(f, "(absent)"), c.get(f, "(absent)")) for f in sorted(set(b) | set(c))]
     return pd.DataFrame([r for r in rows if r[1] != r[2]], columns=["field", "baseline", "candidate"])
+
+
+BOOKKEEPING_FIELDS = ("run_id", "created_at", "code_revision", "notes", "group", "repeat")
+"""Manifest fields that name or date a run rather than configure it: differ between any two runs."""
+
+
+def configuration_changes(suite: str, base: Side, cand: Side) -> pd.DataFrame:
+    """`manifest_diff` without the bookkeeping fields (`BOOKKEEPING_FIELDS`): what was configured
+    differently."""
+    diff = manifest_diff(suite, base, cand)
+    return diff[~diff["field"].isin(BOOKKEEPING_FIELDS)].reset_index(drop=True)
 
 
 # -- the release verdict ---------------------------------------------------------------------------

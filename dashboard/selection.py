@@ -44,6 +44,29 @@ def _wanted(param: str, many: bool = False) -> Any:
     return st.session_state.get(_keep(param))
 
 
+def _from_link(param: str) -> bool:
+    """Whether the value of `param` comes from the address (a link), not from this session's own choice."""
+    return param in st.query_params and st.query_params.get_all(param) != _as_texts(st.session_state.get(_keep(param)))
+
+
+def _as_texts(value: Any) -> list[str]:
+    if value in (None, "", []):
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+NOUNS = {"tags": "tag", "metrics": "metric", "type": "question type", "family": "slice family"}
+"""How a warning names the value of a repeated parameter whose label is not a noun."""
+
+
+def unknown_value(label: str, asked: Sequence[str], shown: str) -> None:
+    """Say, in the page, that the address asked for values the page does not have and what it shows
+    instead (a mistyped link never shows another view without a word)."""
+    values = ", ".join(repr(str(a)) for a in asked)
+    st.warning(escape(f"The link asks for {label} {values}, which is not available here; showing {shown} instead."),
+               icon=":material/link_off:")
+
+
 def select(
     label: str,
     options: Sequence[Any],
@@ -59,7 +82,12 @@ def select(
     key = f"w_{param}"
     options = list(options)
     by_text = {str(o): o for o in options}
-    wanted = by_text.get(str(_wanted(param)), default if default in options else (options[0] if options else None))
+    fallback = default if default in options else (options[0] if options else None)
+    asked = _wanted(param)
+    wanted = by_text.get(str(asked), fallback)
+    if asked not in (None, "") and str(asked) not in by_text and _from_link(param):
+        unknown_value(f"{label.lower()}", [str(asked)],
+                      format_func(fallback) if fallback is not None else "nothing")
     st.session_state[key] = wanted
     value = where.selectbox(label, options, key=key, format_func=format_func, help=help,
                             on_change=lambda: _remember(param, st.session_state[key]))
@@ -82,8 +110,14 @@ def multiselect(
     where = where or st.sidebar
     key = f"w_{param}"
     by_text = {str(o): o for o in options}
-    wanted = [aliases(str(w)) if aliases else w for w in _wanted(param, many=True) or []]
+    wanted = [aliases(str(w)) if aliases else w for w in _wanted(param, many=True) or [] if str(w) != ""]
+    unknown = [str(w) for w in dict.fromkeys(str(w) for w in wanted) if w not in by_text]
     st.session_state[key] = [by_text[w] for w in dict.fromkeys(str(w) for w in wanted) if w in by_text]
+    if unknown and _from_link(param):
+        kept = st.session_state[key]
+        noun = NOUNS.get(param, label.lower())
+        unknown_value(noun, unknown, "the filter with " + ", ".join(format_func(k) for k in kept)
+                      if kept else f"every {noun} (no filter)")
     value = where.multiselect(label, list(options), key=key, format_func=format_func, help=help,
                               on_change=lambda: _remember(param, list(st.session_state[key])))
     _remember(param, list(value))
@@ -94,7 +128,10 @@ def check(label: str, *, param: str, help: str | None = None, where: Any = None)
     """A checkbox bound to a query parameter (`1` when ticked, absent when not)."""
     where = where or st.sidebar
     key = f"w_{param}"
-    st.session_state[key] = str(_wanted(param)) in ("1", "true")
+    asked = _wanted(param)
+    st.session_state[key] = str(asked) in ("1", "true")
+    if asked not in (None, "", "1", "true", "0", "false") and _from_link(param):
+        unknown_value(f"{label.lower()} =", [str(asked)], "it unticked (the link may say 1 or 0)")
     value = where.checkbox(label, key=key, help=help,
                            on_change=lambda: _remember(param, "1" if st.session_state[key] else None))
     _remember(param, "1" if value else None)
@@ -118,8 +155,9 @@ def current(param: str) -> Any:
 
 
 def param_list(name: str) -> list[str]:
-    """A repeated query parameter that has no widget; falls back to the kept value."""
-    return list(_wanted(name, many=True) or [])
+    """A repeated query parameter that has no widget; falls back to the kept value. An empty value
+    (`pick=`) stands for none."""
+    return [str(v) for v in _wanted(name, many=True) or [] if str(v) != ""]
 
 
 def set_param(name: str, value: Any) -> None:
@@ -182,8 +220,15 @@ def _default_sides(suite: str, options: list[data.Side]) -> tuple[data.Side, dat
     return base, (ungrouped or others or [base])[-1]
 
 
-def comparison(*, with_metric: bool = True) -> Comparison:
-    """Render the sidebar (suite, baseline, candidate, metric) and return the comparison."""
+BASELINE_HELP = ("The side the candidate is judged against, usually what runs in production now: a run, or a group "
+                 "of repeats of one configuration (each question's value is then the mean over its repeats).")
+CANDIDATE_HELP = ("The new version that would replace the baseline: a run, or a group of repeats (each question's "
+                  "value is then the mean over its repeats). Deltas are candidate - baseline.")
+
+
+def comparison(*, with_metric: bool = True, drives: str | None = None) -> Comparison:
+    """Render the sidebar (suite, baseline, candidate, metric) and return the comparison. `drives`:
+    what the Metric selector changes on this page, said under it."""
     database_or_stop()
     suites = list(data.suites()["suite"])
     newest = data.newest_verdict()
@@ -195,19 +240,22 @@ def comparison(*, with_metric: bool = True) -> Comparison:
         st.stop()
     by_name = {s.name: s for s in options}
     base_default, cand_default = _default_sides(suite, options)
-    side_help = "A run, or a group of repeats of one configuration (each question's value is the mean over its repeats)."
     names = list(by_name)
     pinned = data.pinned_baseline(suite)
     baseline = by_name[select("Baseline", names, param="baseline", default=base_default.name,
                               format_func=lambda n: by_name[n].label + (" (pinned)" if n == pinned else ""),
-                              help=side_help + " The suite's pinned standing baseline unless the URL names another.")]
+                              help=BASELINE_HELP + " The suite's pinned standing baseline unless the URL names another.")]
     candidate = by_name[select("Candidate", names, param="candidate", default=cand_default.name,
-                               format_func=lambda n: by_name[n].label, help=side_help)]
+                               format_func=lambda n: by_name[n].label, help=CANDIDATE_HELP)]
     metric = DEFAULT_METRIC
     if with_metric:
         metric = select("Metric", [m.key for m in REGISTRY], param="metric", default=DEFAULT_METRIC,
-                        format_func=metric_name, help="Definitions come from the metric registry; hover a value's help for its denominator and n/a rule.")
-        st.sidebar.caption(metric_help(metric))
+                        format_func=metric_name, help="Definitions come from the metric registry: open "
+                                                      "'What it measures' below.")
+        if drives:
+            st.sidebar.caption(f"On this page the metric drives {drives}.")
+        with st.sidebar.popover(f"What {escape(metric_name(metric))} measures", icon=":material/help:"):
+            st.markdown(metric_help(metric))
     compat = data.compatibility(suite, baseline, candidate)
     return Comparison(suite, baseline, candidate, metric, compat)
 
@@ -219,13 +267,14 @@ def side_note(side: data.Side) -> str:
     return f"{side.name}: a single run"
 
 
-def show_compatibility(cmp: Comparison, *, stop_on_refusal: bool = True) -> None:
-    """Refusals as errors (and stop the page), warnings as warnings, in plain words."""
+def show_compatibility(cmp: Comparison, *, stop_on_refusal: bool = True, warnings: bool = True) -> None:
+    """Refusals as errors (and stop the page), warnings as warnings (unless the page shows them
+    itself: `warnings=False`), in plain words."""
     for reason in cmp.compat.refusals:
         say("error", "These two cannot be compared. " + reason)
     if cmp.compat.refusals and stop_on_refusal:
         st.stop()
-    for warning in cmp.compat.warnings:
+    for warning in cmp.compat.warnings if warnings else ():
         say("warning", warning)
 
 

@@ -514,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("dashboard", cmd_dashboard, "Start the dashboard over a database written by `ragslice refresh`.",
             "ragslice dashboard --db ragslice.duckdb --port 8501")
-    p.add_argument("--db", default=DEFAULT_DB)
+    p.add_argument("--db", default=DEFAULT_DB, help=f"the database written by `ragslice refresh` (default {DEFAULT_DB})")
     p.add_argument("--port", type=int, default=8501, help="port to serve the dashboard on (default 8501)")
     p.add_argument("--address", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")

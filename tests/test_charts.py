@@ -31,7 +31,10 @@ def test_delta_bars_sorted_best_to_worst_without_na():
     assert spec["encoding"]["x"]["sort"] == ["owner", "extra", "rollback", "launch"]
     assert [row["question_id"] for row in values(spec)] == ["owner", "extra", "rollback", "launch"]
     assert spec["mark"]["type"] == "bar"
-    assert spec["encoding"]["color"]["field"] == "type"
+    # coloured by change, never by type: a red bar is a regression whatever the question's type
+    assert spec["encoding"]["color"]["field"] == "status"
+    assert spec["encoding"]["color"]["scale"]["domain"][:3] == ["regressed", "improved", "unchanged"]
+    assert spec["encoding"]["color"]["scale"]["range"][:3] == ["#c62828", "#2e7d32", "#9e9e9e"]
     assert spec["title"] == "Support: candidate - baseline, 4 questions with a value (higher is better)"
 
 

@@ -224,7 +224,9 @@ def test_a_verdict_is_recorded_while_the_page_reruns_and_the_next_rerun_shows_it
     policy.write_text(PASSING_POLICY, encoding="utf-8")
     page = new_tab(chrome)
     visit(page, f"{server.url}/?{urlencode(SEED)}")
-    page.get_by_text("No verdict recorded for this comparison yet", exact=False).wait_for(timeout=10_000)
+    # No policy is served and nothing is recorded yet: the verdict card says so first.
+    card = page.locator(".st-key-verdict h2").first
+    card.filter(has_text="Release verdict: none").wait_for(timeout=10_000)
 
     # `ragslice compare --policy` opens the live file for writing: it must not find it held by the
     # dashboard, which opens a read-only connection per query and closes it.
@@ -253,8 +255,9 @@ def test_a_verdict_is_recorded_while_the_page_reruns_and_the_next_rerun_shows_it
             ("A", "B", "recall-gate", "pass")]
 
     toggle_metric(page)  # drawn in script order: the verdict panel comes before the heading it waits for
-    assert page.get_by_text("Recorded verdict: PASS", exact=True).count() == 1
-    assert page.get_by_text("No verdict recorded for this comparison yet", exact=False).count() == 0
+    assert card.inner_text().strip() == "Release verdict: check_circle PASS"  # the recorded verdict, first
+    assert page.locator(".st-key-verdict").get_by_text("Recorded verdict.", exact=False).count() == 1
+    assert page.get_by_text("Release verdict: none", exact=False).count() == 0
     assert exceptions(page) == [] and page.dialogs == []
     page.screenshot(path=tmp_path / "verdict.png")
     (tmp_path / "reruns.txt").write_text(f"{reruns} reruns while the verdict was recorded\n")

@@ -74,6 +74,12 @@ def frame(at: AppTest, key: str) -> pd.DataFrame:
     return at.get_by_key(f"box_{key}").dataframe[0].value
 
 
+def static_table(at: AppTest, key: str) -> pd.DataFrame:
+    """The table shown with `display.wrapped_table(..., key=key)`: cells as the page shows them (text)."""
+    shown = at.get_by_key(f"box_{key}").table[0].value
+    return shown.map(lambda v: v.replace("\\", "") if isinstance(v, str) else v)  # cells are escaped markdown
+
+
 def charts(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
 
@@ -148,7 +154,7 @@ def test_release_review_tiles_counts_and_worst_regression(app):
     assert "launch  ·  lookup  ·  regressed" in texts and "1.000 → 0.500\n(-0.500)" in texts
     assert [link.proto.page for link in at.page_link if link.value == "Question detail"] == ["question_detail"]
     assert any("launch" in link.proto.query_string for link in at.page_link)
-    assert any("Release verdict" in s.value for s in at.subheader)
+    assert any(m.value.startswith("## Release verdict: ") for m in at.markdown)
 
 
 def _record_verdict(con, baseline: list[str], candidate: list[str], verdict: str, created_at: datetime) -> None:
@@ -309,10 +315,12 @@ def test_release_review_tiles_carry_the_paired_test(significance_db, monkeypatch
     # and Holm multiplies the smallest p by the number of tested rows (at least 32 here), capped at 1.
     assert "paired n 6 · baseline 0.000 · CI [+1.000, +1.000] · Holm p 1.000 · not significant" in captions
     assert (metric_tile(at, "Support").value, metric_tile(at, "Support").delta) == ("1.000", "+1.000")
-    # Disclosures stay 0: an interval of [0, 0], and a zero delta drawn neutral (no arrow colour).
+    # Disclosures stay 0: an interval of [0, 0], and a zero delta drawn neutral: no sign, no arrow, no colour.
     assert any(c.startswith("paired n 6 · baseline 0.000 · CI [+0.000, +0.000]") for c in captions)
     disclosures = metric_tile(at, "Disclosures")
-    assert disclosures.delta == "+0.000" and disclosures.proto.color == type(disclosures.proto).MetricColor.GRAY
+    proto = type(disclosures.proto)
+    assert (disclosures.delta, disclosures.proto.color, disclosures.proto.direction) == (
+        "0.000", proto.MetricColor.GRAY, proto.MetricDirection.NONE)
 
 
 def test_release_review_without_statistics_for_the_same_runs(app):
@@ -537,10 +545,10 @@ def test_slices_answerable_and_unanswerable_with_their_n(app):
 def test_slices_metric_choice_changes_the_charts(app):
     at = open_page(app, "slices", suite="seed-lab", baseline="A", candidate="B", metric="support")
     before = charts(at)
-    assert len(before) == 3 and before[0]["title"].startswith("Support by answerability")
+    assert len(before) == 3 and before[0]["title"].startswith("Support by answerability: candidate - baseline")
     at.selectbox(key="w_metric").select("recall").run()
     after = charts(at)
-    assert after[0]["title"].startswith("R@k by answerability") and after != before
+    assert after[0]["title"].startswith("R@k by answerability: candidate - baseline") and after != before
     by_type = frame(at, "w_slice_type").set_index("slice")
     # R@k by type: lookup (launch 1, owner 1) stays 1; multi-evidence (rollback) 0.5 -> 1.
     assert by_type.loc["multi-evidence", ["b_macro", "c_macro", "b_n"]].tolist() == [0.5, 1.0, 1]
@@ -554,7 +562,8 @@ def test_aggregation_seed_support_hides_the_launch_regression(app):
     summary = frame(at, "w_agg_summary").set_index("metric")
     # Macro over all: 0.5 -> 0.8333; pooled: A 2 / 4 claims, B 4 / 5 claims; answerable only 0.6667 -> 0.8333.
     assert summary.loc["Support", "macro (all questions)"] == pytest.approx(2.5 / 3 - 0.5)
-    assert summary.loc["Support", "pooled"] == pytest.approx(0.8 - 0.5)
+    assert summary.loc["Support", "pooled"] == "+0.3000"  # 0.8 - 0.5
+    assert summary.loc["nDCG@k", "pooled"] == "same as macro"  # the registry pools nDCG as its macro mean
     assert summary.loc["Support", "macro (answerable only)"] == pytest.approx(2.5 / 3 - 2 / 3)
     assert "mean improves while 1 question(s) regressed" in summary.loc["Support", "flags"]
     assert "flips" not in summary.loc["Support", "flags"]
@@ -574,7 +583,7 @@ def test_aggregation_flags_a_direction_flip(app):
     summary = frame(at, "w_agg_summary").set_index("metric")
     # Macro: (1 + 0) / 2 = 0.5 -> (0 + 0.75) / 2 = 0.375; pooled: 1 / 5 = 0.2 -> 3 / 5 = 0.6.
     assert summary.loc["Support", "macro (all questions)"] == pytest.approx(-0.125)
-    assert summary.loc["Support", "pooled"] == pytest.approx(0.4)
+    assert summary.loc["Support", "pooled"] == "+0.4000"  # shown as text: "same as macro" where that is what it is
     assert "aggregation flips the direction" in summary.loc["Support", "flags"]
     warnings = [w.proto.body.replace("\\", "") for w in at.warning]
     assert any(w.startswith("Support: the aggregation decides the direction") for w in warnings)
@@ -593,10 +602,12 @@ def test_question_detail_side_by_side(app):
     retrieved = frame(at, "w_retrieved_baseline")
     assert list(retrieved["doc_id"]) == ["launch", "archive"]
     assert list(retrieved["relevant"]) == [True, False] and list(retrieved["visible"]) == [True, True]
-    claims = frame(at, "w_claims_candidate").set_index("claim_id")
-    assert bool(claims.loc["monday", "supported"]) and not bool(claims.loc["bonus", "supported"])
-    # bonus has no support label, and launch is not labelled as supporting it.
-    assert list(claims.loc["bonus", "reasons"]) == ["unlabelled_claim", "citation_not_supporting"]
+    claims = static_table(at, "w_claims_candidate").set_index("claim")
+    assert claims.loc["monday", "supported"] == "yes" and claims.loc["bonus", "supported"] == "no"
+    # bonus has no support label, and launch is not labelled as supporting it (codes unlabelled_claim and
+    # citation_not_supporting, shown in words).
+    assert claims.loc["bonus", "why not supported"] == ("not a claim the labels expect, cites a document not "
+                                                        "labelled as supporting it")
     pair = frame(at, "w_pair").set_index("metric")
     assert pair.loc["Support", ["baseline", "candidate", "delta"]].tolist() == [1.0, 0.5, -0.5]
 
@@ -606,16 +617,19 @@ def test_question_detail_question_choice(app):
     at.selectbox(key="w_q").select("owner").run()
     assert at.query_params["q"] == "owner"
     assert "Who owns the alert?" in [t.value for t in at.text]
-    claims = frame(at, "w_claims_baseline").set_index("claim_id")
-    assert list(claims.loc["aurora", "reasons"]) == ["citation_not_supporting"]
+    claims = static_table(at, "w_claims_baseline").set_index("claim")
+    assert claims.loc["aurora", "why not supported"] == "cites a document not labelled as supporting it"
 
 
 def test_question_detail_group_shows_one_repeat_at_a_time(app):
     at = open_page(app, "question_detail", suite="seed-lab", baseline="A", candidate="c", q="owner")
-    assert at.selectbox(key="w_candidate_run").options == ["C1", "C2"]
-    assert list(frame(at, "w_claims_candidate")["citations"].iloc[0]) == ["owners"]
-    at.selectbox(key="w_candidate_run").select("C2").run()
-    assert list(frame(at, "w_claims_candidate")["citations"].iloc[0]) == ["archive"]
+    # The repeats differ on owner (C2 cites archive, which does not support the claim), so each is marked with its
+    # case and the one that misused its evidence is shown first.
+    assert at.selectbox(key="w_candidate_run").options == [
+        "C1: evidence delivered and used (differs)", "C2: evidence delivered, but the answer misused it (differs)"]
+    assert static_table(at, "w_claims_candidate")["cites"].iloc[0] == "archive"
+    at.selectbox(key="w_candidate_run").select("C1").run()
+    assert static_table(at, "w_claims_candidate")["cites"].iloc[0] == "owners"
     # The scores table shows the mean over both repeats: support (1 + 0) / 2.
     assert frame(at, "w_pair").set_index("metric").loc["Support", "candidate"] == 0.5
 

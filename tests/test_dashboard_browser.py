@@ -183,8 +183,14 @@ def test_demo_starts_and_serves_the_release_review(chrome, tmp_path):
             assert page.locator('[data-testid="stException"]').count() == 0
             assert page.locator("h1").first.inner_text() == "Release review"
             verdict = page.locator(".st-key-verdict")
-            verdict.get_by_text("Live verdict: FAIL", exact=True).wait_for(timeout=20_000)
-            assert verdict.get_by_text("Recorded verdict: FAIL", exact=True).is_visible()
+            # The card leads with the verdict and the first failing gate; live and recorded verdicts and
+            # every gate's figures are one click away, under Details.
+            assert verdict.locator("h2").first.inner_text().strip().endswith("FAIL")
+            assert "critical coverage" in verdict.locator(".st-key-gate_0").inner_text()
+            details = page.locator('[data-testid="stExpander"]').filter(has_text="Details:").first
+            details.locator("summary").click()
+            details.get_by_text("Live verdict: FAIL", exact=True).wait_for(timeout=20_000)
+            assert details.get_by_text("Recorded verdict: FAIL", exact=True).is_visible()
             gates = eventually(lambda: grid_column(page, "w_live_gates", 0)[:1], ["critical coverage"])
             assert gates == ["critical coverage"]
             tiles = {label: tile(page, label) for label in ("R@k", "nDCG@k", "Support", "Coverage", "Abstention",

@@ -3,6 +3,7 @@ import streamlit as st
 
 from dashboard import charts, data, selection
 from dashboard.display import escape, metric_help, metric_name, signed, table
+from scoring.metrics import BY_KEY
 
 st.title("Aggregation")
 cmp = selection.comparison()
@@ -31,7 +32,9 @@ for key in data.METRIC_KEYS:
     entry = {"metric": metric_name(key)}
     for _, r in overall.iterrows():
         label = f"{r['aggregation']} ({r['scope']})" if r["aggregation"] == "macro" else "pooled"
-        entry[label] = r["delta"]
+        entry[label] = r["delta"] if label != "pooled" else signed(r["delta"], 4)
+    if not BY_KEY[key].pooled:  # the registry pools it as the macro mean: nothing else to show
+        entry["pooled"] = "same as macro"
     entry["flags"] = "; ".join(flags)
     summary.append(entry)
     if rows["flip"].iloc[0]:
@@ -46,7 +49,9 @@ table(
     height="content",
     column_config={
         "macro (all questions)": st.column_config.NumberColumn(format="%+.4f"),
-        "pooled": st.column_config.NumberColumn(format="%+.4f", help="empty where the registry pools as the macro mean"),
+        "pooled": st.column_config.TextColumn("pooled", help="Summed numerators over summed denominators; 'same as "
+                                                        "macro' where the registry pools the metric as its macro "
+                                                        "mean (one value per question)."),
         "macro (answerable only)": st.column_config.NumberColumn(format="%+.4f"),
         "flags": st.column_config.TextColumn("flags", width="large"),
     },

@@ -1,12 +1,17 @@
 """Which questions moved, and how? One row per question, filters, a delta chart, CSV download."""
+from urllib.parse import urlencode
+
+import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data, selection
-from dashboard.display import escape, metric_help, table
+from dashboard.display import STATUS_COLORS, escape, metric_help, metric_name, table
+from scoring.decide import change
 from scoring.metrics import BY_KEY
 
 st.title("Question deltas")
-cmp = selection.comparison()
+cmp = selection.comparison(drives="every value, status, count and bar of this page")
+
 selection.sides_caption(cmp)
 selection.show_compatibility(cmp)
 metric = BY_KEY[cmp.metric]
@@ -23,15 +28,34 @@ with st.container(border=True, key="filters"):
     statuses = selection.multiselect("Status", list(data.STATUSES), param="status", where=f)
     search = selection.text("Search question text or ID", param="search", where=g)
     order = selection.select("Sort", list(data.ORDERS), param="sort", where=h)
-    label_gap = selection.check("Only regressions that may be a label gap", param="gap", where=st,
+    i, j = st.columns(2)
+    worse = selection.check("Only questions that scored worse", param="worse", where=i,
+                            help="Regressed, or scored lower because a record is missing or failed.")
+    label_gap = selection.check("Only regressions that may be a label gap", param="gap", where=j,
                                 help="Regressed, while the candidate's first k hold a document nobody judged: unjudged "
                                      "documents count as not relevant, so a label may be all that is missing.")
 
 filters = dict(types=types, answerable=None if slice_ == "all" else slice_ == "answerable", splits=splits,
                critical=None if critical == "all" else critical == "critical only", tags=tags, statuses=statuses,
-               search=search, order=order, label_gap=label_gap)
+               search=search, order=order, label_gap=label_gap, worse=worse)
 deltas = data.question_deltas(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric, **filters)
 shown = deltas.rows
+
+
+def _only_status(status: str) -> None:
+    """A count's click: filter to that status, or back to every status when it is the only one shown."""
+    selection.set_param("status", [] if statuses == [status] else [status])
+
+
+with st.container(key="status_counts"):
+    st.caption(escape(f"Questions by status on {metric_name(cmp.metric)} under the other filters; click a count to "
+                      "show only those questions (click it again for every status)."))
+    for column, status in zip(st.columns(len(data.STATUSES)), data.STATUSES):
+        n = (deltas.counts or {}).get(status, 0)
+        chosen = statuses == [status]
+        column.button(f"{status} {n}", key=f"w_count_{status.replace('/', '')}", on_click=_only_status,
+                      args=(status,), type="primary" if chosen else "secondary", width="stretch",
+                      help=f"Show only the {status} questions" if not chosen else "Show every status again")
 
 
 # The chart's own selection cannot be cleared from Python; "Clear" gives the chart a new key
@@ -50,9 +74,20 @@ def _clear_pick() -> None:
     st.session_state["delta_chart_resets"] = st.session_state.get("delta_chart_resets", 0) + 1
 
 
-chart = charts.delta_bars(shown, metric_name=metric.name, higher_is_better=metric.higher_is_better)
-st.altair_chart(chart, key=chart_key, on_select=_picked, selection_mode=charts.PICK, width="stretch")
+moved = change.gain(shown["baseline"].to_numpy(dtype=float), shown["candidate"].to_numpy(dtype=float),
+                    metric.higher_is_better)
+if not (abs(moved[~pd.isna(moved)]) > change.TIE).any():
+    st.info(escape(f"No question changed on {metric.name}: every listed question has the same value on both sides "
+                   "(or is n/a on one), so there is nothing to chart."))
+else:
+    chart = charts.delta_bars(shown, metric_name=metric.name, higher_is_better=metric.higher_is_better)
+    st.altair_chart(chart, key=chart_key, on_select=_picked, selection_mode=charts.PICK, width="stretch")
 picked = selection.param_list("pick")
+unknown_picks = [p for p in picked if data.question(cmp.suite, p) is None]
+if unknown_picks:
+    selection.unknown_value("picked question", unknown_picks, "the other picks" if len(unknown_picks) < len(picked)
+                            else "every question that matches the filters")
+    picked = [p for p in picked if p not in unknown_picks]
 selection.set_param("pick", picked)
 if picked:
     shown = shown[shown["question_id"].isin(picked)]
@@ -66,20 +101,27 @@ listed = (f" The first {len(deltas.rows):,} in this order are listed and charted
           f"{deltas.matched:,}." if deltas.matched > len(deltas.rows) else "")
 st.caption(escape(f"{deltas.matched:,} of {deltas.total:,} questions match the filters.{listed}") + " "
            + metric_help(cmp.metric).split("\n\n")[0])
-view = shown[["question_id", "type", "baseline", "candidate", "delta", "status", "label_gap", "critical", "split",
-               "tags", "text"]]
-event = table(
-    view,
+view = shown[["question_id", "status", "delta", "baseline", "candidate", "critical", "type", "text", "label_gap",
+               "split", "tags"]]
+# The question ID is a link to its detail (one click; it opens in a new tab, every selection in its address).
+view = view.assign(open=[f"question_detail?{urlencode(cmp.link_params(q=str(q)))}" for q in view["question_id"]])
+
+st.caption("Click a row's \"detail\" link to open that question's detail (in a new tab).")
+table(
+    view.style.map(lambda s: f"color: {STATUS_COLORS.get(s, ('', ''))[0]}; font-weight: 600", subset=["status"]),
     key="w_delta_table",
-    on_select="rerun",
-    selection_mode="single-row",
+    column_order=["question_id", "open", *[c for c in view.columns if c not in ("open", "question_id")]],
     column_config={
-        "question_id": st.column_config.TextColumn("question"),
+        "question_id": st.column_config.TextColumn("question", pinned=True),
+        "open": st.column_config.LinkColumn("detail", display_text="detail ↗", width="small",
+                                            help="Opens the question's detail: its diagnosis, rankings and claims"),
         "text": st.column_config.TextColumn("question text", width="large"),
         "tags": st.column_config.ListColumn("tags"),
         "critical": st.column_config.CheckboxColumn("critical"),
-        "baseline": st.column_config.NumberColumn(f"baseline {metric.name}", format="%.3f", help=metric_help(cmp.metric)),
-        "candidate": st.column_config.NumberColumn(f"candidate {metric.name}", format="%.3f", help=metric_help(cmp.metric)),
+        "baseline": st.column_config.NumberColumn("baseline", format="%.3f", width="small",
+                                                  help=f"{metric.name} of the baseline. " + metric_help(cmp.metric)),
+        "candidate": st.column_config.NumberColumn("candidate", format="%.3f", width="small",
+                                                   help=f"{metric.name} of the candidate. " + metric_help(cmp.metric)),
         "delta": st.column_config.NumberColumn("delta", format="%+.3f", help="candidate - baseline; n/a when either side is n/a"),
         "status": st.column_config.TextColumn("status"),
         "label_gap": st.column_config.CheckboxColumn(
@@ -87,11 +129,6 @@ event = table(
                                        "counts as not relevant, so a label may be all that is missing."),
     },
 )
-rows = event.selection.rows if event is not None else []
-if rows:
-    qid = str(view.iloc[rows[0]]["question_id"])
-    st.page_link("views/question_detail.py", label="Open the selected question's detail",
-                 query_params=cmp.link_params(q=qid))
 st.download_button(
     "Download the filtered table (CSV)",
     data=data.deltas_csv(cmp.suite, cmp.baseline, cmp.candidate, cmp.metric, picked=picked, **filters),

@@ -2,8 +2,9 @@
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import items, metric_name, missing, number, say, table
+from dashboard.display import escape, items, metric_name, missing, number, say, table, wrapped_table
 from dashboard.review import decision_form, refresh_progress
+from scoring.decide.diagnosis import KINDS, REASON_WORDS, reason_words
 
 st.title("Question detail")
 cmp = selection.comparison()
@@ -42,6 +43,9 @@ with st.container(border=True, key="question"):
         st.caption("Disputed label; the reviewer's note:")
         st.text(q["disputed"])
 
+# Filled once the repeats to show are known (below): which of the two failures happened, per side.
+diagnosis_box = st.container(border=True, key="diagnosis")
+
 if data.review_mode() is not None:
     with st.expander("Review this question's labels: correct a grade or a support, or dispute them"):
         st.caption("Your decision is appended to your review file; the database is refreshed in the background "
@@ -74,21 +78,28 @@ st.caption("A group's values are the mean over its repeats; its runs are shown o
 
 RETRIEVED = {
     "rank": st.column_config.NumberColumn("rank"),
-    "relevant": st.column_config.CheckboxColumn("relevant"),
+    "relevant": st.column_config.CheckboxColumn("relevant", help="Labelled relevant for the question (green row)"),
+    "cited": st.column_config.CheckboxColumn("cited", help="Cited by a claim of the answer (amber row; green when "
+                                                          "relevant too)"),
     "visible": st.column_config.CheckboxColumn("visible", help="inside the first k: delivered to the answer stage"),
     "restricted": st.column_config.CheckboxColumn("restricted", help="the question's caller may not see it"),
     "counted": st.column_config.CheckboxColumn("counted"),
     "chunk_text": st.column_config.TextColumn("chunk text", width="medium"),
 }
 CLAIMS = {
-    "text": st.column_config.TextColumn("claim", width="medium"),
+    "text": st.column_config.TextColumn("claim", width="large"),
     "citations": st.column_config.ListColumn("citations"),
     "cited_docs": st.column_config.ListColumn("cited documents"),
     "supported": st.column_config.CheckboxColumn("supported"),
-    "reasons": st.column_config.ListColumn("reasons (why not supported)"),
+    "reasons": st.column_config.ListColumn(
+        "why not supported", width="large", help="Each reason in words; the codes the database stores: "
+        + "; ".join(f"{code} = {words}" for code, words in REASON_WORDS.items())),
     "aligned_by": st.column_config.TextColumn("aligned by", help="for a claim made of answer sentences: the least "
                                               "reviewed aligner behind it (human, judge or lexical)"),
 }
+CLAIM_HEADINGS = {"claim_id": "claim", "supported": "supported", "text": "text", "reasons": "why not supported",
+                  "cited_docs": "cites", "aligned_by": "aligned by"}
+"""The claims table's columns, in order, as headed (a static table: long text wraps)."""
 SENTENCES = {
     "sentence": st.column_config.TextColumn("sentence", width="medium"),
     "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)"),
@@ -96,6 +107,19 @@ SENTENCES = {
     "decided_by": st.column_config.TextColumn("decided by"),
     "other_aligners": st.column_config.TextColumn("what the other aligners said"),
 }
+
+every_run = list(dict.fromkeys([*cmp.baseline.run_ids, *cmp.candidate.run_ids]))
+cases = data.diagnoses(cmp.suite, every_run, qid)
+
+
+def worst_repeat(side: data.Side) -> str:
+    """The repeat to show first: when the repeats' cases differ or one failed, the worst of them
+    (`scoring.decide.diagnosis.KINDS` order, then repeat order); else the first."""
+    kinds = [cases[r].kind for r in side.run_ids]
+    if len(set(kinds)) == 1 and kinds[0] != "failed":
+        return side.run_ids[0]
+    return min(side.run_ids, key=lambda r: (KINDS.index(cases[r].kind), side.run_ids.index(r)))
+
 
 shown_runs = {}
 for role, side in (("baseline", cmp.baseline), ("candidate", cmp.candidate)):
@@ -105,10 +129,35 @@ for column, role, side in zip(columns, ("baseline", "candidate"), (cmp.baseline,
     with column:
         st.subheader(role.capitalize())
         if side.kind == "group":
+            differ = len({cases[r].kind for r in side.run_ids}) > 1
             shown_runs[role] = selection.select(
-                "Repeat to show", list(side.run_ids), param=f"{role}_run", where=st,
-                help="A group's runs are shown one at a time; the scores above are their mean.")
+                "Repeat to show", list(side.run_ids), param=f"{role}_run", where=st, default=worst_repeat(side),
+                format_func=lambda r: f"{r}: {cases[r].headline.lower()}" + (" (differs)" if differ else ""),
+                help="A group's runs are shown one at a time; the scores above are their mean. When the repeats "
+                     "differ, the worst one is shown first.")
 evidence = data.question_runs(cmp.suite, list(shown_runs.values()), qid)
+
+MARKS = {"failed": (st.warning, ":material/error:"), "retrieval": (st.error, ":material/search_off:"),
+         "answer": (st.error, ":material/rule:"), "ok": (st.success, ":material/check_circle:")}
+with diagnosis_box:
+    for role in ("candidate", "baseline"):
+        case = cases[shown_runs[role]]
+        box, icon = MARKS[case.kind]
+        box(f"**{escape(role.capitalize())} {escape(shown_runs[role])}: {escape(case.headline)}**: "
+            f"{escape(case.detail)}", icon=icon)
+    st.caption("The two ways a RAG answer fails: the retriever missed the evidence, or the answer misused the "
+               "evidence it got (or the record failed, and nothing was judged). Relevant rows are green and cited "
+               "ones amber in the rankings below.")
+
+
+def marked_rows(frame):
+    """The rankings with relevant rows green and cited ones amber (green and bold when both)."""
+    def paint(row):
+        relevant, cited = bool(row.get("relevant")), bool(row.get("cited"))
+        style = ("background-color: #c8e6c9; font-weight: 600" if relevant and cited else
+                 "background-color: #c8e6c9" if relevant else "background-color: #ffe0b2" if cited else "")
+        return [style] * len(row)
+    return frame.style.apply(paint, axis=1) if len(frame) else frame
 sentences = data.answer_sentences(cmp.suite, list(shown_runs.values()), qid)
 for column, role in zip(columns, ("baseline", "candidate")):
     with column:
@@ -127,10 +176,18 @@ for column, role in zip(columns, ("baseline", "candidate")):
             st.caption("Error")
             st.code(str(record["error"]), language=None, wrap_lines=True)
         st.caption("Retrieved, in rank order (an empty grade: not labelled for this question)")
-        table(shown["retrieved"], key=f"w_retrieved_{role}", placeholder="",
-                     column_config=RETRIEVED)
+        table(marked_rows(shown["retrieved"]), key=f"w_retrieved_{role}", placeholder="",
+              column_config=RETRIEVED, row_height=60 if "chunk_text" in shown["retrieved"] else None)
         st.caption("Claims, in answer order, with the verdict (empty for a failed record: not judged)")
-        table(shown["claims"], key=f"w_claims_{role}", column_config=CLAIMS, placeholder="")
+        claims_shown = shown["claims"]
+        codes = sorted({str(c) for found in claims_shown.get("reasons", []) if found is not None for c in found})
+        if "reasons" in claims_shown:
+            claims_shown = claims_shown.assign(reasons=claims_shown["reasons"].map(
+                lambda found: None if found is None else reason_words(list(found))))
+        wrapped_table(claims_shown, key=f"w_claims_{role}", columns=CLAIM_HEADINGS)
+        if codes:
+            st.caption(escape("Reasons as the database stores them: " + "; ".join(
+                f"{code} = {REASON_WORDS.get(code, code)}" for code in codes) + "."))
         if run_id in sentences:
             st.caption("The answer sentence by sentence: what each is aligned to and who decided it. A reviewer's "
                        "decision comes first, then a judge's cached answer, then the lexical aligner (token "

@@ -6,9 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, file_path, metric_help, metric_name, missing, moment, number, say, signed, table
+from dashboard import verdict as verdict_words
+from dashboard.display import (
+    delta_look, escape, file_path, metric_help, metric_name, missing, moment, number, say, sentence, shown_zero, signed,
+    table,
+)
+from scoring.decide import change
 from scoring.decide.comparison import label_gap_warning
-from scoring.decide.stats import TIE
 from scoring.errors import ValidationError
 from scoring.metrics import BY_KEY
 
@@ -17,9 +21,10 @@ WORST = 10
 ALPHA = 0.05  # a headline delta is called significant when its Holm-adjusted p-value is at most this
 
 st.title("Release review")
-cmp = selection.comparison()
+cmp = selection.comparison(drives="the question counts and the worst regressions below, and adds its own headline "
+                                  "tile when it is not one of the six")
 selection.sides_caption(cmp)
-selection.show_compatibility(cmp)
+selection.show_compatibility(cmp, warnings=False)  # a refusal stops the page; the caveats go under Details
 
 # The statistics and the live verdict come from scoring.decide.comparison (cached); nothing is recorded here.
 try:
@@ -46,11 +51,101 @@ def outcome(label: str, verdict: str) -> None:
     (st.success if verdict == "pass" else st.error)(f"{label}: {escape(str(verdict).upper())}")
 
 
+recorded = data.latest_verdict(cmp.suite, cmp.baseline, cmp.candidate)
+policy_file = data.policy_path()
+live = stats.verdict if stats is not None else None
+head = data.headline(cmp.suite, cmp.baseline, cmp.candidate, (*KEY_METRICS, cmp.metric)).set_index("metric")
+significance = None if stats is None else stats.table[stats.table["slice"] == "all"].set_index("metric")
+
+def headline_moves() -> dict[str, list[str]]:
+    """The headline metrics whose mean (paired when the statistics hold it) reads better or worse."""
+    moves: dict[str, list[str]] = {"better": [], "worse": []}
+    for key in KEY_METRICS:
+        paired = significance.loc[key] if significance is not None and key in significance.index else None
+        delta = paired["delta"] if paired is not None else head.loc[key, "delta"]
+        if missing(delta) or shown_zero(delta):
+            continue
+        moves[change.moved(float(delta), BY_KEY[key].higher_is_better)].append(metric_name(key))
+    return {k: v for k, v in moves.items() if v}
+
+
+def configuration_lines() -> None:
+    changed = data.configuration_changes(cmp.suite, cmp.baseline, cmp.candidate)
+    if changed.empty:
+        st.caption("Configured the same: the two manifests differ only in bookkeeping (run ID, time, code "
+                   "revision, notes).")
+        return
+    st.markdown(f"**What was configured differently** ({len(changed)} manifest "
+                f"field{'' if len(changed) == 1 else 's'}; run ID, time, code revision and notes left out)")
+    table(changed, key="w_config_changes", placeholder="", height="content", column_config={
+        "field": st.column_config.TextColumn("manifest field"),
+        "baseline": st.column_config.TextColumn("baseline", width="medium"),
+        "candidate": st.column_config.TextColumn("candidate", width="medium")})
+
+
 with st.container(border=True, key="verdict"):
-    st.subheader("Release verdict")
-    recorded = data.latest_verdict(cmp.suite, cmp.baseline, cmp.candidate)
-    policy_file = data.policy_path()
-    live = stats.verdict if stats is not None else None
+    if live is not None:
+        source, gates, verdict_now = "Live verdict", [g.to_dict() for g in live.gates], live.verdict
+        under = (f"The policy {stats.policy.name} applied now to this database, not recorded")
+    elif recorded is not None:
+        source, gates, verdict_now = "Recorded verdict", recorded["gates"], recorded["verdict"]
+        under = (f"The verdict recorded {moment(recorded['created_at'])} under policy {recorded['policy_name']}; "
+                 "no policy file is evaluated live")
+    else:
+        source, gates, verdict_now, under = None, [], None, None
+    if verdict_now is None:
+        st.markdown("## Release verdict: :gray[none]")
+        st.caption("No policy file was given and no verdict is recorded for these runs: see Details for the "
+                   "command that records one.")
+    else:
+        lines = verdict_words.gate_lines(gates)
+        failed = [line for line in lines if not line.passed]
+        passed_now = str(verdict_now) == "pass"
+        mark = ":green[:material/check_circle: PASS]" if passed_now else ":red[:material/cancel: FAIL]"
+        st.markdown(f"## Release verdict: {mark}")
+        st.caption(escape(f"{source}. {under}; {len(failed)} of {len(lines)} gates failed."))
+        moves = headline_moves()
+        if not passed_now and moves.get("better"):
+            st.markdown(escape(
+                f"Better on average ({', '.join(moves['better'])}), yet FAIL: the gates check slices and single "
+                "questions, which an average over every question can hide. The failing gates say where."))
+        elif passed_now and moves.get("worse"):
+            st.markdown(escape(
+                f"Worse on average ({', '.join(moves['worse'])}), yet PASS: no gate of the policy bounds these "
+                "averages."))
+
+        def gate_row(i: int, line: verdict_words.GateLine) -> None:
+            with st.container(key=f"gate_{i}"):
+                left, right = st.columns([6, 1], vertical_alignment="center")
+                icon = ":green[:material/check:]" if line.passed else ":red[:material/close:]"
+                text = escape(line.sentence)
+                left.markdown(f"{icon} **{escape(line.name)}**: " + (f":red[{text}]" if not line.passed else text))
+                right.page_link(line.page, label="Questions" if line.page == verdict_words.PAGE_OF_QUESTIONS
+                                else "Runs", icon=":material/arrow_forward:", help=line.link_label,
+                                query_params=cmp.link_params(**line.params) if line.page != verdict_words.PAGE_OF_RUNS
+                                else cmp.link_params())
+
+        for i, line in enumerate(failed):
+            gate_row(i, line)
+        passing = lines[len(failed):]
+        if passing:
+            with st.expander(f"{len(passing)} gate{'' if len(passing) == 1 else 's'} passed", expanded=not failed):
+                for i, line in enumerate(passing, start=len(failed)):
+                    gate_row(i, line)
+    configuration_lines()
+
+notices = list(cmp.compat.warnings)
+if recorded is not None and live is not None and stats.policy.sha256 != recorded["policy_hash"]:
+    notices.append(f"The policy file (sha256 {stats.policy.sha256[:12]}) differs from the policy this verdict was "
+                   f"recorded with (sha256 {str(recorded['policy_hash'])[:12]}).")
+elif recorded is not None and live is not None and live.verdict != recorded["verdict"]:
+    notices.append(f"The live verdict ({live.verdict}) differs from the recorded one ({recorded['verdict']}) under "
+                   "the same policy: the data changed since.")
+details = ("Details: live and recorded verdicts, policy hashes and paths, every gate's figures"
+           + (f"; {len(notices)} notice{'' if len(notices) == 1 else 's'}" if notices else ""))
+with st.expander(details, expanded=False):
+    for notice in notices:
+        say("warning", notice)
     live_column, recorded_column = st.columns(2)
     with live_column:
         st.markdown("**Live**: the policy file applied now to this database (not recorded)")
@@ -65,11 +160,11 @@ with st.container(border=True, key="verdict"):
             st.code(stats.policy_error, language=None)
         else:
             outcome("Live verdict", live.verdict)
-            failed = sum(1 for g in live.gates if not g.passed)
+            failed_n = sum(1 for g in live.gates if not g.passed)
             st.caption(escape(
                 f"Policy {stats.policy.name} (sha256 {stats.policy.sha256[:12]}) from "
                 f"{file_path(stats.policy.path)}; "
-                f"{failed} of {len(live.gates)} gates failed. Evaluated on the current database, not recorded."
+                f"{failed_n} of {len(live.gates)} gates failed. Evaluated on the current database, not recorded."
             ))
     with recorded_column:
         st.markdown("**Recorded**: the newest verdict stored for exactly these runs")
@@ -88,12 +183,6 @@ with st.container(border=True, key="verdict"):
             if recorded["refreshed_after"]:
                 say("warning", f"The database was refreshed at {recorded['refreshed_at']}, after this verdict: "
                                "if these runs changed, record the comparison again.")
-            if live is not None and stats.policy.sha256 != recorded["policy_hash"]:
-                say("warning", f"The policy file (sha256 {stats.policy.sha256[:12]}) differs from the policy this "
-                               f"verdict was recorded with (sha256 {str(recorded['policy_hash'])[:12]}).")
-            elif live is not None and live.verdict != recorded["verdict"]:
-                say("warning", f"The live verdict ({live.verdict}) differs from the recorded one "
-                               f"({recorded['verdict']}) under the same policy: the data changed since.")
             labels_then = recorded.get("labels_hash")
             if isinstance(labels_then, str) and labels_then != data.labels_hash(cmp.suite):
                 decisions, reviewers = data.decisions_since(cmp.suite, recorded["created_at"])
@@ -112,30 +201,27 @@ with st.container(border=True, key="verdict"):
             say("warning", f"Without the {live.disputed.n_disputed} disputed questions the verdict would be "
                            f"{live.disputed.verdict}: " + "; ".join(live.disputed.differences))
         for warning in live.warnings:
-            say("warning", str(warning))
+            say("warning", sentence(warning))
         table(data.gates_frame(live.gates), key="w_live_gates", placeholder="", height="content",
               column_config=GATE_COLUMNS)
     if recorded is not None:
-        with st.expander(escape(f"Gates as recorded {moment(recorded['created_at'])}"), expanded=live is None):
-            for warning in recorded["warnings"]:
-                say("warning", str(warning))
-            table(data.gates_frame(recorded["gates"]), key="w_gates", placeholder="", height="content",
-                  column_config=GATE_COLUMNS)
+        st.markdown("**Gates as recorded** " + escape(moment(recorded["created_at"])))
+        for warning in recorded["warnings"]:
+            say("warning", sentence(warning))
+        table(data.gates_frame(recorded["gates"]), key="w_gates", placeholder="", height="content",
+              column_config=GATE_COLUMNS)
     history = data.verdict_history(cmp.suite, cmp.baseline, cmp.candidate)
-    with st.expander(f"Verdict history: {len(history)} recorded on this suite"):
-        if history.empty:
-            st.caption("No verdict was recorded on this suite yet (`ragslice compare --policy` records one).")
-        else:
-            table(history.assign(policy_hash=history["policy_hash"].str.slice(0, 12)), key="w_history",
-                  placeholder="", height="content", column_config={
-                      "created_at": st.column_config.DatetimeColumn("recorded (UTC)"),
-                      "policy_hash": st.column_config.TextColumn("policy sha256"),
-                      "verdict_without_disputed": st.column_config.TextColumn("without disputed"),
-                      "this_comparison": st.column_config.CheckboxColumn("these runs"),
-                  })
-
-head = data.headline(cmp.suite, cmp.baseline, cmp.candidate, (*KEY_METRICS, cmp.metric)).set_index("metric")
-significance = None if stats is None else stats.table[stats.table["slice"] == "all"].set_index("metric")
+    st.markdown(f"**Verdict history**: {len(history)} recorded on this suite")
+    if history.empty:
+        st.caption("No verdict was recorded on this suite yet (`ragslice compare --policy` records one).")
+    else:
+        table(history.assign(policy_hash=history["policy_hash"].str.slice(0, 12)), key="w_history",
+              placeholder="", height="content", column_config={
+                  "created_at": st.column_config.DatetimeColumn("recorded (UTC)"),
+                  "policy_hash": st.column_config.TextColumn("policy sha256"),
+                  "verdict_without_disputed": st.column_config.TextColumn("without disputed"),
+                  "this_comparison": st.column_config.CheckboxColumn("these runs"),
+              })
 
 gap = None if stats is None else label_gap_warning(stats.table)
 if gap:
@@ -207,9 +293,7 @@ def tile(key: str) -> None:
     st.metric(
         metric_name(key) + ("" if paired is not None else " (unpaired)"),
         number(value),
-        delta=None if missing(delta) else signed(delta),
-        delta_color="off" if missing(delta) or abs(float(delta)) <= TIE else
-        "normal" if BY_KEY[key].higher_is_better else "inverse",
+        **delta_look(delta, BY_KEY[key].higher_is_better),
         help=metric_help(key),
         border=True,
     )
@@ -228,7 +312,8 @@ def tile(key: str) -> None:
         f"{n['improved']} improved, {n['regressed']} regressed"))
 
 
-for column, key in zip(st.columns(len(KEY_METRICS)), KEY_METRICS):
+TILES = KEY_METRICS if cmp.metric in KEY_METRICS else (*KEY_METRICS, cmp.metric)
+for column, key in zip(st.columns(len(TILES)), TILES):
     with column:
         tile(key)
 
@@ -245,8 +330,10 @@ worst = data.worst_regressions(cmp.suite, cmp.baseline, cmp.candidate, cmp.metri
 if worst.rows.empty:
     st.info("No question regressed on this metric.")
 else:
-    st.caption(f"Critical questions first, then by size of the drop; at most {WORST} of {worst.matched} questions that "
-               "scored worse (regressed, or scored lower because a record is missing or failed).")
+    listed = (f"the {WORST} first of the {worst.matched} questions" if worst.matched > WORST else
+              f"the {worst.matched} question{'' if worst.matched == 1 else 's'}")
+    st.caption(f"Critical questions first, then by size of the drop: {listed} that scored worse (regressed, or "
+               "scored lower because a record is missing or failed).")
     for i, r in enumerate(worst.rows.itertuples(index=False)):
         with st.container(border=True, key=f"worst_{i}"):
             left, middle, right = st.columns([7, 2, 2], vertical_alignment="center")

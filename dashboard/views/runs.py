@@ -1,6 +1,7 @@
 """What was run, and what differs? Manifests, configuration diff, latency, cost, failures, repeats."""
 import json
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data, selection
@@ -24,8 +25,13 @@ stats = data.run_stats(cmp.suite)
 st.subheader("Latency, cost and failures per run")
 table(
     stats[["run_id", "run_group", "repeat", "questions", "records", "missing", "failed",
-           "latency_p50", "latency_p95", "cost_total", "cost_mean"]].fillna({"run_group": ""}), key="w_stats",
+           "latency_p50", "latency_p95", "cost_total", "cost_mean"]].assign(
+        run_group=stats["run_group"].fillna(""),
+        repeat=stats["repeat"].map(lambda r: "" if pd.isna(r) else str(int(r)))), key="w_stats",
     column_config={
+        "run_group": st.column_config.TextColumn("group", help="the group of repeats the run belongs to (empty: a "
+                                                               "single run)"),
+        "repeat": st.column_config.TextColumn("repeat", help="its place in the group (empty: a single run)"),
         "missing": st.column_config.NumberColumn("missing", help="suite questions with no record"),
         "failed": st.column_config.NumberColumn("failed", help="records with an error"),
         "latency_p50": st.column_config.NumberColumn("latency p50 (ms)", format="%.0f"),

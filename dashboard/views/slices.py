@@ -2,11 +2,11 @@
 import streamlit as st
 
 from dashboard import charts, data, selection
-from dashboard.display import metric_help, metric_name, table
-from scoring.metrics import slices
+from dashboard.display import escape, metric_help, metric_name, table
+from scoring.metrics import BY_KEY, slices
 
 st.title("Slices")
-cmp = selection.comparison()
+cmp = selection.comparison(drives="the charts and the per-type and per-split tables")
 selection.sides_caption(cmp)
 selection.show_compatibility(cmp)
 
@@ -40,8 +40,9 @@ COMPACT = COLUMNS | {
 
 def family_chart(frame, family: str, key: str) -> None:
     rows = frame[frame["metric"] == cmp.metric]
-    st.altair_chart(charts.slice_bars(rows, metric_name=metric_name(cmp.metric), family=slices.family(family).label),
-                    key=key)
+    st.altair_chart(charts.slice_delta_bars(rows, metric_name=metric_name(cmp.metric),
+                                            family=slices.family(family).label,
+                                            higher_is_better=BY_KEY[cmp.metric].higher_is_better), key=key)
 
 
 st.caption("Every value is a macro mean over the questions it scores; n is that count and n/a the questions "
@@ -62,6 +63,28 @@ for column, name in zip(sides, ("answerable", "unanswerable")):
         st.metric("questions", int(rows["questions"].iloc[0]), border=True)
         table(metric_rows(rows), column_config=COMPACT, key=f"w_slice_{name}", height="content")
 family_chart(answer, "answerable", "w_chart_answerable")
+
+st.header("Critical questions")
+try:
+    with st.spinner("Computing the paired statistics..."):
+        # the release review's statistics: every row holds n, the means and the delta (intervals only for `all`)
+        critical = data.release_statistics(cmp.baseline, cmp.candidate, data.METRIC_KEYS).table
+    critical = critical[critical["slice"] == "critical"]
+except data.StatisticsUnavailable as error:
+    critical = None
+    st.info(escape(f"Not available: {error}"))
+if critical is not None and critical.empty:
+    st.info("No question of this suite is marked critical.")
+elif critical is not None:
+    st.caption("The questions the suite marks critical, paired: each metric over the questions both sides score "
+               "(n); the delta is the mean paired change, as the Statistics page computes it.")
+    shown = critical[["metric", "n", "baseline", "candidate", "delta"]].assign(
+        metric=critical["metric"].map(NAMES))
+    table(shown, key="w_slice_critical", height="content", column_config={
+        "n": st.column_config.NumberColumn("n", help="critical questions scored on both sides"),
+        "baseline": st.column_config.NumberColumn("baseline", format="%.3f"),
+        "candidate": st.column_config.NumberColumn("candidate", format="%.3f"),
+        "delta": st.column_config.NumberColumn("delta", format="%+.3f")})
 
 for family, title in (("type", "By question type"), ("split", "By split")):
     st.header(title)

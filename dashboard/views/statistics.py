@@ -3,10 +3,12 @@ whose outcome flips between repeats. The figures come from `scoring.decide.compa
 import streamlit as st
 
 from dashboard import charts, data, selection
-from dashboard.display import escape, metric_name, say, table
+from dashboard.display import escape, metric_name, say, sentence, table
+from scoring.decide import change
 from scoring.metrics import BY_KEY, slices
 
 ALPHAS = ("0.01", "0.05", "0.1")
+SUMMARY_ALPHA = 0.05  # the opening sentence calls a change very likely real at this Holm-adjusted p
 
 st.title("Statistics")
 cmp = selection.comparison()
@@ -20,12 +22,34 @@ except data.StatisticsUnavailable as error:
     say("info", f"No statistics for this comparison: {error}")
     st.stop()
 
-st.caption(escape(
-    f"Computed by scoring.decide.comparison over the {stats.n_questions} questions of the suite in {stats.seconds:.1f} s "
-    f"(kept until the database changes): {stats.settings}."
-))
+overall = stats.table[stats.table["slice"] == "all"]
+real = overall[overall["p_holm"].astype(float) <= SUMMARY_ALPHA]
+moves = [change.moved(float(d), BY_KEY[m].higher_is_better) for m, d in zip(real["metric"], real["delta"])]
+better = [metric_name(m) for m, how in zip(real["metric"], moves) if how == "better"]
+worse = [metric_name(m) for m, how in zip(real["metric"], moves) if how == "worse"]
+noise = len(overall) - len(real)
+said = []
+if better:
+    said.append(f"{', '.join(better)} very likely improved")
+if worse:
+    said.append(f"{', '.join(worse)} very likely got worse")
+st.markdown(escape(
+    (f"Over all {stats.n_questions} questions, {' and '.join(said)}" if said else
+     f"Over all {stats.n_questions} questions, no change is clearly more than noise")
+    + f" (Holm-adjusted p at most {SUMMARY_ALPHA:g}); the other {noise} metric{'' if noise == 1 else 's'}' changes "
+      "could be noise. The table below does the same for every slice."))
+with st.expander("How these figures are computed"):
+    st.markdown(
+        "Samples are questions, paired by ID; repeats of a group are first averaged per question. Each row compares "
+        "the two sides on the questions both score (n). The interval is a paired bootstrap of the mean delta; "
+        "the three tests ask whether the delta could be 0; Holm's adjustment keeps the chance of any false "
+        "alarm across every metric x slice row at alpha. The rules are in `docs/policy.md` (*Rules the verdict "
+        "follows*, *Statistics*).")
+    st.caption(escape(
+        f"Computed by scoring.decide.comparison over the {stats.n_questions} questions of the suite in "
+        f"{stats.seconds:.1f} s (kept until the database changes): {stats.settings}."))
 for warning in stats.warnings:
-    say("warning", str(warning))
+    say("warning", sentence(warning))
 
 present = [f for f in data.SLICE_FAMILIES if f in set(stats.table["slice"].map(slices.family_of))]
 with st.container(border=True, key="filters"):
@@ -67,7 +91,7 @@ shown = rows.assign(
 )[["metric", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_ttest", "p_wilcoxon",
    "p_randomization", "p_holm", "significant", "moves", "improved", "regressed", "unchanged", "method", "warnings"]]
 P = "%.4f"
-table(shown, key="w_stats_table", column_config={
+COLUMNS = {
     "metric": st.column_config.TextColumn("metric", help="The registry's name; its numerator, denominator and n/a "
                                                          "rule are listed under 'What the columns mean'."),
     "slice": st.column_config.TextColumn("slice", help="all, answerable / unanswerable, critical, type:<type>, "
@@ -105,24 +129,22 @@ table(shown, key="w_stats_table", column_config={
     "warnings": st.column_config.TextColumn("warnings", width="large",
                                             help="Where n, or the number of pairs that differ, is too small for a "
                                                  "test to mean anything."),
-})
+}
+table(shown, key="w_stats_table", column_config=COLUMNS)
 st.download_button("Download the shown rows (CSV)", data=shown.to_csv(index=False).encode("utf-8"),
                    file_name=f"statistics-{cmp.suite}.csv", mime="text/csv", key="w_download_stats",
                    on_click="ignore")  # a download changes nothing shown: no rerun
 
 with st.expander("What the columns mean"):
-    st.markdown(
-        "Samples are questions, paired by ID; repeats of a group are first averaged per question. The "
-        "interval, the three tests, the resampling counts and Holm's adjustment are defined in the "
-        "`docs/policy.md` file of ragslice's documentation (section *Rules the verdict follows*, "
-        "*Statistics*); this comparison used:"
-    )
-    st.text(stats.settings)
+    st.markdown("One row per metric x slice. Each column:")
+    table([{"column": (config.get("label") or name), "means": config.get("help") or ""}
+           for name, config in ((n, dict(c)) for n, c in COLUMNS.items())],
+          key="w_stats_columns", height="content", column_config={"means": st.column_config.TextColumn(width="large")})
     st.markdown("Each metric's numerator, denominator and n/a rule, from the metric registry:")
     listed = metrics or list(data.METRIC_KEYS)
     table([{"metric": BY_KEY[k].name, "numerator": BY_KEY[k].numerator, "denominator": BY_KEY[k].denominator,
-             "n/a": BY_KEY[k].na_rule, "direction": "higher is better" if BY_KEY[k].higher_is_better
-             else "lower is better"} for k in listed],
+            "n/a": BY_KEY[k].na_rule, "direction": "higher is better" if BY_KEY[k].higher_is_better
+            else "lower is better"} for k in listed],
           key="w_stats_registry", height="content",
           column_config={"n/a": st.column_config.TextColumn("n/a", width="large")})
 

@@ -1,6 +1,5 @@
 """How does this release compare with the last ones? Headline metrics per release, with each
 recorded verdict marked, and the verdict history."""
-import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data, selection

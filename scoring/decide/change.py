@@ -57,6 +57,23 @@ def direction(delta: float | None, higher_is_better: bool) -> int:
     return {"better": 1, "worse": -1, "unchanged": 0}[moved(delta, higher_is_better)]
 
 
+def worse(gain_: np.ndarray) -> np.ndarray:
+    """Per question: scored worse, a gain below -`TIE` (a regression, or a lower value because a
+    record is missing or failed); False for n/a."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(gain_, dtype=float) < -TIE
+
+
+def worst_first(gain_: np.ndarray, critical: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """The order every list of questions is read in, worst first, as indexes: the questions that
+    scored worse (`worse`) first, critical ones before the others, each by size of the drop; then
+    the rest by gain, lowest first; n/a last; `tie` (suite order) breaks ties."""
+    g = np.asarray(gain_, dtype=float)
+    bad = worse(g)
+    group = np.where(np.isnan(g), 3, np.where(bad, np.where(np.asarray(critical, dtype=bool), 0, 1), 2))
+    return np.lexsort((np.asarray(tie), np.where(np.isnan(g), 0.0, g), group))
+
+
 def record_codes(missing: np.ndarray, failed: np.ndarray) -> np.ndarray:
     """Per question, the code into `STATUSES` of a missing (first) or failed record; -1: neither."""
     return np.where(missing, np.int8(STATUSES.index("missing")), np.where(
@@ -78,4 +95,4 @@ def status_codes(baseline: np.ndarray, candidate: np.ndarray, higher_is_better: 
 
 
 __all__ = ["CHANGES", "MOVES", "STATUSES", "TIE", "WORSE", "change", "direction", "gain", "moved", "record_codes",
-           "regressed", "status_codes"]
+           "regressed", "status_codes", "worse", "worst_first"]
