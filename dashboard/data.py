@@ -707,6 +707,26 @@ def question_runs(suite: str, run_ids: Sequence[str], question_id: str) -> dict[
     return out
 
 
+def answer_change(shown: dict[str, dict[str, Any]], base_run: str, cand_run: str) -> tuple[str, Any] | None:
+    """The two shown runs' answers as a word-level diff (escaped HTML, `scoring.decide.answer_diff`) and
+    the documents the candidate's claims stopped or started citing; None when either has no record."""
+    from scoring.decide.answer_diff import citation_change, diff_html, word_diff
+
+    base, cand = shown[base_run], shown[cand_run]
+    if base["record"] is None or cand["record"] is None:
+        return None
+
+    def text(side: dict[str, Any]) -> str | None:
+        answer = side["record"]["answer"]
+        return None if answer is None or (isinstance(answer, float) and pd.isna(answer)) else str(answer)
+
+    def cited(side: dict[str, Any]) -> list[list[str]]:
+        column = side["claims"].get("cited_docs", pd.Series([], dtype=object))
+        return [[str(d) for d in docs] for docs in column if docs is not None]
+
+    return diff_html(word_diff(text(base), text(cand))), citation_change(cited(base), cited(cand))
+
+
 def diagnoses(suite: str, run_ids: Sequence[str], question_id: str) -> dict[str, Any]:
     """Each run's case on one question (`scoring.decide.diagnosis`: the record failed, retrieval
     missed the evidence, the answer misused it, or neither), by run."""

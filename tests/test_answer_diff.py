@@ -17,6 +17,14 @@ def test_a_changed_number_and_a_dropped_word_stand_out():
         ("removed", "not "), ("same", "one.")]
 
 
+def test_two_different_sentences_read_as_one_replaced_not_word_by_word_between_spaces():
+    assert word_diff("Deploys of tier-1 services need two reviewers. [pol-0007]",
+                     "Every production deploy needs one reviewer. [pol-0008]") == [
+        ("removed", "Deploys of tier-1 services need two reviewers"),
+        ("added", "Every production deploy needs one reviewer"), ("same", ". [pol-"), ("removed", "0007"),
+        ("added", "0008"), ("same", "]")]
+
+
 def test_a_missing_answer_is_the_empty_text():
     assert word_diff(None, "Now answered.") == [("added", "Now answered.")]
     assert word_diff("Was answered.", None) == [("removed", "Was answered.")]

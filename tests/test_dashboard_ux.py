@@ -426,3 +426,17 @@ def test_slices_show_the_critical_questions_and_chart_deltas(demo):
     bars = [layer for layer in spec["layer"] if layer["mark"] in ("bar", {"type": "bar"})
             or (isinstance(layer["mark"], dict) and layer["mark"].get("type") == "bar")][0]
     assert bars["encoding"]["y"]["field"] == "delta"
+
+
+def test_the_two_answers_side_by_side_word_by_word(demo):
+    # q-0030: production answers "Deploys of tier-1 services need two reviewers. [pol-0007]", the reranker
+    # "Every production deploy needs one reviewer. [pol-0008]": its claim cites the superseded policy.
+    at = open_page(demo, "question_detail", **DEMO, q="q-0030")
+    shown = [h.proto.body for h in at.get("html") if 'id="answer-diff"' in h.proto.body]
+    assert len(shown) == 1
+    diff = shown[0]
+    assert diff.endswith('<div class="answer-diff" id="answer-diff"><del class="diff-del">Deploys of tier-1 services '
+                         'need two reviewers</del><ins class="diff-add">Every production deploy needs one reviewer</ins>'
+                         '. [pol-<del class="diff-del">0007</del><ins class="diff-add">0008</ins>]</div>')
+    citations = next(c.value for c in at.caption if c.value.startswith("Citations"))
+    assert plain(citations) == "Citations (documents the claims cite): no longer cited: pol-0007; newly cited: pol-0008."

@@ -200,3 +200,20 @@ for column, role in zip(columns, ("baseline", "candidate")):
         context = str(record["context"]) if not missing(record["context"]) else "(no context recorded)"
         with st.expander(f"Delivered context ({len(context)} characters)"):
             st.code(context, language=None, wrap_lines=True)
+
+DIFF_STYLE = ("<style>.answer-diff { white-space: pre-wrap; line-height: 1.6; } .answer-diff del { background: #ffd7d5; "
+              "text-decoration: line-through; } .answer-diff ins { background: #ccffd8; text-decoration: none; }</style>")
+st.subheader("The two answers, word by word")
+change = data.answer_change(evidence, shown_runs["baseline"], shown_runs["candidate"])
+if change is None:
+    st.caption("One side has no record for this question: there is nothing to set side by side.")
+else:
+    diff, cites = change
+    st.caption(escape(f"{shown_runs['baseline']} -> {shown_runs['candidate']}: struck-through words are only in the "
+                      "baseline's answer, highlighted words only in the candidate's."))
+    st.html(f'{DIFF_STYLE}<div class="answer-diff" id="answer-diff">{diff or "(neither side has answer text)"}</div>')
+    parts = [f"{label}: {', '.join(docs)}" for label, docs in (("no longer cited", cites.dropped),
+                                                              ("newly cited", cites.added),
+                                                              ("cited by both", cites.kept)) if docs]
+    st.caption(escape("Citations (documents the claims cite): " + ("; ".join(parts) if parts else "none on either "
+                                                                                                 "side") + "."))

@@ -2,7 +2,8 @@
 side added or dropped. Question detail and the Present view show it; nothing here scores.
 
 Words are compared as runs of letters and digits, single punctuation marks and runs of white space,
-so a changed number or a dropped "not" stands out and re-wrapped text does not. Citations are
+so a changed number or a dropped "not" stands out; a run of white space never anchors a match on its
+own, so two different sentences read as one replaced, not as a patchwork of words between spaces. Citations are
 compared as the documents the claims (or answer sentences) cite, each once.
 """
 from __future__ import annotations
@@ -37,7 +38,8 @@ def word_diff(before: str | None, after: str | None) -> list[tuple[Op, str]]:
         else:
             out.append((op, text))
 
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    matcher = difflib.SequenceMatcher(str.isspace, a, b, autojunk=False)  # a space alone never anchors a match
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             push("same", a[i1:i2])
         else:
