@@ -113,3 +113,19 @@ def test_the_slides_present_one_candidate(db, tmp_path, capsys):
                  "-o", str(out)]) == 2
     assert "the slides present one decision: give one candidate" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["compare", "a", "b"], ["compare", "a", "b", "c"], ["report", "a", "b", "-o"],
+                                     ["report", "a", "b", "--slides", "-o"]])
+def test_a_database_that_cannot_be_read_is_named_never_a_traceback(command, tmp_path, capsys):
+    import duckdb
+
+    db = tmp_path / "foreign.duckdb"
+    with duckdb.connect(str(db)) as con:  # the three tables a ragslice database has, with other columns
+        for table in ("runs", "questions", "question_scores"):
+            con.execute(f"CREATE TABLE {table} (x INTEGER)")
+    args = [*command, str(tmp_path / "out.html")] if command[-1] == "-o" else command
+    assert main([*args, "--db", str(db), "--policy", str(policy(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert "field 'db': " in err and "cannot read the database: Binder Error" in err
+    assert not (tmp_path / "out.html").exists()

@@ -728,13 +728,8 @@ def run_comparison(
 ) -> Comparison:
     """Read the database (read-only), compare, then record the verdict and held-out use."""
     pol = policies.load_policy(policy) if policy else None
-    con = Database(db).connect()
-    try:
+    with Database(db).command() as con:
         comparison = compare(con, baseline, candidate, policy=pol, seed=seed)
-    except duckdb.Error as error:
-        raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
-    finally:
-        con.close()
     record(db, comparison)
     return comparison
 
@@ -930,13 +925,8 @@ def run_comparisons(baseline: str, candidates: Sequence[str], *, db: Path, polic
     held-out use (`run_comparison` for several candidates). Nothing is recorded when any candidate
     is refused."""
     pol = policies.load_policy(policy) if policy else None
-    con = Database(db).connect()
-    try:
+    with Database(db).command() as con:
         family = compare_many(con, baseline, candidates, policy=pol, seed=seed)
-    except duckdb.Error as error:
-        raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
-    finally:
-        con.close()
     for comparison in family.comparisons:
         record(db, comparison)
     return family

@@ -18,7 +18,6 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ..errors import invalid
 from ..metrics.registry import display_name
 from ..store.database import Database
 from .comparison import HOLM_FAMILY, SIGNIFICANT, Comparison, Family, compare, compare_many
@@ -864,15 +863,10 @@ def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None
 def compare_with_evidence(baseline: str, candidate: str, *, db: Path, policy: Policy | None,
                           limit: int) -> tuple[Comparison, Evidence]:
     """The comparison (read-only) and the evidence of its first `limit` regressed questions."""
-    con = Database(db).connect()
-    try:
+    with Database(db).command() as con:
         comparison = compare(con, baseline, candidate, policy=policy)
         ids = set(comparison.regressed_questions()["question_id"].head(limit))
         return comparison, load_evidence(con, comparison, ids)
-    except duckdb.Error as error:
-        raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
-    finally:
-        con.close()
 
 
 def write_report(baseline: str, candidate: str, *, db: Path, policy: str | Path, out: Path) -> Comparison:
@@ -930,15 +924,10 @@ def write_family_report(baseline: str, candidates: Sequence[str], *, db: Path, p
                         ) -> Family:
     """`write_report` for one or more candidates (`family_html`); records each candidate's verdict."""
     pol = load_policy(policy)
-    con = Database(db).connect()
-    try:
+    with Database(db).command() as con:
         family = compare_many(con, baseline, candidates, policy=pol)
         evidence = [load_evidence(con, c, set(c.regressed_questions()["question_id"].head(EVIDENCE_LIMIT)))
                     for c in family.comparisons]
-    except duckdb.Error as error:
-        raise invalid(f"cannot read the database: {error}", "db", str(db)) from None
-    finally:
-        con.close()
     for comparison in family.comparisons:
         record(db, comparison)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -342,6 +342,18 @@ class Database:
         return connect_readonly(self.path)
 
     @contextmanager
+    def command(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """`connect` for a command's one read: closed after it, and a DuckDB error while reading becomes
+        a ValidationError naming the file (the command exits 2), never a traceback."""
+        con = self.connect()
+        try:
+            yield con
+        except duckdb.Error as error:
+            raise invalid(f"cannot read the database: {error}", "db", str(self.path)) from None
+        finally:
+            con.close()
+
+    @contextmanager
     def scratch(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A private in-memory connection with the file attached read-only as `stored` (and used): room
         for temporary tables over the stored ones (re-scoring, what-if), nothing written to the file."""
