@@ -167,6 +167,7 @@ class Comparison:
     _masks: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False)
     _delta_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _record_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
+    _regressed: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _operation_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
 
     @property
@@ -279,19 +280,24 @@ class Comparison:
         Order: critical questions first, then more regressed metrics, then suite order. `changes`
         lists ``(metric name, baseline, candidate)`` for each regressed metric.
         """
+        if self._regressed is not None:
+            return self._regressed
         regs = self.regressions()
         cols = ["question_id", "text", "type", "split", "critical", "answerable", "disputed", "position",
                 "n_metrics", "changes"]
         if not len(regs):
             return pd.DataFrame(columns=cols)
-        grouped = regs.groupby("question_id", sort=False)
-        out = grouped[["text", "type", "split", "critical", "answerable", "disputed", "position"]].first()
-        out["n_metrics"] = grouped.size()
-        out["changes"] = grouped.apply(
-            lambda g: [(n, b, c) for n, b, c in zip(g["metric_name"], g["baseline"], g["candidate"])],
-            include_groups=False)
-        out = out.reset_index().sort_values(["critical", "n_metrics", "position"], ascending=[False, False, True])
-        return out[cols].reset_index(drop=True)
+        # one pass over the rows (a question's rows are adjacent, in metric order), not a Python call per group
+        changes: dict[str, list[tuple[str, float, float]]] = {}
+        for q, name, b, c in zip(regs["question_id"].tolist(), regs["metric_name"].tolist(),
+                                 regs["baseline"].tolist(), regs["candidate"].tolist()):
+            changes.setdefault(q, []).append((name, b, c))
+        out = regs.drop_duplicates("question_id")[cols[:-2]].copy()
+        out["n_metrics"] = [len(changes[q]) for q in out["question_id"]]
+        out["changes"] = [changes[q] for q in out["question_id"]]
+        out = out.sort_values(["critical", "n_metrics", "position"], ascending=[False, False, True])
+        self._regressed = out[cols].reset_index(drop=True)
+        return self._regressed
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``ragslice compare --format json``."""
