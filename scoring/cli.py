@@ -373,13 +373,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("refresh", cmd_refresh, "Validate a workspace, score every changed run, write the DuckDB file all-or-nothing.",
             "ragslice refresh data/demo --db ragslice.duckdb")
-    p.add_argument("workspace")
+    p.add_argument("workspace", help="the workspace folder: suites/ and runs/ (docs/formats.md)")
     p.add_argument("--db", default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in this folder)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     p = add("table", cmd_table, "Print the per-question score table of a workspace (the seed's layout).",
             "ragslice table data/seed-lab", "ragslice table data/seed-lab --k 1 --runs A,B")
-    p.add_argument("workspace")
+    p.add_argument("workspace", help="the workspace folder: suites/ and runs/")
     p.add_argument("--db", help="read scores from this database (default: score the workspace in memory)")
     p.add_argument("--k", type=int, help="re-score at this context cutoff instead of each run's own k")
     p.add_argument("--runs", help="comma-separated run IDs (default: every run)")
@@ -390,8 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
             "ragslice export --db ragslice.duckdb --out trec/ --format trec   # then: trec_eval -m ndcg_cut.5 "
             "trec/demo/qrels.txt trec/demo/rerank-v2.run",
             "ragslice export --db ragslice.duckdb --out rag/ --format trec-rag")
-    p.add_argument("--db", default=DEFAULT_DB)
-    p.add_argument("--out", required=True)
+    p.add_argument("--db", default=DEFAULT_DB, help=f"the database written by ragslice refresh (default {DEFAULT_DB})")
+    p.add_argument("--out", required=True, help="the folder to write into (created when absent)")
     p.add_argument("--format", choices=["csv", "parquet", "trec", "trec-rag"], default="csv",
                    help="csv or parquet: one file per table; trec: <suite>/qrels.txt and <suite>/<run_id>.run, "
                    "to recheck any retrieval score with trec_eval or ranx at the run's k; trec-rag: for runs with "
@@ -414,13 +414,13 @@ def build_parser() -> argparse.ArgumentParser:
     t = importer("trec", "TREC qrels and run files to a suite and retrieval-only runs",
                  "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
                  "ragslice import trec --qrels qrels.txt --run bm25.run --k 20 --out ws/")
-    t.add_argument("--qrels", required=True)
+    t.add_argument("--qrels", required=True, help="a TREC qrels file: `topic iteration docno grade` per line")
     t.add_argument("--run", action="append", required=True, help="a TREC run file (repeat for several)")
     t.add_argument("--chunk-map", help="TSV passage_id<TAB>doc_id: keep passage IDs as chunks")
     t.add_argument("--k", type=int, default=IMPORT_K,
                    help=f"context cutoff written into each manifest; TREC run files do not record one (default "
                    f"{IMPORT_K})")
-    t.add_argument("--out", required=True)
+    t.add_argument("--out", required=True, help="the workspace folder to write (see docs/formats.md, Importing)")
     r = importer("ragas", "Ragas single-turn samples (EvaluationDataset.to_jsonl output, or a JSON list) to a suite "
                  "and a run", "ragslice import ragas samples.jsonl --out ws/",
                  "ragslice import ragas samples.json --out ws/ --k 5")
@@ -531,20 +531,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("candidate", nargs="+", help="run ID or group name; several give a matrix, each candidate "
                    "judged on its own, p_holm adjusted across every candidate x metric x slice (exit 1 when any "
                    "candidate fails)")
-    p.add_argument("--db", default=DEFAULT_DB)
-    p.add_argument("--policy", help="acceptance policy TOML")
-    p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument("--db", default=DEFAULT_DB, help=f"the database written by ragslice refresh (default {DEFAULT_DB})")
+    p.add_argument("--policy", help="acceptance policy TOML (docs/policy.md); without one there is no verdict")
+    p.add_argument("--format", choices=["text", "json", "markdown"], default="text",
+                   help="text for a terminal, json for programs, markdown for a pull-request comment (default text)")
 
     p = add("report", cmd_report, "Write a self-contained HTML release report, or with --slides the decision in "
             "five screens for a meeting.",
             "ragslice report prod rerank --policy policy.toml -o report.html",
             "ragslice report prod rerank --policy policy.toml --slides -o decision.html")
-    p.add_argument("baseline")
+    p.add_argument("baseline", help="run ID or group name")
     p.add_argument("candidate", nargs="+", help="one or more candidates: several give the release matrix, then "
                    "each candidate's report")
-    p.add_argument("--db", default=DEFAULT_DB)
-    p.add_argument("--policy", required=True)
-    p.add_argument("-o", required=True, metavar="FILE")
+    p.add_argument("--db", default=DEFAULT_DB, help=f"the database written by ragslice refresh (default {DEFAULT_DB})")
+    p.add_argument("--policy", required=True, help="acceptance policy TOML (docs/policy.md)")
+    p.add_argument("-o", required=True, metavar="FILE", help="the HTML file to write")
     p.add_argument("--slides", action="store_true",
                    help="write the decision in five screens for a meeting (arrow keys move; one offline HTML file) "
                         "instead of the full report")
@@ -556,7 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
             "ragslice review data/demo --reviewer ben --question q-0041 --dispute --note 'two answers fit'",
             "ragslice review data/demo --reviewer ana --question q-0030 --sentence 'A tier-1 deploy needs two "
             "reviewers.' --align tier1-reviewers")
-    p.add_argument("workspace")
+    p.add_argument("workspace", help="the workspace folder: suites/ and runs/")
     p.add_argument("--reviewer", required=True, help="your name: the decision goes to suites/<suite>/reviews/NAME.jsonl")
     p.add_argument("--question", required=True, help="the question's ID")
     p.add_argument("--suite", help="the suite (default: the one suite holding the question)")
@@ -573,7 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("pool", cmd_pool, "List the documents the runs ranked that nobody judged, most influential first.",
             "ragslice pool data/demo --runs prod-baseline,rerank-v2 --depth 5 --out to-judge.jsonl")
-    p.add_argument("workspace")
+    p.add_argument("workspace", help="the workspace folder: suites/ and runs/")
     p.add_argument("--runs", required=True, help="comma-separated run IDs (of one suite)")
     p.add_argument("--depth", type=int, help="look at the first N of each ranking (default: each run's k)")
     p.add_argument("--suite", help="check that the runs are on this suite")
@@ -582,7 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("align", cmd_align, "Ask a judge of the suite's judges.toml to align the runs' answer sentences its "
             "cache does not hold; refresh then reads the cache.",
             "ragslice align data/demo --runs prod-text --judge checker")
-    p.add_argument("workspace")
+    p.add_argument("workspace", help="the workspace folder: suites/ and runs/")
     p.add_argument("--runs", required=True, help="comma-separated run IDs whose answers are sentences")
     p.add_argument("--judge", required=True, help="a judge declared in suites/<suite>/judges.toml")
     p.add_argument("--suite", help="the suite (default: the one suite of the runs)")
@@ -590,18 +591,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("pin", cmd_pin, "Pin a run or group as the suite's standing baseline (the dashboard's default "
             "baseline); refresh publishes it.",
             "ragslice pin data/demo --suite demo --run prod-baseline --note 'in production since 2026-11-02'")
-    p.add_argument("workspace")
+    p.add_argument("workspace", help="the workspace folder: suites/ and runs/")
     p.add_argument("--run", required=True, help="the run ID or group name to pin")
     p.add_argument("--suite", help="the suite (default: the one suite holding that run or group)")
     p.add_argument("--note", help="why, in words")
 
     p = add("synth", cmd_synth, "Write a synthetic workspace of any size in the normal formats.",
             "ragslice synth --questions 10000 --runs 10 --out /tmp/ws")
-    p.add_argument("--questions", type=int, required=True)
-    p.add_argument("--runs", type=int, required=True)
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True)
+    p.add_argument("--questions", type=int, required=True, help="questions in the suite")
+    p.add_argument("--runs", type=int, required=True, help="runs (configurations) of the suite")
+    p.add_argument("--repeats", type=int, default=1, help="repeats of each run, as a group (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="random seed: the same seed writes the same files (default 0)")
+    p.add_argument("--out", required=True, help="the workspace folder to write")
     return parser
 
 
