@@ -41,3 +41,22 @@ def test_quick_start_has_exactly_the_two_commands():
     quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     commands = [line for line in quick.splitlines() if line.startswith("pip ")]
     assert commands == ['pip install . && ragslice demo', 'pip install -e ".[test]" && pytest']
+
+
+def test_every_command_argument_says_what_it_takes():
+    import argparse
+
+    from scoring.cli import build_parser
+
+    silent = []
+
+    def walk(parser, prefix):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*prefix, name])
+            elif not action.help and action.dest != "help":
+                silent.append(" ".join([*prefix, *(action.option_strings or [action.dest])]))
+
+    walk(build_parser(), ["ragslice"])
+    assert silent == []
