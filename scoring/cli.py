@@ -58,7 +58,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from .io.export import export_tables
 
     if args.format == "trec-rag":
-        from .io.trec_rag import export_trec_rag
+        from .io.export import export_trec_rag
 
         result = export_trec_rag(Path(args.db), Path(args.out))
         for path in result.paths:

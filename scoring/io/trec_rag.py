@@ -20,7 +20,6 @@
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -485,85 +484,4 @@ def _read_qrels(path: str, questions: dict[str, _Topic], unit: str, refusals: Re
 
 
 
-# --- export ----------------------------------------------------------------------------------------
 
-
-@dataclass
-class TrecRagExport:
-    """What `export_trec_rag` wrote, and what it could not write (`notes`)."""
-
-    paths: list[Path]
-    notes: list[str]
-
-
-def export_trec_rag(db: Path, out: Path) -> TrecRagExport:
-    """Write, for each run of the database with answer sentences, ``<suite>/<run_id>.jsonl`` in the
-    TREC RAG 2024 layout (one line per question whose record is ``ok``: ``run_id``, ``topic_id``,
-    ``topic``, ``references`` = the ranking as recorded, ``response_length`` = the answer's words,
-    ``answer`` = the sentences with index citations), beside ``<suite>/topics.tsv`` and
-    ``<suite>/qrels.txt`` (labels as reviewed), so that `import_trec_rag` reads them back.
-
-    A citation of an ID that is not in the record's ranking has no index: it is left out and
-    counted in `notes`, as are missing and failed records (no line) and recorded claims."""
-    from ..errors import invalid
-    from ..store.database import Database
-    from .export import _write, _write_qrels
-
-    paths: list[Path] = []
-    notes: list[str] = []
-    with Database(db).connect() as con:
-        runs = con.execute("SELECT r.run_id, r.suite FROM runs r WHERE r.run_id IN (SELECT run_id FROM answer_sentences) "
-                           "ORDER BY r.suite, r.run_id").fetchall()
-        if not runs:
-            raise invalid("no run of the database has answer sentences; --format trec-rag writes the runs that do",
-                          "--format", "trec-rag")
-        for suite in dict.fromkeys(s for _, s in runs):
-            folder = out / suite
-            folder.mkdir(parents=True, exist_ok=True)
-            topics = con.execute("SELECT question_id, text FROM questions WHERE suite = ? ORDER BY position",
-                                 [suite]).fetchall()
-            _write(folder / "topics.tsv", (f"{q}\t{' '.join(text.split())}\n" for q, text in topics))
-            paths += [folder / "topics.tsv", _write_qrels(con, suite, folder)]
-        for run, suite in runs:
-            target = out / suite / f"{run}.jsonl"
-            lines, dropped = _trec_rag_lines(con, run, suite)
-            _write(target, (json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
-            paths.append(target)
-            skipped, claimed = con.execute(
-                "SELECT (SELECT count(*) FROM question_scores WHERE run_id = $run AND status <> 'ok'), "
-                "(SELECT count(DISTINCT question_id) FROM claims WHERE run_id = $run AND aligned_by IS NULL)",
-                {"run": run}).fetchone()
-            if skipped:
-                notes.append(f"run {run}: {counted(skipped, 'question')} with a missing or failed record not written "
-                             "(the format has no failure; read back, they score as missing)")
-            if dropped:
-                notes.append(f"run {run}: {counted(dropped, 'citation')} of an ID outside the record's ranking left "
-                             "out (a TREC RAG citation is an index into references)")
-            if claimed:
-                notes.append(f"run {run}: recorded claims of {counted(claimed, 'question')} not written (the format "
-                             "has answer sentences only)")
-    return TrecRagExport(paths, notes)
-
-
-def _trec_rag_lines(con: duckdb.DuckDBPyConnection, run: str, suite: str) -> tuple[list[dict[str, Any]], int]:
-    rankings = dict(con.execute("SELECT question_id, list(coalesce(chunk_id, doc_id) ORDER BY rank) FROM retrieved "
-                                "WHERE run_id = ? GROUP BY question_id", [run]).fetchall())
-    answers = dict(con.execute("SELECT question_id, list({'text': text, 'citations': citations} ORDER BY sentence) "
-                               "FROM answer_sentences WHERE run_id = ? GROUP BY question_id", [run]).fetchall())
-    rows = con.execute("""
-        SELECT s.question_id, q.text FROM question_scores s
-        JOIN questions q ON q.suite = ? AND q.question_id = s.question_id
-        WHERE s.run_id = ? AND s.status = 'ok' ORDER BY q.position""", [suite, run]).fetchall()
-    lines, dropped = [], 0
-    for question, text in rows:
-        references = rankings.get(question) or []
-        index = {ref: i for i, ref in enumerate(references)}
-        answer = []
-        for sentence in answers.get(question) or []:
-            sentence_text, citations = sentence["text"], sentence["citations"]
-            kept = [index[c] for c in citations if c in index]
-            dropped += len(citations) - len(kept)
-            answer.append({"text": sentence_text, "citations": kept})
-        lines.append({"run_id": run, "topic_id": question, "topic": " ".join(text.split()), "references": references,
-                      "response_length": sum(len(s["text"].split()) for s in answer), "answer": answer})
-    return lines, dropped
