@@ -32,7 +32,7 @@ from ..store.files import MAX_GRADE
 from ..store.workspace import MAX_RETRIEVED
 from .importing import (ID_RULE, IMPORT_K, ImportResult, Refusals, Source, as_id, check_k, counted, manifest,
                         provenance,
-                        read_jsonl, run_id, staged, suite_json, write_json, write_lines)
+                        read_corpus, read_jsonl, run_id, staged, suite_json, write_json, write_lines)
 from .trec_import import load_trec_file, ranked_topics
 
 HEADER = ("query-id", "corpus-id", "score")
@@ -119,7 +119,8 @@ def import_beir(folder: str | Path, out: Path, *, split: str | None = None, runs
         con.close()
     wanted = {d for q in judged for d in q.relevant} | {d for _, _, r in rankings for docs in r.values()
                                                          for d in docs}
-    corpus, n_corpus = _read_corpus(root / "corpus.jsonl", wanted, refusals)
+    corpus, n_corpus = read_corpus(root / "corpus.jsonl", refusals, id_key="_id", empty_text=_empty_text,
+                                   wanted=wanted)
     refusals.check()
     absent = sorted(wanted - corpus.keys())
     if absent:
@@ -261,35 +262,3 @@ def _read_qrels(path: Path, split: str, questions: dict[str, _Question], refusal
         refusals.fatal("the file is empty; expected the header `query-id<TAB>corpus-id<TAB>score` and judgements",
                        path=str(path))
 
-
-def _read_corpus(path: Path, wanted: set[str], refusals: Refusals) -> tuple[dict[str, dict[str, str]], int]:
-    """The wanted documents (``{"title"?, "text"}``) in corpus order, and the number of documents the
-    corpus holds; every line is checked."""
-    kept: dict[str, dict[str, str]] = {}
-    lines: dict[str, int] = {}
-    for where, value in read_jsonl(path, refusals):
-        if not isinstance(value, dict):
-            refusals.refuse("expected a document object {\"_id\", \"title\", \"text\"}", **where)
-            continue
-        doc, title, text = as_id(value.get("_id")), value.get("title"), value.get("text")
-        bad = False
-        if doc is None:
-            refusals.refuse(ID_RULE, "_id", value.get("_id"), **where)
-            bad = True
-        if not isinstance(text, str):
-            refusals.refuse("required field is missing or not a string (the document's text)", "text", text, **where)
-            bad = True
-        if title is not None and not isinstance(title, str):
-            refusals.refuse("expected a string or null (the document's title)", "title", title, **where)
-            bad = True
-        if bad:
-            continue
-        if doc in lines:
-            refusals.refuse(f"duplicate document ID (first at line {lines[doc]})", "_id", doc, **where)
-            continue
-        lines[doc] = where["line"]
-        if doc in wanted:
-            title = title.strip() if title else ""
-            body = text if text.strip() else title or _empty_text(doc)
-            kept[doc] = {**({"title": title} if title else {}), "text": body}
-    return kept, len(lines)

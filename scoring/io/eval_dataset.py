@@ -28,8 +28,8 @@ from typing import Any
 
 from ..store.files import FOLDER_NAME
 from ..store.workspace import MAX_K, MAX_RETRIEVED
-from .importing import (ID_RULE, ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, counted, id_list,
-                        manifest, provenance, read_json_items, read_jsonl, run_id, staged, suite_json, write_json,
+from .importing import (ImportResult, Refusals, RepeatSlots, Source, check_k, counted, id_list,
+                        manifest, provenance, read_corpus, read_json_items, run_id, staged, suite_json, write_json,
                         write_lines)
 
 QUESTION_TYPE = "eval-dataset"
@@ -94,7 +94,8 @@ def import_eval_dataset(file: str | Path, out: Path, *, runs: Sequence[tuple[str
     by_text = {normalise_query(q.text): q for q in questions}
     taken = set(names)
     read_runs = [_read_run(name or run_id(p.stem, taken), p, by_text, k, refusals) for name, p in specs]
-    documents = _read_corpus(Path(corpus), refusals) if corpus is not None else None
+    documents = read_corpus(Path(corpus), refusals, id_key="id", empty_text=lambda doc: (
+        f"Document {doc} (empty text in {Path(corpus).name})"))[0] if corpus is not None else None
     if not questions and not refusals.fatal_problems:
         refusals.fatal("the file holds no questions" if not refusals.lines else
                        "no question is left to import (every item was refused)", path=str(path))
@@ -222,34 +223,3 @@ def _read_run(rid: str, path: Path, by_text: dict[str, _Question], k: int | None
                            "stage received: pass --k", path=str(path))
     return _Run(rid, path, rankings, widest, k if k is not None else max(delivered, 1))
 
-
-def _read_corpus(path: Path, refusals: Refusals) -> dict[str, dict[str, str]]:
-    """Document ID -> ``{"title"?, "text"}`` of a JSON Lines corpus; an empty text is replaced by the
-    title, or by a text saying it is empty."""
-    documents: dict[str, dict[str, str]] = {}
-    lines: dict[str, int] = {}
-    for where, value in read_jsonl(path, refusals):
-        if not isinstance(value, dict):
-            refusals.refuse('expected a document object {"id", "text"}', **where)
-            continue
-        doc, text, title = as_id(value.get("id")), value.get("text"), value.get("title")
-        bad = False
-        if doc is None:
-            refusals.refuse(ID_RULE, "id", value.get("id"), **where)
-            bad = True
-        if not isinstance(text, str):
-            refusals.refuse("required field is missing or not a string (the document's text)", "text", text, **where)
-            bad = True
-        if title is not None and not isinstance(title, str):
-            refusals.refuse("expected a string or null (the document's title)", "title", title, **where)
-            bad = True
-        if bad:
-            continue
-        if doc in lines:
-            refusals.refuse(f"duplicate document ID (first at line {lines[doc]})", "id", doc, **where)
-            continue
-        lines[doc] = where["line"]
-        title = title.strip() if title else ""
-        body = text if text.strip() else title or f"Document {doc} (empty text in {path.name})"
-        documents[doc] = {**({"title": title} if title else {}), "text": body}
-    return documents

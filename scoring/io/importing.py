@@ -25,7 +25,7 @@ import shutil
 import sys
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -362,6 +362,42 @@ def read_jsonl(path: Path, refusals: Refusals) -> Iterator[tuple[dict[str, Any],
                 except ValueError as error:
                     refusals.refuse(f"not valid JSON ({getattr(error, 'msg', error)})", **where)
 
+
+
+def read_corpus(path: Path, refusals: Refusals, *, id_key: str, empty_text: Callable[[str], str],
+                wanted: Collection[str] | None = None) -> tuple[dict[str, dict[str, str]], int]:
+    """A JSON Lines corpus (`id_key`, ``text``, optional ``title``): document ID -> ``{"title"?, "text"}``
+    in corpus order for the `wanted` documents (every one when None), and how many documents the
+    corpus holds. Every line is checked; an empty text is replaced by the title, else by
+    `empty_text(doc)`."""
+    kept: dict[str, dict[str, str]] = {}
+    lines: dict[str, int] = {}
+    for where, value in read_jsonl(path, refusals):
+        if not isinstance(value, dict):
+            refusals.refuse(f'expected a document object {{"{id_key}", "title", "text"}}', **where)
+            continue
+        doc, title, text = as_id(value.get(id_key)), value.get("title"), value.get("text")
+        bad = False
+        if doc is None:
+            refusals.refuse(ID_RULE, id_key, value.get(id_key), **where)
+            bad = True
+        if not isinstance(text, str):
+            refusals.refuse("required field is missing or not a string (the document's text)", "text", text, **where)
+            bad = True
+        if title is not None and not isinstance(title, str):
+            refusals.refuse("expected a string or null (the document's title)", "title", title, **where)
+            bad = True
+        if bad:
+            continue
+        if doc in lines:
+            refusals.refuse(f"duplicate document ID (first at line {lines[doc]})", id_key, doc, **where)
+            continue
+        lines[doc] = where["line"]
+        if wanted is None or doc in wanted:
+            title = title.strip() if title else ""
+            body = text if text.strip() else title or empty_text(doc)
+            kept[doc] = {**({"title": title} if title else {}), "text": body}
+    return kept, len(lines)
 
 def _jsonl_items(path: Path, text: str, refusals: Refusals) -> Iterator[tuple[dict[str, Any], Any]]:
     for number, line in enumerate(text.splitlines(), 1):
