@@ -796,15 +796,14 @@ def manifest_diff(suite: str, base: Side, cand: Side) -> pd.DataFrame:
     return pd.DataFrame([r for r in rows if r[1] != r[2]], columns=["field", "baseline", "candidate"])
 
 
-BOOKKEEPING_FIELDS = ("run_id", "created_at", "code_revision", "notes", "group", "repeat")
-"""Manifest fields that name or date a run rather than configure it: differ between any two runs."""
-
 
 def configuration_changes(suite: str, base: Side, cand: Side) -> pd.DataFrame:
-    """`manifest_diff` without the bookkeeping fields (`BOOKKEEPING_FIELDS`): what was configured
-    differently."""
+    """`manifest_diff` without the bookkeeping fields (`scoring.decide.report.is_setting`): what was
+    configured differently."""
+    from scoring.decide.report import is_setting
+
     diff = manifest_diff(suite, base, cand)
-    return diff[~diff["field"].isin(BOOKKEEPING_FIELDS)].reset_index(drop=True)
+    return diff[diff["field"].map(is_setting)].reset_index(drop=True)
 
 
 # -- the release verdict ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .comparison import Comparison
 from .policy import load_policy
-from .report import CAVEATS, Evidence, compare_with_evidence, manifest_diff, num, signed
+from .report import CAVEATS, Evidence, compare_with_evidence, is_setting, manifest_diff, num, signed
 from .verdicts import record
 
 e = html.escape
@@ -33,8 +33,6 @@ WHERE_LIMIT = 8
 """Slice x metric rows shown on the "where it regressed" screen."""
 SIGNIFICANT = 0.05
 """Holm-adjusted p below which a change is called significant."""
-BOOKKEEPING = ("run_id", "created_at", "code_revision", "notes", "repeat")
-"""Manifest fields that differ between any two runs and explain no change in the scores."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +47,7 @@ class Screen:
 
 def changed_settings(c: Comparison) -> list[tuple[str, str, str]]:
     """(field, baseline, candidate) for every manifest field that differs, bookkeeping left out."""
-    return [(f, b, k) for f, b, k in manifest_diff(c)
-            if f.split(".")[0] not in BOOKKEEPING and not f.startswith("x_")]
+    return [(f, b, k) for f, b, k in manifest_diff(c) if is_setting(f)]
 
 
 def worse_slices(c: Comparison) -> pd.DataFrame:
@@ -247,4 +244,4 @@ def write_slides(baseline: str, candidate: str, *, db: Path, policy: str | Path 
     return comparison
 
 
-__all__ = ["BOOKKEEPING", "Screen", "changed_settings", "screens", "slides_html", "worse_slices", "write_slides"]
+__all__ = ["Screen", "changed_settings", "screens", "slides_html", "worse_slices", "write_slides"]

@@ -719,6 +719,17 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, str]:
     return {prefix: json.dumps(obj, sort_keys=True)}
 
 
+BOOKKEEPING = ("run_id", "created_at", "code_revision", "notes", "group", "repeat")
+"""Manifest fields that differ between any two runs and explain no change in the scores; `x_` extension
+fields (an importer's provenance) are bookkeeping too."""
+
+
+def is_setting(field: str) -> bool:
+    """Whether a (flattened, dotted) manifest field configures the run, not its bookkeeping."""
+    top = field.split(".")[0]
+    return top not in BOOKKEEPING and not top.startswith("x_")
+
+
 def manifest_diff(c: Comparison) -> list[tuple[str, str, str]]:
     """(field, baseline, candidate) for every manifest field that differs (first run of each side)."""
     b = _flatten(c.baseline.manifests[c.baseline.run_ids[0]])
@@ -935,6 +946,6 @@ def write_family_report(baseline: str, candidates: Sequence[str], *, db: Path, p
     return family
 
 
-__all__ = ["CAVEATS", "Evidence", "compare_with_evidence", "forest_svg", "html_report", "load_evidence",
+__all__ = ["BOOKKEEPING", "CAVEATS", "Evidence", "is_setting", "compare_with_evidence", "forest_svg", "html_report", "load_evidence",
            "manifest_diff", "markdown", "md", "verdict_line", "write_report", "text", "family_html", "family_markdown",
            "family_text", "write_family_report"]
