@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ import numpy as np
 from ..errors import Problems, ValidationError, invalid
 from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, higher_is_better, measure_key
 from ..metrics.slices import Slice, parse_slice
+from ..store.files import parse_toml
 from . import change, stats
 from .change import TIE
 
@@ -111,7 +111,6 @@ class Policy:
 TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "min_alignment_kappa", "gates")
 GATE_KEYS = ("name", "description", "metric", "slice", "aggregate", "min", "max",
              "max_regressions", "max_drop", "alpha", "test")
-_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 _GATES_HEADER = re.compile(r"^\s*\[\[\s*gates\s*\]\]")
 _TABLE_HEADER = re.compile(r"^\s*\[")
 
@@ -129,18 +128,7 @@ def load_policy(path: str | Path) -> Policy:
 def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
     """Validate policy TOML; every problem is reported with its line before anything is evaluated."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise invalid(f"the policy is not UTF-8 text ({error.reason})", path=path) from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        found = _TOML_POSITION.search(str(error))
-        line = int(found.group(1)) if found else None
-        message = _TOML_POSITION.sub("", str(error)).strip()
-        raise invalid(f"not valid TOML: {message}" + (f" (column {found.group(2)})" if found else ""),
-                      path=path, line=line) from None
+    doc, text = parse_toml(raw, path=path, what="the policy")
     lines = _Lines(text)
     problems = Problems()
 

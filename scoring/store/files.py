@@ -11,13 +11,14 @@ import gc
 import hashlib
 import json
 import re
+import tomllib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problems
+from ..errors import Problems, invalid
 
 ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
 """A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.
@@ -246,3 +247,22 @@ def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[
             yield number, value
     if not seen_any:
         problems.add("the file holds no records", path=str(path))
+
+
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def parse_toml(raw: bytes, *, path: str, what: str) -> tuple[dict[str, Any], str]:
+    """A TOML file's document and text; ValidationError naming the file (and the line and column of a
+    syntax error) when it is not UTF-8 or not TOML. `what`: the file in words ("the policy")."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise invalid(f"{what} is not UTF-8 text ({error.reason})", path=path) from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as error:
+        found = _TOML_POSITION.search(str(error))
+        message = _TOML_POSITION.sub("", str(error)).strip()
+        raise invalid(f"not valid TOML: {message}" + (f" (column {found.group(2)})" if found else ""),
+                      path=path, line=int(found.group(1)) if found else None) from None

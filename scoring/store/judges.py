@@ -33,7 +33,6 @@ import json
 import math
 import os
 import re
-import tomllib
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems, invalid
-from .files import FOLDER_NAME, WORKSPACE_ID, iter_json_lines
+from .files import FOLDER_NAME, WORKSPACE_ID, iter_json_lines, parse_toml
 from .reviews import now, parse_time
 
 PROMPT_VERSION = "align-v1"
@@ -70,7 +69,6 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
-_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 @dataclass(frozen=True)
 class Judge:
@@ -105,17 +103,7 @@ def load_judges(path: Path) -> dict[str, Judge]:
         raw = path.read_bytes()
     except OSError as error:
         raise invalid(f"cannot read the judges file ({error.strerror or error})", path=where) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise invalid(f"the judges file is not UTF-8 text ({error.reason})", path=where) from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        found = _TOML_POSITION.search(str(error))
-        message = _TOML_POSITION.sub("", str(error)).strip()
-        raise invalid(f"not valid TOML: {message}" + (f" (column {found.group(2)})" if found else ""),
-                      path=where, line=int(found.group(1)) if found else None) from None
+    doc, text = parse_toml(raw, path=where, what="the judges file")
     lines = _Lines(text)
     problems = Problems()
     for key in doc:
