@@ -70,7 +70,7 @@ def timed(label: str, func, phases: dict[str, float]):
 
 
 PHASES = ("load_workspace", "write_suite", "read_lines", "stage_records", "score_staged", "write_runs", "snapshot_suite",
-          "changed_questions", "rescore_questions", "build_summaries")
+          "changed_questions", "rescore_questions", "build_summaries", "stored_part", "write_part")
 """Functions of `scoring.store.refresh` timed as phases (a phase holds the phases and statements it calls)."""
 
 
@@ -85,8 +85,12 @@ def profile(workspace: Path, db: Path) -> tuple[float, list[tuple[str, float]], 
         "score_staged": refresh_module.score_staged, "write_runs": refresh_module.write_runs,
         "snapshot_suite": refresh_module.snapshot_suite, "changed_questions": refresh_module.changed_questions,
         "rescore_questions": refresh_module.rescore_questions, "build_summaries": refresh_module.build_summaries,
+        "stored_part": refresh_module.stored_part, "write_part": refresh_module.write_part,
+        "connect_for_write": store.connect_for_write,
     }
     store.open_for_write = timed("open + create schema", lambda path: TimedConnection(originals["open_for_write"](path), log), phases)
+    store.connect_for_write = timed("open the live file (decisions in place)", lambda path, **kw: TimedConnection(
+        originals["connect_for_write"](path, **kw), log), phases)
     store.working_copy = timed("working copy (file copy)", originals["working_copy"], phases)
     store.publish = timed("publish (fsync + rename)", originals["publish"], phases)
     for name in PHASES:
@@ -98,6 +102,7 @@ def profile(workspace: Path, db: Path) -> tuple[float, list[tuple[str, float]], 
     finally:
         store.open_for_write, store.working_copy, store.publish = (
             originals["open_for_write"], originals["working_copy"], originals["publish"])
+        store.connect_for_write = originals["connect_for_write"]
         for name in PHASES:
             setattr(refresh_module, name, originals[name])
     return total, log, dict(phases)

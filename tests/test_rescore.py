@@ -31,7 +31,7 @@ from scoring.errors import ValidationError
 from scoring.store.refresh import refresh
 
 EXAMPLES = int(os.environ.get("RAGSLICE_RESCORE_EXAMPLES", "16"))
-PATHS: dict[str, int] = {"partial": 0, "full": 0, "refused": 0}
+PATHS: dict[str, int] = {"decisions": 0, "partial": 0, "full": 0, "refused": 0}
 
 SENTENCES = [
     {"text": "The release window starts on Monday.", "citations": [0]},
@@ -79,7 +79,10 @@ def workspace(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("rescore-stored")
-    workspace(root / "ws")
+    ws = workspace(root / "ws")
+    # decisions the stored database already holds, which a retraction or a later decision can undo
+    assert quiet(["review", str(ws), "--reviewer", "ana", "--question", "q-2", "--doc", "rb-3", "--grade", "1"]) == 0
+    assert quiet(["review", str(ws), "--reviewer", "ben", "--question", "q-1", "--dispute", "--note", "two fit"]) == 0
     refresh(root / "ws", root / "scores.duckdb")
     return root
 
@@ -119,6 +122,20 @@ def review_alignment(ws, data):
     align = data.draw(st.sampled_from(["monday", "unlabelled", "no_claim"]))
     code = quiet(["review", str(ws), "--reviewer", "ana", "--question", "q-1", "--sentence", sentence, "--align", align])
     return f"align q-1 {sentence!r} {align} (exit {code})"
+
+
+def retract_review(ws, data):
+    """A reviewer's line taken out of their file: what it decided is undone."""
+    files = sorted((ws / "suites").glob("*/reviews/*.jsonl"))
+    if not files:
+        return "no review file"
+    path = data.draw(st.sampled_from(files))
+    lines = path.read_text().splitlines(keepends=True)
+    if not lines:
+        return f"{path.name} is empty"
+    index = data.draw(st.integers(0, len(lines) - 1))
+    path.write_text("".join(lines[:index] + lines[index + 1:]))
+    return f"retract {path.stem}:{index + 1}"
 
 
 def edit_grades(ws, data):
@@ -188,6 +205,8 @@ def edit_document(ws, data):
 def edit_record(ws, data):
     run = data.draw(st.sampled_from(["base", "cand"]))
     path = run_file(ws, run)
+    if not path.exists():
+        return f"run {run} is gone"
     line = data.draw(st.integers(1, len(read_jsonl(path))))
     edit_line(path, line, lambda r: r.update(latency_ms=123.0, retrieved=list(reversed(r["retrieved"]))))
     return f"record {run}:{line}"
@@ -212,9 +231,9 @@ def remove_run(ws, data):
     return f"remove run {run}"
 
 
-EDITS = [review_grade, review_grade, review_support, review_dispute, review_alignment, edit_grades, edit_grades,
-         edit_fields, append_question, remove_question, move_question, edit_document, edit_record, add_run,
-         remove_run]
+EDITS = [review_grade, review_grade, review_support, review_dispute, review_alignment, retract_review, edit_grades,
+         edit_grades, edit_fields, append_question, remove_question, move_question, edit_document, edit_record,
+         add_run, remove_run]
 
 
 @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
@@ -240,7 +259,7 @@ def test_an_incremental_refresh_writes_what_a_refresh_from_scratch_writes(stored
             return
         summary = refresh(ws, db)
         assert tables(db) == tables(root / "scratch.duckdb"), note
-        PATHS["partial" if summary.questions_rescored else "full"] += 1
+        PATHS["decisions" if summary.decisions_only else "partial" if summary.questions_rescored else "full"] += 1
 
 
 def test_the_property_test_took_the_partial_path_the_full_path_and_refusals():

@@ -45,12 +45,17 @@ Signature = tuple[int, int, int]
 
 
 def signature(path: Path) -> Signature:
-    """(inode, size, mtime_ns) of the file: changes whenever a refresh replaces it."""
+    """(inode, size, mtime_ns) of the file, its write-ahead log's size and time included: changes
+    whenever a refresh replaces the file or commits to it."""
     try:
         st_ = Path(path).stat()
     except FileNotFoundError as error:
         raise DatabaseMissing(f"no database at {path}") from error
-    return (st_.st_ino, st_.st_size, st_.st_mtime_ns)
+    try:
+        wal = Path(f"{path}.wal").stat()
+    except FileNotFoundError:
+        return (st_.st_ino, st_.st_size, st_.st_mtime_ns)
+    return (st_.st_ino, st_.st_size + wal.st_size, max(st_.st_mtime_ns, wal.st_mtime_ns))
 
 
 def _lock_path(db: Path) -> Path:
@@ -111,21 +116,45 @@ def publish(temp: Path, db: Path) -> None:
         os.close(directory)
 
 
+WRITER_WAIT = 60.0
+"""Seconds a reader waits for a writer that holds the file (a refresh applying review decisions in
+place, `scoring.store.refresh.apply_decisions`, or a verdict being recorded)."""
+
+
+def while_written(path: Path, attempt: int, error: duckdb.Error, deadline: float) -> bool:
+    """Whether to try opening `path` again after `error`: the file is locked, and a writer holds the
+    writer lock (until `deadline`) or this is one of the first `LOCK_RETRIES` attempts."""
+    if "lock" not in str(error).lower():
+        return False
+    return attempt < LOCK_RETRIES - 1 or (writer_waiting(str(path)) and time.monotonic() < deadline)
+
+
 def connect_readonly(db: Path) -> duckdb.DuckDBPyConnection:
-    """A read-only connection; a missing file is a clear error, not an empty database."""
+    """A read-only connection; a missing file is a clear error, not an empty database. Waits while a
+    writer holds the file (`while_written`)."""
     if not db.exists():
         raise invalid("no database here; create it with `ragslice refresh WORKSPACE --db FILE`", "db", str(db))
-    return duckdb.connect(str(db), read_only=True)
+    deadline = time.monotonic() + WRITER_WAIT
+    for attempt in itertools.count():
+        try:
+            return duckdb.connect(str(db), read_only=True)
+        except duckdb.IOException as error:
+            if not while_written(db, attempt, error, deadline):
+                raise
+            time.sleep(LOCK_WAIT)
+    raise AssertionError("unreachable")
 
 
-def stored_hashes(db: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """(suite -> files_hash, run_id -> files_hash) of the live database; empty when there is none."""
+def stored_hashes(db: Path) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """(suite -> (files_hash, base_hash), run_id -> files_hash) of the live database; empty when there
+    is none."""
     if not db.exists():
         return {}, {}
     with connect_readonly(db) as con:
         if not {"suites", "runs"} <= table_names(con):
             return {}, {}
-        suites = dict(con.execute("SELECT suite, files_hash FROM suites").fetchall())
+        suites = {suite: (files, base) for suite, files, base in con.execute(
+            "SELECT suite, files_hash, base_hash FROM suites").fetchall()}
         runs = dict(con.execute("SELECT run_id, files_hash FROM runs").fetchall())
     return suites, runs
 
@@ -260,12 +289,13 @@ def _acquire(path: str, sig: tuple[int, int, int]) -> duckdb.DuckDBPyConnection:
                     break
                 _FREE.wait(LOCK_WAIT)  # a writer is at work: let it have the file first
             alias = f"ragslice_{next(_ALIASES)}"  # identifiers from a counter only
-            for attempt in range(LOCK_RETRIES):
+            deadline = time.monotonic() + WRITER_WAIT
+            for attempt in itertools.count():
                 try:
                     _MEMORY.execute(f"ATTACH ? AS {alias} (READ_ONLY)", [path])
                     break
                 except duckdb.IOException as error:
-                    if "lock" not in str(error).lower() or attempt == LOCK_RETRIES - 1:
+                    if not while_written(Path(path), attempt, error, deadline):
                         raise
                     _FREE.wait(LOCK_WAIT)
             _ATTACHED[path] = _Attachment(alias, sig, 0)
@@ -392,13 +422,14 @@ class Database:
                 con.close()
 
 
-def connect_for_write(db: Path, *, wait_seconds: float, what: str = "write") -> duckdb.DuckDBPyConnection:
+def connect_for_write(db: Path, *, wait_seconds: float, what: str = "write",
+                      config: dict[str, str] | None = None) -> duckdb.DuckDBPyConnection:
     """A read-write connection to the live file, retried for `wait_seconds` while another connection
     holds it (call under `writer_lock`)."""
     deadline = time.monotonic() + wait_seconds
     while True:
         try:
-            return duckdb.connect(str(db))
+            return duckdb.connect(str(db), config=config or {})
         except (duckdb.IOException, duckdb.ConnectionException) as error:
             held = "lock" in str(error).lower() or "different configuration" in str(error).lower()
             if not held or time.monotonic() >= deadline:

@@ -205,6 +205,12 @@ def read_json_file(path: Path, problems: Problems, lines: dict[str, int] | None 
         lines.update(key_lines(text))
     return value
 
+def parse_json_line(text: str) -> Any:
+    """One line of a JSON-lines file, parsed by the rules of `iter_json_lines` (strict JSON, no key
+    twice); ValueError when it breaks one."""
+    return _loads_object_line(text)
+
+
 def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; problems recorded for the rest."""
     try:

@@ -29,7 +29,8 @@ from .schema import SCHEMA_VERSION, create_schema
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
 from .rescore import changed_questions, drop_relation, restage_stored, snapshot_suite
 from .summaries import build_summaries
-from .workspace import Run, Workspace, load_workspace
+from .decisions import stored_part, write_part
+from .workspace import Run, Suite, Workspace, load_suite, load_workspace
 
 RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks", "answer_sentences", "alignments")
 """`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
@@ -143,10 +144,15 @@ class RefreshSummary:
     seconds: float
     questions_rescored: int = 0
     runs_rescored: int = 0
+    decisions_only: bool = False
+    """Only review files changed: their decisions were applied to the stored suites in place
+    (`apply_decisions`)."""
 
     def line(self) -> str:
         rescored = (f" ({self.questions_rescored} changed questions re-scored in {self.runs_rescored} of them)"
                     if self.questions_rescored else "")
+        if self.decisions_only:
+            rescored += " (only review decisions changed: applied to the stored suite)"
         return (f"refreshed {self.db}: {self.runs_scored} runs scored{rescored}, {self.runs_skipped} unchanged and "
                 f"skipped, {self.runs_removed} removed, {self.records} records, {self.seconds:.2f} s")
 
@@ -294,14 +300,25 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
         ws = load_workspace(workspace, problems, stored=old_suites)
         pins = read_pins(ws, problems)  # the standing baselines: published even when no run changed
         pins_changed = pins != _stored_pins(db, outdated)
-        changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name) != s.files_hash]
+        changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name, ("",))[0] != s.files_hash]
         changed_runs = {r.run_id for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash}
+        if not outdated and db.exists() and _stored_level(db) != level:
+            changed_runs = set(ws.runs)  # every score was taken at another relevance level
         removed_runs = sorted(set(old_runs) - set(ws.runs))
         removed_suites = sorted(set(old_suites) - set(ws.suites))
         if not (changed_suites or changed_runs or removed_runs or removed_suites or pins_changed) and db.exists() \
                 and not outdated:
             problems.raise_if_any()
             return RefreshSummary(db, 0, len(ws.runs), 0, 0, time.perf_counter() - started)
+        if all(s.reviews_only for s in changed_suites) and not (changed_runs or removed_runs or removed_suites
+                                                                 or pins_changed or outdated or problems):
+            summary = apply_decisions(workspace, db, ws, changed_suites, problems, level=level, started=started)
+            if summary is not None:
+                return summary
+        for suite in [s for s in changed_suites if s.reviews_only]:  # read in full after all
+            full = load_suite(suite.folder, problems)
+            ws.suites[suite.name] = full if full is not None else suite
+        changed_suites = [ws.suites[s.name] for s in changed_suites]
 
         temp = store.working_copy(db)
         con = store.open_for_write(temp)
@@ -361,16 +378,9 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 write_pins(con, pins)
                 build_summaries(con, scored=None if outdated else "scored_runs",
                                 rescored="rescore_pairs" if to_rescore else None)
-                store.write_registry(con)
                 runs_scored = len(to_score) + len(to_rescore)
                 skipped = len(ws.runs) - runs_scored
-                seconds = time.perf_counter() - started
-                store.write_meta(con, workspace=str(workspace), refreshed_at=datetime.now(timezone.utc).isoformat(),
-                                 relevance_level=level)
-                con.execute(
-                    "INSERT INTO refresh_log VALUES (now(), ?, ?, ?, ?, ?, ?)",
-                    [str(workspace), runs_scored, skipped, len(removed_runs), records, seconds],
-                )
+                _log(con, workspace, level, runs_scored, skipped, len(removed_runs), records, started)
                 con.execute("CHECKPOINT")
                 con.close()
                 bar and bar.advance(task)
@@ -383,6 +393,69 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
     return RefreshSummary(db, runs_scored, skipped, len(removed_runs), records, time.perf_counter() - started,
                           questions_rescored=sum(questions[s] for s in {r.suite for r in to_rescore}),
                           runs_rescored=len(to_rescore))
+
+
+def _log(con: duckdb.DuckDBPyConnection, workspace: Path, level: int, runs_scored: int, skipped: int, removed: int,
+         records: int, started: float) -> None:
+    """The registry, `meta` and this refresh's `refresh_log` row."""
+    store.write_registry(con)
+    store.write_meta(con, workspace=str(workspace), refreshed_at=datetime.now(timezone.utc).isoformat(),
+                     relevance_level=level)
+    con.execute("INSERT INTO refresh_log VALUES (now(), ?, ?, ?, ?, ?, ?)",
+                [str(workspace), runs_scored, skipped, removed, records, time.perf_counter() - started])
+
+
+def _stored_level(db: Path) -> int | None:
+    """The relevance level the live database was scored at (None when it does not say)."""
+    with store.connect_readonly(db) as con:
+        row = con.execute("SELECT value FROM meta WHERE key = 'relevance_level'").fetchone()
+    return None if row is None else int(row[0])
+
+
+def apply_decisions(workspace: Path, db: Path, ws: Workspace, suites: list[Suite], problems: Problems, *,
+                    level: int, started: float) -> RefreshSummary | None:
+    """The refresh when the only files that changed are review files of `suites` (`Suite.reviews_only`):
+    the decisions are applied to the stored suites (`scoring.store.decisions`) and the questions whose
+    labels changed re-scored in every run of their suite, all in one transaction on the live file. A
+    change of a few rows needs no private copy of the database: DuckDB commits a transaction whole or
+    not at all, a killed process included (its write-ahead log replays committed transactions only),
+    and readers wait for the writer (`scoring.store.database`). None, nothing written, when a stored
+    suite does not match its files (the caller then reads the suites in full); raises ValidationError
+    for a problem of the review files, nothing written."""
+    con = store.connect_for_write(db, wait_seconds=60.0, what="apply the decisions",
+                                  config={"memory_limit": store.WRITE_MEMORY_LIMIT})
+    try:
+        con.execute("BEGIN TRANSACTION")
+        parts = {}
+        for suite in suites:
+            part = stored_part(con, suite, problems)
+            if part is None:
+                con.execute("ROLLBACK")
+                return None
+            parts[suite.name] = part
+        problems.raise_if_any()
+        con.execute("CREATE OR REPLACE TEMP TABLE rescore_questions (suite VARCHAR, question_id VARCHAR)")
+        questions = {suite.name: write_part(con, suite, parts[suite.name]) for suite in suites}
+        to_rescore = [r for r in ws.runs.values() if questions.get(r.suite)]
+        con.execute("CREATE OR REPLACE TEMP TABLE scored_runs (run_id VARCHAR)")
+        rescore_questions(con, to_rescore, problems, level=level)
+        con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM suites x "
+                    "WHERE x.suite = runs.suite AND runs.labels_hash IS DISTINCT FROM x.labels_hash")
+        build_summaries(con, scored="scored_runs", rescored="rescore_pairs" if to_rescore else None)
+        _log(con, workspace, level, len(to_rescore), len(ws.runs) - len(to_rescore), 0, 0, started)
+        con.execute("COMMIT")
+        con.execute("CHECKPOINT")
+    except BaseException:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # no transaction is open (it ended, or never began)
+        raise
+    finally:
+        con.close()
+    return RefreshSummary(db, len(to_rescore), len(ws.runs) - len(to_rescore), 0, 0, time.perf_counter() - started,
+                          questions_rescored=sum(questions[s] for s in {r.suite for r in to_rescore}),
+                          runs_rescored=len(to_rescore), decisions_only=True)
 
 
 def rescore_questions(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *,

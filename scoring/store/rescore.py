@@ -33,7 +33,7 @@ row by row (`write_suite(changes_only=True)`), which keeps the rows that differ;
 compared with a snapshot taken before the suite's tables are rewritten."""
 SNAPSHOT = tuple(t for t in QUESTION_TABLES if t not in DIFFED)
 SUITE_WIDE = {
-    "suites": "* EXCLUDE (files_hash, labels_hash, n_questions)",
+    "suites": "* EXCLUDE (files_hash, base_hash, labels_hash, n_questions)",
     "chunks": "* EXCLUDE (run_id)",
     "judges": "*",
 }

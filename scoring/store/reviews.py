@@ -159,11 +159,11 @@ class Known:
                    {q.id: q.grades for q in suite.questions.values()})
 
 
-def read_reviews(suite: Suite, problems: Problems) -> list[Decision]:
-    """Every decision of the suite's review files, checked against the suite (problems recorded, the
-    broken lines left out)."""
+def read_reviews(suite: Suite, problems: Problems, known: Known | None = None) -> list[Decision]:
+    """Every decision of the suite's review files, checked against the suite, or what `known` says of it
+    (problems recorded, the broken lines left out)."""
 
-    known = Known.of(suite)
+    known = known or Known.of(suite)
     out: list[Decision] = []
     for path in review_files(suite.folder):
         reviewer = path.stem

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
@@ -17,7 +17,8 @@ write. Their keys are documented in docs/schema.md."""
 suite's max_claims (pooled Support's charge); answer metrics n/a where a question asks for no answer.
 5: Judged@k (`question_scores.judged`, `n_judged`, `n_retrieved`); reviews (`reviews`, `label_changes`,
 `suites.labels_hash`, `runs.labels_hash`). 6: free-text answers (`answer_sentences`, `alignments`,
-`judges`, `judgements`; `reviews.sentence`, `claim_ids`, `outcome`)."""
+`judges`, `judgements`; `reviews.sentence`, `claim_ids`, `outcome`). 7: `suites.base_hash` (the suite's
+files but its review files: a refresh that finds only new decisions applies them to the stored suite)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -40,7 +41,8 @@ TABLES: dict[str, str] = {
     files_hash VARCHAR NOT NULL,
     unit VARCHAR NOT NULL,
     max_claims INTEGER NOT NULL,
-    labels_hash VARCHAR NOT NULL""",
+    labels_hash VARCHAR NOT NULL,
+    base_hash VARCHAR NOT NULL""",
     "documents": """
     suite VARCHAR NOT NULL,
     doc_id VARCHAR NOT NULL,

@@ -98,10 +98,11 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite, *, changes_only: b
         del staged["_suite_documents"]
     staged["_suite_questions"], staged["_suite_labels"], staged["_suite_claims"] = question_columns(suite)
     con.execute("INSERT INTO suites (suite, version, corpus_version, rubric_version, description, n_documents, "
-                "n_questions, files_hash, unit, max_claims, labels_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')", [
+                "n_questions, files_hash, unit, max_claims, labels_hash, base_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)", [
                     suite.name, suite.version, suite.corpus_version, suite.rubric_version, suite.description,
                     len(suite.documents), staged["_suite_questions"].num_rows, suite.files_hash,
-                    suite.unit, suite.max_claims])
+                    suite.unit, suite.max_claims, suite.base_hash])
     write_chunks(con, suite.name, None, suite.chunks)
     for name, table in staged.items():
         con.register(name, table)
@@ -120,6 +121,25 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite, *, changes_only: b
     write_judges(con, suite)
     con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
     return kept
+
+
+def replace_questions(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
+    """Replace the stored rows of the questions `suite` holds (some of a stored suite's questions, at
+    their stored positions) in `questions`, `labels` and `expected_claims`; the other questions' rows
+    stay as they are."""
+    staged = dict(zip(("_suite_questions", "_suite_labels", "_suite_claims"), question_columns(suite)))
+    ids = list(suite.questions)
+    for table in DIFFED:
+        con.execute(f"DELETE FROM {table} WHERE suite = ? AND list_contains(?::VARCHAR[], question_id)",
+                    [suite.name, ids])
+    for name, table in staged.items():
+        con.register(name, table)
+    try:
+        for table in DIFFED:
+            con.execute(f"INSERT INTO {table} BY NAME {_INSERTS[table]}", [suite.name])
+    finally:
+        for name in staged:
+            con.unregister(name)
 
 
 def _write_changes(con: duckdb.DuckDBPyConnection, table: str, select: str, suite: str) -> None:

@@ -13,8 +13,10 @@ problem in the workspace is reported, not just the first.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -110,8 +112,15 @@ class Suite:
     chunks: dict[str, Chunk] = field(default_factory=dict)
     """The suite's chunk map (`chunks.jsonl`), empty when the suite has none."""
     files_hash: str = ""
+    """Content hash of all the suite's files (`suite_hash` of its `base_hash` and its review files')."""
+    base_hash: str = ""
+    """Content hash of the suite's files except its review files (`base_files`)."""
     loaded: bool = True
-    """False when only suite.json was read because a database already holds this exact suite."""
+    """False when only suite.json was read because a database already holds this exact suite, or this
+    suite but for its review files (`reviews_only`)."""
+    reviews_only: bool = False
+    """Only suite.json was read because a database holds every file of this suite but its review files:
+    the decisions can be applied to the stored suite (`scoring.store.decisions`)."""
     review: Review | None = None
     """What the reviewers' decisions (`reviews/*.jsonl`) did to the labels, once applied."""
     judges: dict[str, Any] = field(default_factory=dict)
@@ -218,22 +227,29 @@ def _groups(check: _Checker, value: Any, name: str) -> list[str]:
 # --- suites -----------------------------------------------------------------------------------
 
 
-def suite_files(folder: Path) -> list[Path]:
-    """The files whose bytes make a suite's content hash: its own, its reviewers' decisions, its judges'
-    declarations and their cached answers."""
+def base_files(folder: Path) -> list[Path]:
+    """The files whose bytes make a suite's base hash: its own, its judges' declarations and their cached
+    answers; everything but its reviewers' decisions."""
     chunks, judges = folder / "chunks.jsonl", folder / "judges.toml"
     judgements = folder / "judgements"
     return [folder / "suite.json", folder / "documents.jsonl", folder / "questions.jsonl"] + (
-        [chunks] if chunks.exists() else []) + review_files(folder) + ([judges] if judges.exists() else []) + (
+        [chunks] if chunks.exists() else []) + ([judges] if judges.exists() else []) + (
         sorted(judgements.glob("*.jsonl")) if judgements.is_dir() else [])
 
 
-def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = None,
+def suite_hash(base: str, reviews: str) -> str:
+    """A suite's content hash (`suites.files_hash`) from its base hash and its review files' hash."""
+    return hashlib.blake2b(f"{base}:{reviews}".encode(), digest_size=16).hexdigest()
+
+
+def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = None, known_base: str | None = None,
                digest: Digest = files_hash) -> Suite | None:
     """Read and check one suite folder; problems are recorded, not raised.
 
     With `known_hash` equal to the files' hash (a database already holds exactly this suite), only
-    suite.json is read: documents, questions and chunks stay unloaded (`Suite.loaded` is False)."""
+    suite.json is read: documents, questions and chunks stay unloaded (`Suite.loaded` is False). So
+    too with `known_base` equal to the base hash (the database holds this suite but for its review
+    files): `Suite.reviews_only` is then True, and the decisions are read against the stored suite."""
     meta_path = folder / "suite.json"
     before = len(problems.items)
     meta_lines: dict[str, int] = {}
@@ -261,10 +277,12 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
         return None
     suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description,
                   unit, max_claims)
-    if known_hash is not None and all(p.exists() for p in suite_files(folder)):
-        found = digest(suite_files(folder))
-        if found == known_hash:
-            suite.files_hash, suite.loaded = found, False
+    base = base_files(folder)
+    if known_hash is not None and all(p.exists() for p in base):
+        suite.base_hash = digest(base)
+        suite.files_hash = suite_hash(suite.base_hash, digest(review_files(folder)))
+        if suite.files_hash == known_hash or suite.base_hash == known_base:
+            suite.loaded, suite.reviews_only = False, suite.files_hash != known_hash
             return suite
     chunks_path = folder / "chunks.jsonl"
     with gc_paused():
@@ -280,7 +298,8 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
         _load_judges(suite, problems)
     if len(suite.documents) + len(suite.questions) + len(suite.chunks) >= _FREEZE_AT:
         gc.freeze()
-    suite.files_hash = digest(suite_files(folder))
+    suite.base_hash = digest(base)
+    suite.files_hash = suite_hash(suite.base_hash, digest(review_files(folder)))
     return suite
 
 
@@ -422,7 +441,7 @@ class _QuestionRules:
     """What a suite's question lines are checked against."""
 
     suite: Suite
-    labelled: dict[str, Any]
+    labelled: Mapping[str, Any]
     """The IDs labels may name: the suite's documents, or its chunks in a passage-level suite."""
     not_labelled: str
     """The rule text for a label naming anything else."""
@@ -432,13 +451,22 @@ class _QuestionRules:
 
 def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
     """Fill `suite.questions` from questions.jsonl, in file order; the rules are `_checked_question`'s."""
+    add_questions(suite, path, iter_json_lines(path, problems), suite.chunks if suite.unit == "chunk"
+                  else suite.documents, problems)
+
+
+def add_questions(suite: Suite, path: Path, lines: Iterable[tuple[int, dict[str, Any]]], labelled: Mapping[str, Any],
+                  problems: Problems) -> None:
+    """Add the questions of `lines` ((line number, parsed object) of `path`) to `suite.questions`, checked
+    by `_checked_question`'s rules; `labelled` holds the IDs labels may name (documents, or chunks in a
+    passage-level suite)."""
     where = f"suite {suite.name!r} v{suite.version}"
     if suite.unit == "chunk":
-        rules = _QuestionRules(suite, suite.chunks, f"is not a chunk of {where} (unit 'chunk': labels name the "
-                                                    "chunks of chunks.jsonl)")
+        rules = _QuestionRules(suite, labelled, f"is not a chunk of {where} (unit 'chunk': labels name the "
+                                                "chunks of chunks.jsonl)")
     else:
-        rules = _QuestionRules(suite, suite.documents, f"is not a document of {where}")
-    for line, obj in iter_json_lines(path, problems):
+        rules = _QuestionRules(suite, labelled, f"is not a document of {where}")
+    for line, obj in lines:
         question = _clean_question(obj, rules)
         if question is None:
             qid = obj.get("id")
@@ -566,7 +594,7 @@ def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | No
                     claims, disputed)
 
 
-def _clean_grades(relevant: Any, labelled: dict[str, Any]) -> dict[str, int] | None:
+def _clean_grades(relevant: Any, labelled: Mapping[str, Any]) -> dict[str, int] | None:
     """Label ID -> grade of a `relevant` field that breaks no rule: a list of distinct labelled IDs
     (grade 1 each) or a map labelled ID -> whole number, at most MAX_LABELS; else None."""
     if type(relevant) is dict:
@@ -709,13 +737,14 @@ def discover(root: Path, problems: Problems) -> tuple[list[Path], list[Path]]:
     return suite_dirs, run_dirs
 
 
-def load_workspace(root: Path, problems: Problems, *, stored: dict[str, str] | None = None,
+def load_workspace(root: Path, problems: Problems, *, stored: dict[str, tuple[str, str]] | None = None,
                    runs: bool = True) -> Workspace:
     """Every suite and run manifest of a workspace, checked (the suites only, without `runs`);
     records are staged separately.
 
-    `stored` maps suite -> content hash already held by a database: such a suite is not parsed
-    again, unless a run brings its own chunk map (which is checked against the suite's documents)."""
+    `stored` maps suite -> (content hash, base hash) already held by a database: a suite with either
+    hash equal is not parsed again (`load_suite`), unless a run brings its own chunk map (which is
+    checked against the suite's documents)."""
     suite_dirs, run_dirs = discover(root, problems)
     if not runs:
         run_dirs = []
@@ -728,10 +757,12 @@ def load_workspace(root: Path, problems: Problems, *, stored: dict[str, str] | N
                 pass
     suites: dict[str, Suite] = {}
     found: dict[str, Run] = {}
-    file_sets = [suite_files(folder) for folder in suite_dirs] + [run_files(folder) for folder in run_dirs]
+    file_sets = [paths for folder in suite_dirs for paths in (base_files(folder), review_files(folder))] + [
+        run_files(folder) for folder in run_dirs]
     with hashing_ahead([paths for paths in file_sets if paths is not None]) as digest:
         for folder in suite_dirs:
-            suite = load_suite(folder, problems, known_hash=stored.get(folder.name), digest=digest)
+            known, base = stored.get(folder.name, (None, None))
+            suite = load_suite(folder, problems, known_hash=known, known_base=base, digest=digest)
             if suite is not None:
                 suites[suite.name] = suite
         broken = frozenset(folder.name for folder in suite_dirs) - set(suites)

@@ -1,0 +1,151 @@
+"""Reviewers' decisions applied to a stored suite, without reading the suite again.
+
+When the only files of a suite that changed are its review files (`suites.base_hash` is unchanged),
+the suite the database holds is the suite on disk but for its reviews. The decisions then bear on the
+questions they name, and on those an earlier set of decisions named (a decision removed from a file
+undoes what it did): those **touched** questions are read again from their lines of questions.jsonl
+(at their stored positions), every decision is read and checked against them and against the stored
+documents, and `apply_reviews` gives each touched question its labels as reviewed, exactly as a
+refresh that reads the whole suite does. Their rows in `questions`, `labels` and `expected_claims`
+are replaced, the suite's `reviews` and `label_changes` rewritten, and the questions whose rows
+differ are listed in `rescore_questions` for `scoring.store.refresh.rescore_questions`.
+
+Reading 200,000 questions in Python takes seconds; reading the few lines a decision touches takes
+milliseconds. Anything unexpected (a line that is not the stored question) returns None, and the
+refresh reads the suite in full instead.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import duckdb
+
+from ..errors import Problems
+from .files import iter_json_lines, parse_json_line
+from .reviews import LABELS_HASH_SQL, Known, apply_reviews, read_reviews, review_files
+from .suite_tables import replace_questions, write_review
+from .workspace import Suite, add_questions
+
+COMPARED = ("questions", "labels", "expected_claims", "reviews", "label_changes")
+"""The tables whose touched rows are compared before and after, to find the questions to re-score."""
+
+
+def named_in_reviews(suite: Suite) -> tuple[set[str], set[str]]:
+    """(question IDs, document IDs) the suite's review lines name; lines that do not parse are left to
+    `read_reviews`, which reports them."""
+    questions: set[str] = set()
+    docs: set[str] = set()
+    for path in review_files(suite.folder):
+        for _, obj in iter_json_lines(path, Problems()):
+            if isinstance(obj.get("question_id"), str):
+                questions.add(obj["question_id"])
+            if isinstance(obj.get("doc_id"), str):
+                docs.add(obj["doc_id"])
+    return questions, docs
+
+
+def question_lines(path: Path, positions: dict[int, str]) -> dict[str, str] | None:
+    """question ID -> the text of its line in questions.jsonl, for the questions at `positions` (0-based
+    among the file's non-blank lines, as stored); None when a line does not name the question stored
+    at its position."""
+    found: dict[str, str] = {}
+    position = -1
+    with path.open("rb") as handle:
+        for raw in handle:
+            if not raw.strip():
+                continue
+            position += 1
+            if position in positions:
+                text = raw.decode("utf-8")
+                if f'"{positions[position]}"' not in text:
+                    return None
+                found[positions[position]] = text
+                if len(found) == len(positions):
+                    break
+    return found if len(found) == len(positions) else None
+
+
+def stored_part(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems) -> Suite | None:
+    """The touched questions of `suite` (`Suite.reviews_only`) with their labels as reviewed, and the
+    review that made them (`Suite.review`); problems of the review files are recorded. None when the
+    stored suite does not match its file (the refresh then reads the suite in full)."""
+    named, named_docs = named_in_reviews(suite)
+    before = {q for (q,) in con.execute("SELECT DISTINCT question_id FROM reviews WHERE suite = ?",
+                                        [suite.name]).fetchall()}
+    rows = con.execute("SELECT position, question_id FROM questions WHERE suite = ? "
+                       "AND list_contains(?::VARCHAR[], question_id)", [suite.name, sorted(named | before)]).fetchall()
+    path = suite.folder / "questions.jsonl"
+    lines = question_lines(path, dict(rows))
+    if lines is None:
+        return None
+    scratch = Problems()
+    parsed = [(position, _parse(lines[qid], scratch)) for position, qid in sorted(rows)]
+    if scratch:
+        return None
+    labels = {doc for _, obj in parsed for doc in _label_ids(obj)}
+    units = _stored_units(con, suite, labels | named_docs)
+    part = dataclasses.replace(suite, questions={}, documents={}, chunks={}, review=None, judges={}, judgements={})
+    add_questions(part, path, ((position, obj) for position, obj in parsed), dict.fromkeys(units), scratch)
+    if scratch or len(part.questions) != len(rows):
+        return None
+    for position, qid in rows:  # `add_questions` numbers the questions it adds from 0
+        part.questions[qid].position = position
+    known = Known(suite.name, units, {q.id: q.support for q in part.questions.values()}, suite.unit,
+                  {q.id: q.grades for q in part.questions.values()})
+    part.review = apply_reviews(part, read_reviews(part, problems, known), problems)
+    return part
+
+
+def _parse(text: str, problems: Problems) -> dict:
+    try:
+        value = parse_json_line(text)
+    except ValueError as error:
+        problems.add(str(error))
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _label_ids(obj: dict) -> list[str]:
+    """The IDs a question line's labels name (`relevant`: a list or a map)."""
+    relevant = obj.get("relevant")
+    return [doc for doc in relevant if isinstance(doc, str)] if isinstance(relevant, (list, dict)) else []
+
+
+def _stored_units(con: duckdb.DuckDBPyConnection, suite: Suite, ids: set[str]) -> set[str]:
+    """Those of `ids` that the stored suite's labels may name: its documents, or its chunks in a
+    passage-level suite."""
+    table = "chunks WHERE run_id IS NULL AND" if suite.unit == "chunk" else "documents WHERE"
+    column = "chunk_id" if suite.unit == "chunk" else "doc_id"
+    return {doc for (doc,) in con.execute(
+        f"SELECT {column} FROM {table} suite = ? AND list_contains(?::VARCHAR[], {column})",
+        [suite.name, sorted(ids)]).fetchall()}
+
+
+def write_part(con: duckdb.DuckDBPyConnection, suite: Suite, part: Suite) -> int:
+    """Write the reviewed questions of `part` (`stored_part`) and the suite's review over the stored
+    rows, update the suite's hashes, and add the questions whose rows changed to `rescore_questions`
+    (suite, question_id; created when absent); how many."""
+    touched = sorted(part.questions)
+    for table in COMPARED:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE prior_{table} AS SELECT * FROM {table} WHERE suite = ? "
+                    "AND list_contains(?::VARCHAR[], question_id)", [suite.name, touched])
+    replace_questions(con, part)
+    for table in ("reviews", "label_changes"):
+        con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite.name])
+    write_review(con, part)
+    con.execute("UPDATE suites SET files_hash = ?, base_hash = ? WHERE suite = ?",
+                [suite.files_hash, suite.base_hash, suite.name])
+    con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS rescore_questions (suite VARCHAR, question_id VARCHAR)")
+    # `reviews` and `label_changes` rows of questions no decision names any more are gone: compared in full
+    parts = []
+    for table in COMPARED:
+        current = (f"SELECT * FROM {table} WHERE suite = $suite" if table in ("reviews", "label_changes") else
+                   f"SELECT * FROM {table} WHERE suite = $suite AND list_contains($touched, question_id)")
+        parts += [f"SELECT question_id FROM (SELECT * FROM prior_{table} EXCEPT ALL {current})",
+                  f"SELECT question_id FROM ({current} EXCEPT ALL SELECT * FROM prior_{table})"]
+    before = con.execute("SELECT count(*) FROM rescore_questions").fetchall()[0][0]
+    con.execute(f"INSERT INTO rescore_questions SELECT DISTINCT $suite, question_id FROM ({' UNION ALL '.join(parts)})",
+                {"suite": suite.name, "touched": touched})
+    return con.execute("SELECT count(*) FROM rescore_questions").fetchall()[0][0] - before
