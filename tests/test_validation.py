@@ -703,7 +703,7 @@ def test_the_suite_tables_hold_the_checked_suite(ws):
     assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchall() == [(True,)]   # restored
     rows = {table: con.execute(f"SELECT * EXCLUDE (suite) FROM {table} ORDER BY ALL").fetchall()
             for table in ("documents", "questions", "labels", "expected_claims")}
-    suite_row = con.execute("SELECT * EXCLUDE (files_hash, labels_hash) FROM suites").fetchall()
+    suite_row = con.execute("SELECT * EXCLUDE (files_hash, labels_hash, base_hash) FROM suites").fetchall()
     assert suite_row == [("demo", "3", "corpus-1", "rubric-1", "Small runbooks and policies.", 7, 5, "document", 100)]
     assert rows["documents"] == [
         ("FR940202-2-00150", None, None, "A TREC-style document number.", []),
