@@ -7,10 +7,10 @@ database, and the demo's refresh.
 It writes a synthetic workspace with `ragslice synth` (--records / 5 questions x 6 runs), holds the
 sixth run back, refreshes the five others into a new database, and measures in child processes:
 
-- one label decision, from the review file's line to the published database: `ragslice review`
-  appends a grade for a document the question's labels do not name (the command's wall time,
-  start-up included), then `ragslice refresh` publishes it (its measured work, and its wall time
-  as a command); --decisions times, on different questions, medians printed;
+- one label decision, from the review file's line to the published database: `ragslice review
+  --db` appends a grade for a document the question's labels do not name (the command's wall
+  time, start-up included), then `ragslice refresh` publishes it (its measured work, and its wall
+  time as a command); --decisions times, on different questions, medians printed;
 - one edited question: a question's line in questions.jsonl gains a relevance label, then refresh;
 - adding the sixth run (--records / 5 records) against the full refresh of the five;
 - what bounds a decision's refresh at this size: copying the live database into the working copy,
@@ -91,7 +91,8 @@ def bench_large(records: int, work: Path, *, decisions: int, seed: int) -> dict:
     review_walls, refresh_work, refresh_walls, refresh_cpu, rescored = [], [], [], [], []
     for n in range(decisions):
         question, doc = _decision(ws, 1 + n * 997)
-        review = ragslice("review", ws, "--reviewer", REVIEWER, "--question", question, "--doc", doc, "--grade", 2)
+        review = ragslice("review", ws, "--reviewer", REVIEWER, "--question", question, "--doc", doc, "--grade", 2,
+                          "--db", db)
         again = task("refresh", ws, db)
         review_walls.append(review.wall)
         refresh_work.append(again.seconds)

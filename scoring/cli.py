@@ -240,9 +240,25 @@ def cmd_review(args: argparse.Namespace) -> int:
 
     workspace = Path(args.workspace)
     problems = Problems()
-    ws = load_workspace(workspace, problems, runs=False)
+    db = Path(args.db) if args.db is not None else None
+    stored = _stored_suites(db)
+    ws = load_workspace(workspace, problems, runs=False, stored=stored)
     problems.raise_if_any()
-    suite = _suite_of(ws, args.suite, args.question)
+    suite = _suite_of(ws, args.suite, args.question, db)
+    known = None
+    if not suite.loaded:  # the database holds this suite's files but perhaps its review files
+        from .store.database import Database
+        from .store.decisions import stored_part
+
+        with Database(db).command() as con:
+            found = stored_part(con, suite, problems, question=args.question, doc=args.doc)
+        if found is None:  # its lines are not what the database holds: read the suite after all
+            from .store.workspace import load_suite
+
+            suite = load_suite(suite.folder, problems) or suite
+        else:
+            known = found[1]
+    problems.raise_if_any()
     if args.dispute:
         fields = {"kind": "dispute"}
     elif args.align is not None:
@@ -253,22 +269,43 @@ def cmd_review(args: argparse.Namespace) -> int:
                   "supports": {"yes": True, "no": False}.get(args.supports, args.supports)}
     else:
         fields = {"kind": "relevance", "doc_id": args.doc, "grade": args.grade}
-    decision = record_decision(suite.folder, Known.of(suite), {"reviewer": args.reviewer,
-                                                               "question_id": args.question, **fields,
-                                                               "note": args.note})
+    decision = record_decision(suite.folder, known or Known.of(suite), {"reviewer": args.reviewer,
+                                                                        "question_id": args.question, **fields,
+                                                                        "note": args.note})
     print(f"recorded {decision.kind} decision by {decision.reviewer} on {decision.question_id} in "
           f"{suite.folder / 'reviews' / (decision.reviewer + '.jsonl')}; refresh to score it")
     return 0
 
 
-def _suite_of(ws, name: str | None, question: str):
+def _stored_suites(db: Path | None) -> dict[str, tuple[str, str]]:
+    """suite -> (files hash, base hash) the database at `db` holds (none without a database of this
+    schema): `load_workspace` then reads only suite.json of a suite whose files it holds."""
+    if db is None or not db.exists():
+        return {}
+    from .store.database import Database, stored_hashes
+    from .store.schema import SCHEMA_VERSION
+
+    if Database(db).schema_version() != str(SCHEMA_VERSION):
+        return {}
+    return stored_hashes(db)[0]
+
+
+def _suite_of(ws, name: str | None, question: str, db: Path | None = None):
     from .errors import invalid
 
     if name is not None:
         if name not in ws.suites:
             raise invalid(f"not a suite of this workspace (suites: {', '.join(ws.suites)})", "--suite", name)
         return ws.suites[name]
-    holding = [s for s in ws.suites.values() if question in s.questions]
+    unread = [s.name for s in ws.suites.values() if not s.loaded]
+    stored = set()
+    if unread:
+        from .store.database import Database
+
+        with Database(db).command() as con:
+            stored = {s for (s,) in con.execute("SELECT DISTINCT suite FROM questions WHERE question_id = ? "
+                                                "AND list_contains(?::VARCHAR[], suite)", [question, unread]).fetchall()}
+    holding = [s for s in ws.suites.values() if question in s.questions or s.name in stored]
     if len(holding) != 1:
         where = "no suite" if not holding else f"suites {', '.join(s.name for s in holding)}"
         raise invalid(f"{where} of the workspace holds this question; name the suite with --suite", "--question",
@@ -571,6 +608,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--supports", choices=["yes", "no"], help="with --claim: whether --doc supports it")
     p.add_argument("--sentence", help="with --align: the answer sentence, as the run wrote it")
     p.add_argument("--note", help="why, in words")
+    p.add_argument("--db", help="the workspace's database (written by `ragslice refresh`): when it holds the suite's "
+                                "files, the decision is checked against it instead of reading the whole suite (faster "
+                                "on a large suite; the same checks)")
 
     p = add("pool", cmd_pool, "List the documents the runs ranked that nobody judged, most influential first.",
             "ragslice pool data/demo --runs prod-baseline,rerank-v2 --depth 5 --out to-judge.jsonl")

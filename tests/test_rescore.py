@@ -352,3 +352,47 @@ def test_a_runs_own_chunk_map_survives_a_label_decision(tmp_path):
     refresh(ws, tmp_path / "scratch.duckdb")
     assert tables(db) == tables(tmp_path / "scratch.duckdb")
     assert ("cand", "rb-1#0") in {(row[1], row[2]) for row in tables(db)["chunks"]}
+
+
+# --- `ragslice review --db`: a decision checked against the stored suite ------------------------------
+
+REVIEW_STEPS = [
+    ["--question", "q-2", "--claim", "switch", "--doc", "rb-3", "--supports", "yes"],  # rb-3 not relevant: refused
+    ["--question", "q-2", "--doc", "rb-3", "--grade", "2"],
+    ["--question", "q-2", "--claim", "switch", "--doc", "rb-3", "--supports", "yes"],  # relevant now (not yet refreshed)
+    ["--question", "q-2", "--doc", "rb-3", "--grade", "0"],  # it supports a claim now: refused
+    ["--question", "q-2", "--claim", "smoke", "--doc", "rb-2", "--supports", "no"],  # its only support: refused
+    ["--question", "q-9", "--dispute"],  # no such question: refused
+    ["--question", "q-1", "--doc", "nope", "--grade", "1"],  # no such document: refused
+    ["--question", "q-1", "--sentence", "Nothing else is known.", "--align", "monday"],
+    ["--question", "q-1", "--dispute", "--note", "two answers fit"],
+]
+
+
+def test_review_with_the_database_checks_each_decision_as_the_suite_s_files_do(tmp_path, monkeypatch):
+    """The same decisions, with and without `--db` (a database refreshed before the first of them): the
+    same exit codes, messages and review lines, decisions not yet refreshed included; with `--db` the
+    suite's questions are never read in full."""
+    from scoring.store import workspace as workspace_module
+
+    outcomes = {}
+    for name in ("files", "db"):
+        ws = workspace(tmp_path / name)
+        db = tmp_path / f"{name}.duckdb"
+        refresh(ws, db)
+        extra = ["--db", str(db)] if name == "db" else []
+        if name == "db":
+            monkeypatch.setattr(workspace_module, "_load_questions", lambda *a: pytest.fail("the suite was read"))
+        seen = []
+        for step in REVIEW_STEPS:
+            err = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                code = main(["review", str(ws), "--reviewer", "ana", *step, *extra])
+            seen.append((code, err.getvalue().replace(str(ws), "WS")))
+        lines = [{k: v for k, v in json.loads(line).items() if k != "at"}
+                 for line in (ws / "suites" / "demo" / "reviews" / "ana.jsonl").read_text().splitlines()]
+        outcomes[name] = (seen, lines)
+    assert [code for code, _ in outcomes["files"][0]] == [2, 0, 0, 2, 2, 2, 2, 0, 0]
+    assert outcomes["db"] == outcomes["files"]
+    assert "rb-3 is not labelled relevant" in outcomes["db"][0][0][1]
+    assert "supports expected claim switch" in outcomes["db"][0][3][1]

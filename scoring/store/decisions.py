@@ -66,11 +66,16 @@ def question_lines(path: Path, positions: dict[int, str]) -> dict[str, str] | No
     return found if len(found) == len(positions) else None
 
 
-def stored_part(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems) -> Suite | None:
-    """The touched questions of `suite` (`Suite.reviews_only`) with their labels as reviewed, and the
-    review that made them (`Suite.review`); problems of the review files are recorded. None when the
-    stored suite does not match its file (the refresh then reads the suite in full)."""
+def stored_part(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems, *,
+                question: str | None = None, doc: str | None = None) -> tuple[Suite, Known] | None:
+    """The touched questions of `suite` (`Suite.reviews_only`; and `question`, for a decision about to
+    be recorded) with their labels as reviewed, and the review that made them (`Suite.review`); and
+    what a new decision is checked against (`Known`: those questions, the stored documents named,
+    `doc` included). Problems of the review files are recorded. None when the stored suite does not
+    match its file (the caller then reads the suite in full)."""
     named, named_docs = named_in_reviews(suite)
+    named |= {question} if question is not None else set()
+    named_docs |= {doc} if doc is not None else set()
     before = {q for (q,) in con.execute("SELECT DISTINCT question_id FROM reviews WHERE suite = ?",
                                         [suite.name]).fetchall()}
     rows = con.execute("SELECT position, question_id FROM questions WHERE suite = ? "
@@ -91,10 +96,14 @@ def stored_part(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems
         return None
     for position, qid in rows:  # `add_questions` numbers the questions it adds from 0
         part.questions[qid].position = position
-    known = Known(suite.name, units, {q.id: q.support for q in part.questions.values()}, suite.unit,
-                  {q.id: q.grades for q in part.questions.values()})
-    part.review = apply_reviews(part, read_reviews(part, problems, known), problems)
-    return part
+    part.review = apply_reviews(part, read_reviews(part, problems, _known(part, units)), problems)
+    return part, _known(part, units)  # the labels as reviewed
+
+
+def _known(part: Suite, units: set[str]) -> Known:
+    """What a decision is checked against: the questions of `part` with their labels as they stand."""
+    return Known(part.name, units, {q.id: q.support for q in part.questions.values()}, part.unit,
+                 {q.id: q.grades for q in part.questions.values()})
 
 
 def _parse(text: str, problems: Problems) -> dict:

@@ -428,11 +428,11 @@ def apply_decisions(workspace: Path, db: Path, ws: Workspace, suites: list[Suite
         con.execute("BEGIN TRANSACTION")
         parts = {}
         for suite in suites:
-            part = stored_part(con, suite, problems)
-            if part is None:
+            found = stored_part(con, suite, problems)
+            if found is None:
                 con.execute("ROLLBACK")
                 return None
-            parts[suite.name] = part
+            parts[suite.name] = found[0]
         problems.raise_if_any()
         con.execute("CREATE OR REPLACE TEMP TABLE rescore_questions (suite VARCHAR, question_id VARCHAR)")
         questions = {suite.name: write_part(con, suite, parts[suite.name]) for suite in suites}
