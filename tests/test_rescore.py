@@ -396,3 +396,18 @@ def test_review_with_the_database_checks_each_decision_as_the_suite_s_files_do(t
     assert outcomes["db"] == outcomes["files"]
     assert "rb-3 is not labelled relevant" in outcomes["db"][0][0][1]
     assert "supports expected claim switch" in outcomes["db"][0][3][1]
+
+
+def test_a_refresh_at_another_relevance_level_rescores_every_run(tmp_path):
+    """Scores taken at level 1 are not kept by a refresh at level 2: every run is scored again, as a
+    refresh from scratch at level 2 scores it."""
+    ws = workspace(tmp_path / "ws")
+    db = tmp_path / "scores.duckdb"
+    refresh(ws, db)
+    # q-2 labels rb-1 (3), rb-2 (2), rb-4 (0); at level 3 only rb-1 is relevant: base [rb-1, rb-4] at k=2 has
+    # P@2 1/2, R@2 1/1; cand [rb-2, rb-1] at k=3: P@3 1/3, R@3 1/1
+    summary = refresh(ws, db, level=3)
+    assert (summary.runs_scored, summary.runs_skipped) == (2, 0)
+    assert scores(db, "q-2") == {"base": (0.5, 1.0), "cand": (pytest.approx(1 / 3), 1.0)}
+    refresh(ws, tmp_path / "scratch.duckdb", level=3)
+    assert tables(db) == tables(tmp_path / "scratch.duckdb")
