@@ -7,6 +7,8 @@ alone (interpreter start-up and imports excluded), and task-specific counts.
     lines WORKSPACE              DuckDB reads every records file as numbered raw lines (refresh's first step)
     store WORKSPACE              the store floor: the floor, then the records written to a new database file
                                  (one row per record, one per retrieved slot), nothing checked or scored
+    store_coded WORKSPACE        the store floor of a compact layout: integer codes for runs, questions and
+                                 documents; slots as rows of codes, or one list of codes per record
     refresh WORKSPACE DB         scoring.store.refresh.refresh (validate, score, write the database)
     bounds WORKSPACE DB          copy DB, read and check the workspace's suites, write their tables in memory
     reference WORKSPACE LIMIT    the reference loop: json.loads + scoring.evaluate per record, over the
@@ -74,6 +76,58 @@ def store(workspace: str) -> dict:
         con.close()
     return {"seconds": done - started, "read_seconds": read - started, "records_seconds": written - read,
             "retrieved_seconds": done - written, "slots": slots}
+
+
+def store_coded(workspace: str) -> dict:
+    """The store floor of a compact layout: the same records, with runs, questions and documents coded
+    as integers (the codes of the suite's questions and documents, read from its files as a refresh's
+    suite tables would hold them) and each retrieved slot stored as (run code, question code, rank,
+    document code) in small integer types; strings are resolved by joins at read time. Then the
+    same rows with each ranking kept as one list of document codes per record instead of a row per
+    slot. Both written to new database files and checkpointed; nothing checked or scored."""
+    import tempfile
+
+    import duckdb
+
+    files = _files(workspace)
+    suite = next(Path(workspace, "suites").iterdir())
+    source = " UNION ALL ".join(f"SELECT {i}::USMALLINT AS run_code, * FROM read_json(${i}, "
+                                f"format = 'newline_delimited', columns = {RECORD_COLUMNS})"
+                                for i in range(1, len(files) + 1))
+    out = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for layout in ("slots", "lists"):
+            con = duckdb.connect(str(Path(folder, f"{layout}.duckdb")))
+            con.execute("CREATE TABLE documents AS SELECT (row_number() OVER () - 1)::UINTEGER AS doc_code, id AS doc_id "
+                        "FROM read_json(?, format = 'newline_delimited', columns = {'id': 'VARCHAR'})",
+                        [str(suite / "documents.jsonl")])
+            con.execute("CREATE TABLE questions AS SELECT (row_number() OVER () - 1)::UINTEGER AS question_code, "
+                        "id AS question_id FROM read_json(?, format = 'newline_delimited', columns = {'id': 'VARCHAR'})",
+                        [str(suite / "questions.jsonl")])
+            started = time.perf_counter()
+            con.execute(f"CREATE TEMP TABLE typed AS {source}", files)
+            read = time.perf_counter()
+            con.execute("CREATE TEMP TABLE coded AS SELECT t.* EXCLUDE (question_id), q.question_code "
+                        "FROM typed t JOIN questions q USING (question_id)")
+            con.execute("CREATE TABLE records AS SELECT * EXCLUDE (retrieved) FROM coded")
+            con.execute("CHECKPOINT")
+            written = time.perf_counter()
+            slots = """SELECT s.run_code, s.question_code, s.rank, d.doc_code
+                       FROM (SELECT run_code, question_code, unnest(retrieved) AS doc_id,
+                                    unnest(range(1, len(retrieved) + 1))::USMALLINT AS rank FROM coded) s
+                       JOIN documents d USING (doc_id)"""
+            if layout == "slots":
+                con.execute(f"CREATE TABLE retrieved AS {slots}")
+            else:
+                con.execute(f"CREATE TABLE rankings AS SELECT run_code, question_code, list(doc_code ORDER BY rank) "
+                            f"AS doc_codes FROM ({slots}) GROUP BY ALL")
+            con.execute("CHECKPOINT")
+            done = time.perf_counter()
+            con.close()
+            out[layout] = {"seconds": done - started, "read_seconds": read - started,
+                           "records_seconds": written - read, "retrieved_seconds": done - written,
+                           "file_mib": Path(folder, f"{layout}.duckdb").stat().st_size / 2**20}
+    return {"seconds": out["slots"]["seconds"], "slots": out["slots"], "lists": out["lists"]}
 
 
 def lines(workspace: str) -> dict:
@@ -196,8 +250,8 @@ def pytrec(qrels_path: str, run_path: str, *measures: str) -> dict:
     return {"seconds": time.perf_counter() - started, "parse_seconds": parsed, "topics": len(results), "means": means}
 
 
-TASKS = {"floor": floor, "lines": lines, "store": store, "refresh": refresh, "bounds": bounds, "reference": reference,
-         "pytrec": pytrec}
+TASKS = {"floor": floor, "lines": lines, "store": store, "store_coded": store_coded, "refresh": refresh,
+         "bounds": bounds, "reference": reference, "pytrec": pytrec}
 
 if __name__ == "__main__":
     result = TASKS[sys.argv[1]](*sys.argv[2:])
