@@ -377,3 +377,23 @@ def test_a_stray_copy_from_a_killed_refresh_is_removed_by_the_next_one(tmp_path)
     assert summary.runs_scored == 0
     assert strays(db) == []
     assert os.path.exists(db)
+
+
+def test_a_change_committed_in_place_but_not_checkpointed_survives_the_next_refresh(tmp_path):
+    """A writer killed after its commit leaves the change in the file's write-ahead log: the next refresh
+    merges the log before copying the file, so the change is kept and no log is left beside the new file."""
+    ws = build(tmp_path / "ws")
+    db = tmp_path / "scores.duckdb"
+    refresh(ws, db)
+    script = ("import duckdb, os, sys; con = duckdb.connect(sys.argv[1]); con.execute('BEGIN'); "
+              "con.execute(\"INSERT INTO refresh_log VALUES (now(), 'committed-in-place', 0, 0, 0, 0, 0)\"); "
+              "con.execute('COMMIT'); os._exit(0)")
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True)
+    assert Path(f"{db}.wal").exists()
+    set_field(run_file(ws, "cand"), 1, "latency_ms", 77.0)  # a run changed: the refresh copies the file
+    summary = refresh(ws, db)
+    assert summary.runs_scored == 1
+    assert not Path(f"{db}.wal").exists()
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM refresh_log WHERE workspace = 'committed-in-place'").fetchone() == (1,)
+        assert con.execute("SELECT latency_ms FROM records WHERE run_id = 'cand' AND line = 1").fetchone() == (77.0,)

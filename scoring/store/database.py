@@ -95,6 +95,18 @@ def remove_stale_copies(db: Path) -> None:
             stray.unlink(missing_ok=True)
 
 
+def settle(db: Path) -> None:
+    """Merge the write-ahead log of the live file, if it has one (a writer that committed in place and
+    was killed before its checkpoint), into the file, so that a copy of the file holds every committed
+    change and no log is left beside a file it does not belong to (call under `writer_lock`)."""
+    if Path(f"{db}.wal").exists():
+        con = connect_for_write(db, wait_seconds=WRITER_WAIT, what="merge the database's write-ahead log")
+        try:
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+
+
 def working_copy(db: Path) -> Path:
     """A private copy of the live database (or a new path when there is none) to write into."""
     temp = db.with_name(f"{_temp_prefix(db)}{os.getpid()}.tmp")

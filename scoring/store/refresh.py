@@ -292,6 +292,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
     problems = Problems()
     with store.writer_lock(db):
         store.remove_stale_copies(db)
+        store.settle(db)
         stored_version = Database(db).schema_version()
         # A database of an older schema keeps its verdicts and logs; its scored tables are rebuilt.
         outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
