@@ -138,6 +138,22 @@ def retract_review(ws, data):
     return f"retract {path.stem}:{index + 1}"
 
 
+def bad_review_line(ws, data):
+    """A line written by hand that breaks a rule: the refresh is refused, with the same words either way."""
+    line = data.draw(st.sampled_from([
+        {"kind": "relevance", "question_id": "q-1", "doc_id": "nope", "grade": 1},
+        {"kind": "relevance", "question_id": "q-9", "doc_id": "rb-1", "grade": 1},
+        {"kind": "support", "question_id": "q-2", "claim_id": "switch", "doc_id": "rb-3", "supports": True},
+        {"kind": "relevance", "question_id": "q-2", "doc_id": "rb-1", "grade": 0},
+        {"kind": "support", "question_id": "q-2", "claim_id": "nope", "doc_id": "rb-1", "supports": True},
+    ]))
+    path = ws / "suites" / "demo" / "reviews" / "cy.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        handle.write(json.dumps({"at": "2026-12-01T10:00:00Z", "reviewer": "cy", **line}) + "\n")
+    return f"bad review line {line}"
+
+
 def edit_grades(ws, data):
     line = data.draw(st.integers(1, len(QUESTIONS)))
     doc, grade = data.draw(st.sampled_from(DOC_IDS)), data.draw(st.integers(-1, 3) | st.none())
@@ -231,9 +247,9 @@ def remove_run(ws, data):
     return f"remove run {run}"
 
 
-EDITS = [review_grade, review_grade, review_support, review_dispute, review_alignment, retract_review, edit_grades,
-         edit_grades, edit_fields, append_question, remove_question, move_question, edit_document, edit_record,
-         add_run, remove_run]
+EDITS = [review_grade, review_grade, review_support, review_dispute, review_alignment, retract_review, bad_review_line,
+         edit_grades, edit_grades, edit_fields, append_question, remove_question, move_question, edit_document,
+         edit_record, add_run, remove_run]
 
 
 @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
