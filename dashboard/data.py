@@ -1051,7 +1051,7 @@ def _presentation(path: str, sig: tuple[int, int, int], base: str, cand: str, po
     try:
         with Database(path).reading(sig) as con:
             result = compare(con, base, cand, policy=loaded)
-            evidence = load_evidence(con, result, result.regressed_questions()["question_id"].head(WORST))
+            evidence = load_evidence(con, result, result.regressed_questions(WORST)["question_id"])
     except ValidationError as error:
         raise StatisticsUnavailable(str(error)) from None
     return slides_html(result, evidence)

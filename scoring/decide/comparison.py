@@ -168,6 +168,7 @@ class Comparison:
     _delta_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _record_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _regressed: pd.DataFrame | None = field(default=None, init=False, repr=False)
+    _regressed_at: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
     _operation_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
 
     @property
@@ -274,30 +275,56 @@ class Comparison:
         out = reg.join(self.questions[cols], on="question_id")
         return out.sort_values(["position", "metric_order"]).reset_index(drop=True)
 
-    def regressed_questions(self) -> pd.DataFrame:
-        """One row per question worse on at least one metric, most important first.
+    def _regressed_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """(question x metric regressed flags in suite order and `REGISTRY` order, the positions of
+        the questions worse on at least one metric in `regressed_questions` order). Built on first use."""
+        self._detailed("the regressed questions")
+        if self._regressed_at is None:
+            worse = np.column_stack([
+                change.regressed(self.values["baseline"][m.key].to_numpy(dtype=float),
+                                 self.values["candidate"][m.key].to_numpy(dtype=float), m.higher_is_better)
+                for m in REGISTRY]) if len(self.questions) else np.zeros((0, len(REGISTRY)), dtype=bool)
+            n_metrics = worse.sum(axis=1)
+            at = np.flatnonzero(n_metrics > 0)
+            position = self.questions["position"].to_numpy(dtype=np.int64)[at]
+            critical = self.questions["critical"].to_numpy(dtype=bool)[at]
+            order = np.lexsort((position, -n_metrics[at], ~critical))  # critical, more metrics, suite order
+            self._regressed_at = (worse, at[order])
+        return self._regressed_at
+
+    @property
+    def n_regressed_questions(self) -> int:
+        """How many questions are worse on at least one metric (the rows of `regressed_questions`)."""
+        return int(len(self._regressed_order()[1]))
+
+    def regressed_questions(self, limit: int | None = None) -> pd.DataFrame:
+        """One row per question worse on at least one metric, most important first; the first `limit`
+        rows only when given (None: every one).
 
         Order: critical questions first, then more regressed metrics, then suite order. `changes`
-        lists ``(metric name, baseline, candidate)`` for each regressed metric.
+        lists ``(metric name, baseline, candidate)`` for each regressed metric, in metric order.
         """
-        if self._regressed is not None:
-            return self._regressed
-        regs = self.regressions()
         cols = ["question_id", "text", "type", "split", "critical", "answerable", "disputed", "position",
                 "n_metrics", "changes"]
-        if not len(regs):
+        worse, order = self._regressed_order()
+        if limit is None and self._regressed is not None:
+            return self._regressed
+        if not len(order):
             return pd.DataFrame(columns=cols)
-        # one pass over the rows (a question's rows are adjacent, in metric order), not a Python call per group
-        changes: dict[str, list[tuple[str, float, float]]] = {}
-        for q, name, b, c in zip(regs["question_id"].tolist(), regs["metric_name"].tolist(),
-                                 regs["baseline"].tolist(), regs["candidate"].tolist()):
-            changes.setdefault(q, []).append((name, b, c))
-        out = regs.drop_duplicates("question_id")[cols[:-2]].copy()
-        out["n_metrics"] = [len(changes[q]) for q in out["question_id"]]
-        out["changes"] = [changes[q] for q in out["question_id"]]
-        out = out.sort_values(["critical", "n_metrics", "position"], ascending=[False, False, True])
-        self._regressed = out[cols].reset_index(drop=True)
-        return self._regressed
+        chosen = order if limit is None else order[:max(limit, 0)]
+        out = self.questions.iloc[chosen][cols[1:-2]].reset_index()
+        out = out.rename(columns={out.columns[0]: "question_id"})
+        flags = worse[chosen]
+        out["n_metrics"] = flags.sum(axis=1)
+        frames = [(self.values["baseline"][m.key].to_numpy(dtype=float),
+                   self.values["candidate"][m.key].to_numpy(dtype=float)) for m in REGISTRY]
+        out["changes"] = pd.Series([[(m.name, float(frames[j][0][q]), float(frames[j][1][q]))
+                                     for j, m in enumerate(REGISTRY) if row[j]]
+                                    for q, row in zip(chosen.tolist(), flags)], index=out.index, dtype=object)
+        out = out[cols]
+        if limit is None:
+            self._regressed = out
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``ragslice compare --format json``."""

@@ -127,11 +127,11 @@ def _side(ev: Evidence, side: str, q: str) -> str:
 
 
 def _worst_screen(c: Comparison, ev: Evidence) -> Screen:
-    regs = c.regressed_questions()
-    if regs.empty:
+    total = c.n_regressed_questions
+    if not total:
         return Screen("worst", "The worst regressions", "No question got worse.", "")
     cards = []
-    for _, r in regs.head(WORST).iterrows():
+    for _, r in c.regressed_questions(WORST).iterrows():
         q = str(r["question_id"])
         flags = ", ".join(x for x in (str(r["type"]), "critical" if r["critical"] else "",
                                       "answerable" if r["answerable"] else "unanswerable") if x)
@@ -142,7 +142,7 @@ def _worst_screen(c: Comparison, ev: Evidence) -> Screen:
                      + (f" and {len(r['changes']) - 4} more" if len(r["changes"]) > 4 else "") + "</p>"
                      + (f'<p class="muted">Expected: {e(expected)}</p>' if expected else "")
                      + f'<div class="sides">{_side(ev, "baseline", q)}{_side(ev, "candidate", q)}</div></div>')
-    message = (f"{len(regs)} questions are worse on at least one metric; the {min(WORST, len(regs))} worst, "
+    message = (f"{total} questions are worse on at least one metric; the {min(WORST, total)} worst, "
                "critical first, with what each side answered and cited.")
     return Screen("worst", "The worst regressions", message, "".join(cards))
 

@@ -876,7 +876,7 @@ def compare_with_evidence(baseline: str, candidate: str, *, db: Path, policy: Po
     """The comparison (read-only) and the evidence of its first `limit` regressed questions."""
     with Database(db).command() as con:
         comparison = compare(con, baseline, candidate, policy=policy)
-        ids = set(comparison.regressed_questions()["question_id"].head(limit))
+        ids = set(comparison.regressed_questions(limit)["question_id"])
         return comparison, load_evidence(con, comparison, ids)
 
 
