@@ -1027,18 +1027,23 @@ def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, suit
 def presentation(base: Side, cand: Side) -> str:
     """The decision in five screens (`scoring.decide.present`) as one HTML document: the comparison of the
     other pages, with the policy file given to the dashboard (a policy that cannot be read gives no
-    verdict). The same document `ragslice report --slides` writes. Cached on the database's and the
+    verdict). The same document `ragslice report --slides` writes. Read as `statistics` reads (two single
+    runs without a policy: the slice columns and per-question scores the other pages share), plus the
+    few regressed questions and their evidence the screens show. Cached on the database's and the
     policy file's signatures and the two sides."""
     path, policy = db_path(), policy_path()
-    return _presentation(str(path), signature(path), base.spec, cand.spec, None if policy is None else str(policy),
-                         _file_signature(policy))
+    table = runs().set_index("run_id")
+    suite = str(table.loc[base.run_ids[0], "suite"]) if base.run_ids and base.run_ids[0] in table.index else None
+    return _presentation(str(path), signature(path), base.spec, cand.spec, suite, tuple(base.run_ids),
+                         tuple(cand.run_ids), None if policy is None else str(policy), _file_signature(policy))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _presentation(path: str, sig: tuple[int, int, int], base: str, cand: str, policy: str | None,
+def _presentation(path: str, sig: tuple[int, int, int], base: str, cand: str, suite: str | None,
+                  base_runs: tuple[str, ...], cand_runs: tuple[str, ...], policy: str | None,
                   policy_sig: tuple[int, int, int] | None) -> str:
     del policy_sig  # cache key only
-    from scoring.decide.comparison import compare
+    from scoring.decide.comparison import compare, read_regressed
     from scoring.decide.policy import load_policy
     from scoring.decide.present import WORST, slides_html
     from scoring.decide.report import load_evidence
@@ -1048,12 +1053,24 @@ def _presentation(path: str, sig: tuple[int, int, int], base: str, cand: str, po
         loaded = load_policy(policy) if policy is not None else None
     except ValidationError:
         loaded = None  # the release review names the policy's problem
+    paired = suite is not None and not set(base_runs) & set(cand_runs)
+    detail = loaded is not None or len(base_runs) != 1 or len(cand_runs) != 1 or not paired
     try:
+        pair = _pair(path, sig, suite, base_runs, cand_runs, scoring_scores.SCORE_COLUMNS,
+                     _needs_records(base_runs, cand_runs) or detail) if paired else None
         with Database(path).reading(sig) as con:
-            result = compare(con, base, cand, policy=loaded)
-            evidence = load_evidence(con, result, result.regressed_questions(WORST)["question_id"])
+            if detail:
+                inputs = scoring_compare.read_inputs(con, base, cand, with_text=False,
+                                                     scores=pair.records if pair is not None else None)
+            else:
+                inputs = scoring_compare.read_inputs(con, base, cand, detail=False, side_scores=pair.scores,
+                                                     slice_columns=_questions(path, sig, suite))
+            result = compare(inputs, base, cand, policy=loaded)
+            evidence = load_evidence(con, result, read_regressed(con, result, WORST)["question_id"])
     except ValidationError as error:
         raise StatisticsUnavailable(str(error)) from None
+    except READ_ERRORS as error:
+        raise DatabaseMissing(f"{path} is not a readable ragslice database ({error})") from error
     return slides_html(result, evidence)
 
 

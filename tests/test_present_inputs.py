@@ -13,9 +13,11 @@ import duckdb
 import pandas as pd
 import pytest
 
+from fixtures import write_policy
+
 from scoring.decide import present
 from scoring.decide.comparison import Comparison, compare
-from scoring.decide.report import load_evidence
+from scoring.decide.report import PER_QUESTION_MAX, Evidence, load_evidence
 from scoring.io.synth import write_workspace
 from scoring.store.refresh import refresh
 
@@ -84,9 +86,13 @@ def test_the_worst_regressions_are_the_first_of_every_regressed_question(databas
     assert checked >= 3  # pairs with more regressed questions than the screen shows
 
 
-def test_the_present_page_shows_the_slides_file_s_deck(databases, monkeypatch):
-    """The dashboard's `presentation` (no policy) gives, byte for byte, the deck written from the full
-    comparison and the evidence of its first WORST regressed questions."""
+@pytest.mark.parametrize("with_policy", [False, True])
+def test_the_present_page_shows_the_slides_file_s_deck(databases, with_policy, monkeypatch, tmp_path):
+    """The dashboard's `presentation` gives, byte for byte, the deck written from the full comparison
+    (every record, the questions' text) and the evidence of its first WORST regressed questions; without
+    a policy two single runs are compared on the per-question scores the other pages share."""
+    import streamlit as st
+
     from dashboard import data
 
     class Fixed(datetime):
@@ -95,14 +101,72 @@ def test_the_present_page_shows_the_slides_file_s_deck(databases, monkeypatch):
             return WHEN
 
     monkeypatch.setattr(present, "datetime", Fixed)
+    gate = write_policy(tmp_path / "gate.toml", '[[gates]]\nname = "coverage"\nmetric = "coverage"\n'
+                                                 'slice = "all"\nmin = 0.5\n') if with_policy else None
+    if gate is not None:
+        monkeypatch.setenv(data.POLICY_ENV, str(gate))
+    else:
+        monkeypatch.delenv(data.POLICY_ENV, raising=False)
     checked = 0
     for name, db in databases.items():
-        for base, cand in _pairs(db)[:6]:
-            with duckdb.connect(str(db), read_only=True) as con:
-                c = compare(con, base, cand)
-                ids = every_regressed_question(c)["question_id"].head(present.WORST)
-                expected = present.slides_html(c, load_evidence(con, c, ids), generated=WHEN)
-            shown = data._presentation.__wrapped__(str(db), data.signature(db), base, cand, None, None)
-            assert shown == expected, (name, base, cand)
-            checked += f"the {present.WORST} worst" in shown
+        monkeypatch.setenv(data.DB_ENV, str(db))
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        for suite in data.suites()["suite"]:
+            options = data.sides(suite)
+            pairs = list(itertools.permutations(options, 2))
+            for b, k in [p for p in pairs if p[0].kind == p[1].kind == "run"][:4] + \
+                    [p for p in pairs if "group" in (p[0].kind, p[1].kind)][:3]:
+                with duckdb.connect(str(db), read_only=True) as con:
+                    c = compare(con, b.spec, k.spec, policy=gate)
+                    ids = every_regressed_question(c)["question_id"].head(present.WORST)
+                    expected = present.slides_html(c, load_evidence(con, c, ids), generated=WHEN)
+                shown = data.presentation(b, k)
+                assert shown == expected, (name, b.spec, k.spec)
+                checked += f"the {present.WORST} worst" in shown
     assert checked >= 3
+
+
+def evidence_of_lists(con: duckdb.DuckDBPyConnection, c: Comparison, question_ids: list[str]) -> Evidence:
+    """The evidence read with one statement per table filtering on the list of IDs."""
+    ids = sorted(set(question_ids))
+    ev = Evidence()
+    runs = {c.baseline.run_ids[0]: "baseline", c.candidate.run_ids[0]: "candidate"}
+    params = [list(runs), ids]
+    for run, q, answer, error, latency, cost in con.execute(
+            "SELECT run_id, question_id, answer, error, latency_ms, cost_usd FROM records "
+            "WHERE list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id)", params).fetchall():
+        ev.answers[(runs[run], q)] = {"answer": answer, "error": error, "latency_ms": latency, "cost_usd": cost}
+    for run, q, claim, text_, citations, supported, reasons in con.execute(
+            "SELECT run_id, question_id, claim_id, text, citations, supported, reasons FROM claims "
+            "WHERE list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id) "
+            "ORDER BY run_id, question_id, position", params).fetchall():
+        ev.claims.setdefault((runs[run], q), []).append(
+            {"claim": claim, "text": text_, "citations": list(citations), "supported": supported,
+             "reasons": list(reasons)})
+    for run, q, rank, doc, relevant, visible, restricted in con.execute(
+            "SELECT run_id, question_id, rank, doc_id, relevant, visible, restricted FROM retrieved "
+            "WHERE list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id) "
+            "ORDER BY run_id, question_id, rank", params).fetchall():
+        ev.retrieved.setdefault((runs[run], q), []).append(
+            {"rank": rank, "doc": doc, "relevant": relevant, "visible": visible, "restricted": restricted})
+    for q, claim, proposition, docs in con.execute(
+            "SELECT question_id, claim_id, proposition, docs FROM expected_claims "
+            "WHERE suite = ? AND list_contains(?::VARCHAR[], question_id) ORDER BY question_id, claim_id",
+            [c.suite, ids]).fetchall():
+        ev.expected.setdefault(q, []).append({"claim": claim, "proposition": proposition, "docs": list(docs)})
+    return ev
+
+
+def test_the_evidence_of_a_few_questions_is_read_question_by_question_as_a_list_reads_it(databases):
+    """A few questions (one equality each) and many (a list) give the evidence a list of IDs gives:
+    the same answers, and the claims and rankings in the same order."""
+    db = databases["synth"]
+    with duckdb.connect(str(db), read_only=True) as con:
+        c = compare(con, "run:sys-000", "run:sys-002")
+        every = c.regressed_questions()["question_id"].tolist()
+        for ids in (every[:1], every[:present.WORST], every[:PER_QUESTION_MAX], every[:PER_QUESTION_MAX + 1],
+                    every[:300] + ["no-such-question"]):
+            ev = load_evidence(con, c, ids)
+            assert ev == evidence_of_lists(con, c, ids), len(ids)
+            assert sum(map(len, ev.retrieved.values())) > 0 and sum(map(len, ev.claims.values())) > 0

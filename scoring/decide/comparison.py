@@ -169,6 +169,8 @@ class Comparison:
     _record_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _regressed: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _regressed_at: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
+    _question_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
+    """Some questions' rows as `read_questions` gives them (text included), index: their slot in `questions`."""
     _operation_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
 
     @property
@@ -277,8 +279,8 @@ class Comparison:
 
     def _regressed_order(self) -> tuple[np.ndarray, np.ndarray]:
         """(question x metric regressed flags in suite order and `REGISTRY` order, the positions of
-        the questions worse on at least one metric in `regressed_questions` order). Built on first use."""
-        self._detailed("the regressed questions")
+        the questions worse on at least one metric in `regressed_questions` order). Built on first use,
+        from the per-question values, positions and critical flags (inputs read without detail hold them)."""
         if self._regressed_at is None:
             worse = np.column_stack([
                 change.regressed(self.values["baseline"][m.key].to_numpy(dtype=float),
@@ -303,6 +305,8 @@ class Comparison:
 
         Order: critical questions first, then more regressed metrics, then suite order. `changes`
         lists ``(metric name, baseline, candidate)`` for each regressed metric, in metric order.
+        Compared on inputs read without detail (or without the questions' text), only the rows that
+        `read_regressed` read are given: more is refused (ValueError).
         """
         cols = ["question_id", "text", "type", "split", "critical", "answerable", "disputed", "position",
                 "n_metrics", "changes"]
@@ -312,8 +316,13 @@ class Comparison:
         if not len(order):
             return pd.DataFrame(columns=cols)
         chosen = order if limit is None else order[:max(limit, 0)]
-        out = self.questions.iloc[chosen][cols[1:-2]].reset_index()
-        out = out.rename(columns={out.columns[0]: "question_id"})
+        read = self._question_rows
+        if read is not None and np.isin(chosen, read.index.to_numpy()).all():
+            out = read.loc[chosen, cols[:-2]].reset_index(drop=True)
+        else:
+            self._detailed("the regressed questions")
+            out = self.questions.iloc[chosen][cols[1:-2]].reset_index()
+            out = out.rename(columns={out.columns[0]: "question_id"})
         flags = worse[chosen]
         out["n_metrics"] = flags.sum(axis=1)
         frames = [(self.values["baseline"][m.key].to_numpy(dtype=float),
@@ -751,6 +760,28 @@ def compare(
         comparison.verdict = policies.evaluate(pol, comparison, n_disputed=comparison.n_disputed, notes=notes,
                                                seed=seed)
     return comparison
+
+
+def read_regressed(con: duckdb.DuckDBPyConnection, c: Comparison, limit: int) -> pd.DataFrame:
+    """`c.regressed_questions(limit)` for a comparison on any inputs, those read without detail or
+    without the questions' text included: the first `limit` regressed questions' IDs, text and slices
+    are read here (by suite position, a few rows) and kept, so that later calls of
+    `regressed_questions` with at most `limit` give the same rows. Regressed questions as always:
+    worse beyond `change.TIE` on at least one metric both sides score."""
+    chosen = c._regressed_order()[1][:max(limit, 0)]
+    if len(chosen):
+        positions = c.questions["position"].to_numpy(dtype=np.int64)[chosen]
+        q = con.sql(
+            "SELECT question_id, position, text, type, split, critical, answerable, disputed FROM questions "
+            "WHERE suite = $suite AND list_contains($positions, CAST(position AS BIGINT))",
+            params={"suite": c.suite, "positions": positions.tolist()}).to_arrow_table().to_pandas()
+        q["critical"] = q["critical"].astype(bool)
+        q["answerable"] = q["answerable"].astype(bool)
+        q["disputed"] = q["disputed"].astype(object).where(q["disputed"].notna(), None)
+        slot = dict(zip(positions.tolist(), chosen.tolist()))
+        q.index = pd.Index([slot[int(p)] for p in q["position"]], dtype=np.int64)
+        c._question_rows = q
+    return c.regressed_questions(limit)
 
 
 # --- storing verdicts ----------------------------------------------------------------------------

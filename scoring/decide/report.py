@@ -439,6 +439,24 @@ class Evidence:
     expected: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
+PER_QUESTION_MAX = 64
+"""Up to this many questions, `load_evidence` reads each question's rows with its own equality filter."""
+
+
+def _rows_of(con: duckdb.DuckDBPyConnection, columns: str, table: str, where: str, order: str,
+             ids: list[str], params: list[Any]) -> list[tuple]:
+    """`columns` of `table`'s rows whose question_id is one of `ids` and that meet `where` (its `?`
+    bound to `params`), ordered by `order`. Few questions are read one equality each (a scan skips
+    the row groups whose question IDs cannot match, which a list of IDs does not let it do)."""
+    if len(ids) <= PER_QUESTION_MAX:
+        extra = "".join(f", {o}" for o in order.split(", ") if o not in columns.split(", "))
+        one = f"SELECT {columns}{extra} FROM {table} WHERE question_id = ? AND {where}"
+        sql = f"SELECT {columns} FROM ({' UNION ALL '.join([one] * len(ids))}) ORDER BY {order}"
+        return con.execute(sql, [x for q in ids for x in (q, *params)]).fetchall()
+    return con.execute(f"SELECT {columns} FROM {table} WHERE list_contains(?::VARCHAR[], question_id) AND {where} "
+                       f"ORDER BY {order}", [ids, *params]).fetchall()
+
+
 def load_evidence(con: duckdb.DuckDBPyConnection, c: Comparison, question_ids: Iterable[str]) -> Evidence:
     """Answers, claims with verdicts, retrieved rankings and expected claims for `question_ids`."""
     ids = sorted(set(question_ids))
@@ -446,32 +464,25 @@ def load_evidence(con: duckdb.DuckDBPyConnection, c: Comparison, question_ids: I
     if not ids:
         return ev
     runs = {c.baseline.run_ids[0]: "baseline", c.candidate.run_ids[0]: "candidate"}
-    params = [list(runs), ids]
-    for run, q, answer, error, latency, cost in con.execute(
-        "SELECT run_id, question_id, answer, error, latency_ms, cost_usd FROM records "
-        "WHERE list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id)", params
-    ).fetchall():
+    within = "list_contains(?::VARCHAR[], run_id)"
+    for run, q, answer, error, latency, cost in _rows_of(
+            con, "run_id, question_id, answer, error, latency_ms, cost_usd", "records", within,
+            "run_id, question_id", ids, [list(runs)]):
         ev.answers[(runs[run], q)] = {"answer": answer, "error": error, "latency_ms": latency, "cost_usd": cost}
-    for run, q, claim, text_, citations, supported, reasons in con.execute(
-        "SELECT run_id, question_id, claim_id, text, citations, supported, reasons FROM claims "
-        "WHERE list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id) "
-        "ORDER BY run_id, question_id, position", params
-    ).fetchall():
+    for run, q, claim, text_, citations, supported, reasons in _rows_of(
+            con, "run_id, question_id, claim_id, text, citations, supported, reasons", "claims", within,
+            "run_id, question_id, position", ids, [list(runs)]):
         ev.claims.setdefault((runs[run], q), []).append(
             {"claim": claim, "text": text_, "citations": list(citations), "supported": supported,
              "reasons": list(reasons)})
-    for run, q, rank, doc, relevant, visible, restricted in con.execute(
-        "SELECT run_id, question_id, rank, doc_id, relevant, visible, restricted FROM retrieved "
-        "WHERE list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id) "
-        "ORDER BY run_id, question_id, rank", params
-    ).fetchall():
+    for run, q, rank, doc, relevant, visible, restricted in _rows_of(
+            con, "run_id, question_id, rank, doc_id, relevant, visible, restricted", "retrieved", within,
+            "run_id, question_id, rank", ids, [list(runs)]):
         ev.retrieved.setdefault((runs[run], q), []).append(
             {"rank": rank, "doc": doc, "relevant": relevant, "visible": visible, "restricted": restricted})
-    for q, claim, proposition, docs in con.execute(
-        "SELECT question_id, claim_id, proposition, docs FROM expected_claims "
-        "WHERE suite = ? AND list_contains(?::VARCHAR[], question_id) ORDER BY question_id, claim_id",
-        [c.suite, ids],
-    ).fetchall():
+    for q, claim, proposition, docs in _rows_of(
+            con, "question_id, claim_id, proposition, docs", "expected_claims", "suite = ?",
+            "question_id, claim_id", ids, [c.suite]):
         ev.expected.setdefault(q, []).append({"claim": claim, "proposition": proposition, "docs": list(docs)})
     return ev
 
