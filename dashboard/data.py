@@ -1065,7 +1065,8 @@ def _presentation(path: str, sig: tuple[int, int, int], base: str, cand: str, su
             else:
                 inputs = scoring_compare.read_inputs(con, base, cand, detail=False, side_scores=pair.scores,
                                                      slice_columns=_questions(path, sig, suite))
-            result = compare(inputs, base, cand, policy=loaded)
+            # the screens show no interval, t-test or Wilcoxon p (a policy's gates may read them)
+            result = compare(inputs, base, cand, policy=loaded, tested=None if loaded is not None else ())
             evidence = load_evidence(con, result, read_regressed(con, result, WORST)["question_id"])
     except ValidationError as error:
         raise StatisticsUnavailable(str(error)) from None

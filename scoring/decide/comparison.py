@@ -278,14 +278,15 @@ class Comparison:
         return out.sort_values(["position", "metric_order"]).reset_index(drop=True)
 
     def _regressed_order(self) -> tuple[np.ndarray, np.ndarray]:
-        """(question x metric regressed flags in suite order and `REGISTRY` order, the positions of
-        the questions worse on at least one metric in `regressed_questions` order). Built on first use,
+        """(question x metric regressed flags in suite order and `REGISTRY` order, the rows of
+        `questions` worse on at least one metric in `regressed_questions` order). Built on first use,
         from the per-question values, positions and critical flags (inputs read without detail hold them)."""
         if self._regressed_at is None:
-            worse = np.column_stack([
-                change.regressed(self.values["baseline"][m.key].to_numpy(dtype=float),
-                                 self.values["candidate"][m.key].to_numpy(dtype=float), m.higher_is_better)
-                for m in REGISTRY]) if len(self.questions) else np.zeros((0, len(REGISTRY)), dtype=bool)
+            keys = [m.key for m in REGISTRY]
+            with np.errstate(invalid="ignore"):  # change.regressed of every metric at once
+                delta = self.values["candidate"][keys].to_numpy(dtype=float) - \
+                    self.values["baseline"][keys].to_numpy(dtype=float)
+                worse = np.where([m.higher_is_better for m in REGISTRY], delta, -delta) < -change.TIE
             n_metrics = worse.sum(axis=1)
             at = np.flatnonzero(n_metrics > 0)
             position = self.questions["position"].to_numpy(dtype=np.int64)[at]

@@ -440,21 +440,21 @@ class Evidence:
 
 
 PER_QUESTION_MAX = 64
-"""Up to this many questions, `load_evidence` reads each question's rows with its own equality filter."""
+"""Up to this many questions, `load_evidence` reads each question's rows of each run with its own equality filter."""
 
 
-def _rows_of(con: duckdb.DuckDBPyConnection, columns: str, table: str, where: str, order: str,
-             ids: list[str], params: list[Any]) -> list[tuple]:
-    """`columns` of `table`'s rows whose question_id is one of `ids` and that meet `where` (its `?`
-    bound to `params`), ordered by `order`. Few questions are read one equality each (a scan skips
-    the row groups whose question IDs cannot match, which a list of IDs does not let it do)."""
-    if len(ids) <= PER_QUESTION_MAX:
+def _rows_of(con: duckdb.DuckDBPyConnection, columns: str, table: str, order: str, match: str,
+             keys: list[tuple[Any, ...]], where: str, params: list[Any]) -> list[tuple]:
+    """`columns` of `table`'s rows ordered by `order`: those matching `match` (``?`` bound to a key)
+    for one of `keys` (given when they are few), else those meeting `where` (bound to `params`).
+    An equality per key lets a scan skip the row groups that cannot hold the key (their min / max
+    say so), which a list of IDs does not."""
+    if keys:
         extra = "".join(f", {o}" for o in order.split(", ") if o not in columns.split(", "))
-        one = f"SELECT {columns}{extra} FROM {table} WHERE question_id = ? AND {where}"
-        sql = f"SELECT {columns} FROM ({' UNION ALL '.join([one] * len(ids))}) ORDER BY {order}"
-        return con.execute(sql, [x for q in ids for x in (q, *params)]).fetchall()
-    return con.execute(f"SELECT {columns} FROM {table} WHERE list_contains(?::VARCHAR[], question_id) AND {where} "
-                       f"ORDER BY {order}", [ids, *params]).fetchall()
+        one = f"SELECT {columns}{extra} FROM {table} WHERE {match}"
+        sql = f"SELECT {columns} FROM ({' UNION ALL '.join([one] * len(keys))}) ORDER BY {order}"
+        return con.execute(sql, [x for key in keys for x in key]).fetchall()
+    return con.execute(f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {order}", params).fetchall()
 
 
 def load_evidence(con: duckdb.DuckDBPyConnection, c: Comparison, question_ids: Iterable[str]) -> Evidence:
@@ -464,25 +464,30 @@ def load_evidence(con: duckdb.DuckDBPyConnection, c: Comparison, question_ids: I
     if not ids:
         return ev
     runs = {c.baseline.run_ids[0]: "baseline", c.candidate.run_ids[0]: "candidate"}
-    within = "list_contains(?::VARCHAR[], run_id)"
+    few = len(ids) <= PER_QUESTION_MAX
+    pairs = [(q, r) for q in ids for r in runs] if few else []
+    match, where = "question_id = ? AND run_id = ?", \
+        "list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id)"
+    params = [list(runs), ids]
     for run, q, answer, error, latency, cost in _rows_of(
-            con, "run_id, question_id, answer, error, latency_ms, cost_usd", "records", within,
-            "run_id, question_id", ids, [list(runs)]):
+            con, "run_id, question_id, answer, error, latency_ms, cost_usd", "records", "run_id, question_id",
+            match, pairs, where, params):
         ev.answers[(runs[run], q)] = {"answer": answer, "error": error, "latency_ms": latency, "cost_usd": cost}
     for run, q, claim, text_, citations, supported, reasons in _rows_of(
-            con, "run_id, question_id, claim_id, text, citations, supported, reasons", "claims", within,
-            "run_id, question_id, position", ids, [list(runs)]):
+            con, "run_id, question_id, claim_id, text, citations, supported, reasons", "claims",
+            "run_id, question_id, position", match, pairs, where, params):
         ev.claims.setdefault((runs[run], q), []).append(
             {"claim": claim, "text": text_, "citations": list(citations), "supported": supported,
              "reasons": list(reasons)})
     for run, q, rank, doc, relevant, visible, restricted in _rows_of(
-            con, "run_id, question_id, rank, doc_id, relevant, visible, restricted", "retrieved", within,
-            "run_id, question_id, rank", ids, [list(runs)]):
+            con, "run_id, question_id, rank, doc_id, relevant, visible, restricted", "retrieved",
+            "run_id, question_id, rank", match, pairs, where, params):
         ev.retrieved.setdefault((runs[run], q), []).append(
             {"rank": rank, "doc": doc, "relevant": relevant, "visible": visible, "restricted": restricted})
     for q, claim, proposition, docs in _rows_of(
-            con, "question_id, claim_id, proposition, docs", "expected_claims", "suite = ?",
-            "question_id, claim_id", ids, [c.suite]):
+            con, "question_id, claim_id, proposition, docs", "expected_claims", "question_id, claim_id",
+            "question_id = ? AND suite = ?", [(q, c.suite) for q in ids] if few else [],
+            "suite = ? AND list_contains(?::VARCHAR[], question_id)", [c.suite, ids]):
         ev.expected.setdefault(q, []).append({"claim": claim, "proposition": proposition, "docs": list(docs)})
     return ev
 
