@@ -282,11 +282,11 @@ class Comparison:
         `questions` worse on at least one metric in `regressed_questions` order). Built on first use,
         from the per-question values, positions and critical flags (inputs read without detail hold them)."""
         if self._regressed_at is None:
-            keys = [m.key for m in REGISTRY]
-            with np.errstate(invalid="ignore"):  # change.regressed of every metric at once
-                delta = self.values["candidate"][keys].to_numpy(dtype=float) - \
-                    self.values["baseline"][keys].to_numpy(dtype=float)
-                worse = np.where([m.higher_is_better for m in REGISTRY], delta, -delta) < -change.TIE
+            b, k = self.values["baseline"], self.values["candidate"]
+            worse = np.empty((len(self.questions), len(REGISTRY)), dtype=bool)
+            for j, m in enumerate(REGISTRY):  # column by column: no copy of the frames
+                worse[:, j] = change.regressed(b[m.key].to_numpy(dtype=float), k[m.key].to_numpy(dtype=float),
+                                               m.higher_is_better)
             n_metrics = worse.sum(axis=1)
             at = np.flatnonzero(n_metrics > 0)
             position = self.questions["position"].to_numpy(dtype=np.int64)[at]
