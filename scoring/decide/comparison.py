@@ -168,7 +168,8 @@ class Comparison:
     _delta_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _record_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _regressed: pd.DataFrame | None = field(default=None, init=False, repr=False)
-    _regressed_at: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
+    _regressed_at: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None = field(
+        default=None, init=False, repr=False)
     _question_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     """Some questions' rows as `read_questions` gives them (text included), index: their slot in `questions`."""
     _operation_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
@@ -277,10 +278,11 @@ class Comparison:
         out = reg.join(self.questions[cols], on="question_id")
         return out.sort_values(["position", "metric_order"]).reset_index(drop=True)
 
-    def _regressed_order(self) -> tuple[np.ndarray, np.ndarray]:
+    def _regressed_order(self, limit: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(question x metric regressed flags in suite order and `REGISTRY` order, the rows of
-        `questions` worse on at least one metric in `regressed_questions` order). Built on first use,
-        from the per-question values, positions and critical flags (inputs read without detail hold them)."""
+        `questions` worse on at least one metric in `regressed_questions` order: the first `limit`
+        only when given). Built on first use, from the per-question values, positions and critical
+        flags (inputs read without detail hold them)."""
         if self._regressed_at is None:
             b, k = self.values["baseline"], self.values["candidate"]
             worse = np.empty((len(self.questions), len(REGISTRY)), dtype=bool)
@@ -291,14 +293,24 @@ class Comparison:
             at = np.flatnonzero(n_metrics > 0)
             position = self.questions["position"].to_numpy(dtype=np.int64)[at]
             critical = self.questions["critical"].to_numpy(dtype=bool)[at]
-            order = np.lexsort((position, -n_metrics[at], ~critical))  # critical, more metrics, suite order
-            self._regressed_at = (worse, at[order])
-        return self._regressed_at
+            # one integer orders them: critical first, then more metrics, then suite order (positions unique)
+            rank = (~critical).astype(np.int64) * (len(REGISTRY) + 1) + (len(REGISTRY) - n_metrics[at])
+            key = rank * (int(position.max()) + 1 if len(at) else 1) + position
+            self._regressed_at = (worse, at, key, None)
+        worse, at, key, order = self._regressed_at
+        if limit is not None and limit < len(at):
+            top = np.argpartition(key, limit - 1)[:limit] if limit > 0 else np.zeros(0, dtype=np.int64)
+            return worse, at[top[np.argsort(key[top], kind="stable")]]
+        if order is None:
+            order = at[np.argsort(key, kind="stable")]
+            self._regressed_at = (worse, at, key, order)
+        return worse, order
 
     @property
     def n_regressed_questions(self) -> int:
         """How many questions are worse on at least one metric (the rows of `regressed_questions`)."""
-        return int(len(self._regressed_order()[1]))
+        self._regressed_order(0)
+        return int(len(self._regressed_at[1]))
 
     def regressed_questions(self, limit: int | None = None) -> pd.DataFrame:
         """One row per question worse on at least one metric, most important first; the first `limit`
@@ -311,12 +323,11 @@ class Comparison:
         """
         cols = ["question_id", "text", "type", "split", "critical", "answerable", "disputed", "position",
                 "n_metrics", "changes"]
-        worse, order = self._regressed_order()
         if limit is None and self._regressed is not None:
             return self._regressed
-        if not len(order):
+        worse, chosen = self._regressed_order(None if limit is None else max(limit, 0))
+        if not self.n_regressed_questions:
             return pd.DataFrame(columns=cols)
-        chosen = order if limit is None else order[:max(limit, 0)]
         read = self._question_rows
         if read is not None and np.isin(chosen, read.index.to_numpy()).all():
             out = read.loc[chosen, cols[:-2]].reset_index(drop=True)
@@ -769,7 +780,7 @@ def read_regressed(con: duckdb.DuckDBPyConnection, c: Comparison, limit: int) ->
     are read here (by suite position, a few rows) and kept, so that later calls of
     `regressed_questions` with at most `limit` give the same rows. Regressed questions as always:
     worse beyond `change.TIE` on at least one metric both sides score."""
-    chosen = c._regressed_order()[1][:max(limit, 0)]
+    chosen = c._regressed_order(max(limit, 0))[1]
     if len(chosen):
         positions = c.questions["position"].to_numpy(dtype=np.int64)[chosen]
         q = con.sql(
