@@ -163,7 +163,8 @@ class Comparison:
     rows: ScoreRows | None = field(default=None, repr=False)
     detail: bool = field(default=True, repr=False)
     """False when compared on inputs read without detail (`read_inputs`): `questions` then holds
-    the slice columns only, and the per-question views and gate evidence are refused."""
+    the slice columns only, and the per-question views and gate evidence are refused (but the count
+    of regressed questions, and the first few of them once `read_regressed` read them)."""
     _masks: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False)
     _delta_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
     _record_rows: pd.DataFrame | None = field(default=None, init=False, repr=False)
@@ -318,8 +319,8 @@ class Comparison:
 
         Order: critical questions first, then more regressed metrics, then suite order. `changes`
         lists ``(metric name, baseline, candidate)`` for each regressed metric, in metric order.
-        Compared on inputs read without detail (or without the questions' text), only the rows that
-        `read_regressed` read are given: more is refused (ValueError).
+        Compared on inputs read without detail, only the rows that `read_regressed` read are given:
+        more is refused (ValueError); read without the questions' text, the other rows' text is None.
         """
         cols = ["question_id", "text", "type", "split", "critical", "answerable", "disputed", "position",
                 "n_metrics", "changes"]
