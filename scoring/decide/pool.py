@@ -42,9 +42,64 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
                       ",".join(runs))
     if depth is not None and depth < 1:
         raise invalid("a depth is a whole number >= 1", "--depth", depth)
+    if len(runs) > _MASK_BITS:
+        return _unjudged_wide(con, runs, depth, suites[0] if suites else "", limit)
+    k_of = dict(con.execute("SELECT run_id, k FROM runs WHERE list_contains(?::VARCHAR[], run_id)", [runs]).fetchall())
+    unit = con.execute("SELECT unit FROM suites WHERE suite = ?", [suites[0]]).fetchone() if suites else None
+    ordered = sorted(runs)  # a group's runs, in the order `list(DISTINCT run_id ORDER BY run_id)` gives
+    reach = {r: depth if depth is not None else k_of[r] for r in ordered}
+    params: dict[str, object] = {f"r{i}": r for i, r in enumerate(ordered)}
+    params.update({f"k{i}": reach[r] for i, r in enumerate(ordered)})
+    listed = ", ".join(f"$r{i}" for i in range(len(ordered)))
+    bit = " ".join(f"WHEN $r{i} THEN {1 << i}::UBIGINT" for i in range(len(ordered)))
+    within = " ".join(f"WHEN $r{i} THEN $k{i}" for i in range(len(ordered)))
+    doc = "coalesce(t.chunk_id, t.doc_id)" if unit is not None and unit[0] == "chunk" else "t.doc_id"
+    params.update({"ordered": ordered, "reach": max(reach.values(), default=0), "suite": suites[0] if suites else "",
+                   "limit": limit if limit is not None else 2**62})
     return con.execute(f"""
         WITH pooled AS (
-          -- what labels name: the document, or in a passage-level suite the chunk as ranked
+          -- what labels name: the document, or in a passage-level suite the chunk as ranked; `mask`: bit i
+          -- for the i-th of the runs in order (an integer aggregate: no list of strings per document)
+          SELECT t.question_id, {doc} AS doc_id, bit_or(CASE t.run_id {bit} END) AS mask, min(t.rank) AS best_rank
+          FROM retrieved t
+          WHERE t.run_id IN ({listed}) AND t.rank <= $reach AND t.counted AND t.grade IS NULL
+            AND t.rank <= CASE t.run_id {within} END
+          GROUP BY ALL
+        ),
+        cut AS (
+          -- the `limit`-th row's (runs, best rank): only rows at or before it can be listed
+          SELECT bit_count(mask) AS n, best_rank FROM pooled ORDER BY n DESC, best_rank
+          LIMIT 1 OFFSET greatest($limit, 1) - 1
+        ),
+        listed AS MATERIALIZED (
+          SELECT p.* FROM pooled p LEFT JOIN cut c ON true
+          WHERE c.n IS NULL OR bit_count(p.mask) > c.n OR (bit_count(p.mask) = c.n AND p.best_rank <= c.best_rank)
+        ),
+        outcome AS (
+          SELECT question_id, count(DISTINCT status) > 1 OR {_DIFFERS} AS differs
+          FROM question_scores
+          WHERE run_id IN ({listed}) AND question_id IN (SELECT question_id FROM listed)
+          GROUP BY question_id
+        )
+        SELECT p.question_id, p.doc_id,
+               list_filter($ordered::VARCHAR[], lambda r, i: (p.mask >> (i - 1)::UBIGINT) & 1::UBIGINT = 1) AS runs,
+               p.best_rank, coalesce(o.differs, false) AS differs
+        FROM listed p
+        JOIN questions q ON q.suite = $suite AND q.question_id = p.question_id
+        LEFT JOIN outcome o ON o.question_id = p.question_id
+        ORDER BY bit_count(p.mask) DESC, p.best_rank, differs DESC, q.position, p.doc_id
+        LIMIT $limit""", params).df()
+
+
+_MASK_BITS = 64
+"""Runs a pool marks in one integer per document; more runs are pooled with a list per document."""
+
+
+def _unjudged_wide(con: duckdb.DuckDBPyConnection, runs: list[str], depth: int | None, suite: str,
+                   limit: int | None) -> pd.DataFrame:
+    """`unjudged` for more runs than `_MASK_BITS` (the same rows, one list of runs per document)."""
+    return con.execute(f"""
+        WITH pooled AS (
           SELECT t.question_id, CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, t.doc_id) ELSE t.doc_id END
                    AS doc_id,
                  list(DISTINCT t.run_id ORDER BY t.run_id) AS runs, min(t.rank) AS best_rank
@@ -62,7 +117,7 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
         JOIN questions q ON q.suite = $suite AND q.question_id = p.question_id
         LEFT JOIN outcome o ON o.question_id = p.question_id
         ORDER BY len(p.runs) DESC, p.best_rank, differs DESC, q.position, p.doc_id
-        LIMIT $limit""", {"runs": runs, "depth": depth, "suite": suites[0] if suites else "",
+        LIMIT $limit""", {"runs": runs, "depth": depth, "suite": suite,
                           "limit": limit if limit is not None else 2**62}).df()
 
 
