@@ -2,13 +2,19 @@
 the same comparison under the reviewed labels the database holds.
 
 Only the questions a review changed can move (`label_changes`); each side's runs are re-scored on those
-questions under the unreviewed labels (`scoring.store.refresh.rescore_unreviewed`), and the comparison
-and its verdict are computed again on the scores with those rows swapped in.
+questions under the unreviewed labels (`scoring.store.refresh.rescore_unreviewed`, on a view of the file
+that holds those questions only: a question's scores read its own rows alone), and the comparison and
+its verdict are computed again on the scores with those rows swapped in. With no label change on the
+compared questions both comparisons are one.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import duckdb
 
 import numpy as np
 import pandas as pd
@@ -56,10 +62,13 @@ def relabelling(db: Path, baseline: str, candidate: str, *, policy: Policy | Non
         changes = con.execute("SELECT * FROM label_changes WHERE suite = ? ORDER BY question_id, doc_id",
                               [inputs.baseline.suite]).df()
     reviewed = compare(inputs, baseline, candidate, policy=policy)
-    touched = sorted(set(changes["question_id"]) & set(inputs.questions.index))
+    compared = inputs.questions.index
+    touched = sorted(compared[compared.isin(pd.unique(changes["question_id"]))]) if len(changes) else []
+    if not touched:  # no review changed a label these sides are compared on: the same inputs, the same comparison
+        return Relabelling(changes, pd.DataFrame([], columns=list(CHANGE_COLUMNS)), reviewed, reviewed)
     runs = [*inputs.baseline.run_ids, *inputs.candidate.run_ids]
-    with door.scratch() as scratch:
-        rescored = rescore_unreviewed(scratch, runs, touched, level=level) if touched else pd.DataFrame()
+    with _questions_only(db, runs, touched) as scratch:
+        rescored = rescore_unreviewed(scratch, runs, touched, level=level)
     unreviewed = compare(_swapped(inputs, rescored), baseline, candidate, policy=policy)
     rows = []
     for q in touched:
@@ -72,6 +81,37 @@ def relabelling(db: Path, baseline: str, candidate: str, *, policy: Policy | Non
     return Relabelling(changes, pd.DataFrame(rows, columns=list(CHANGE_COLUMNS)), reviewed, unreviewed)
 
 
+_BY_QUESTION = ("records", "claims", "retrieved")
+"""Tables of the re-scored runs' rows, kept for those runs and the touched questions."""
+_OF_QUESTION = ("questions", "labels", "expected_claims", "label_changes")
+"""Tables of the suite's questions, kept for the touched questions."""
+_WHOLE = ("runs", "suites", "documents", "chunks")
+"""Tables re-scoring reads whole."""
+
+
+@contextmanager
+def _questions_only(db: Path, run_ids: list[str], question_ids: list[str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """`Database.scratch` for re-scoring `question_ids` in `run_ids`: `stored` holds the tables
+    re-scoring reads, cut to those runs and questions (read once from the file, attached read-only)."""
+    con = duckdb.connect()
+    try:
+        con.execute("ATTACH ? AS source (READ_ONLY)", [str(db)])
+        con.execute("ATTACH ':memory:' AS stored")
+        con.execute("USE stored")
+        for table in _BY_QUESTION:
+            con.execute(f"CREATE TABLE stored.{table} AS SELECT * FROM source.{table} "
+                        "WHERE list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id)",
+                        [list(run_ids), list(question_ids)])
+        for table in _OF_QUESTION:
+            con.execute(f"CREATE TABLE stored.{table} AS SELECT * FROM source.{table} "
+                        "WHERE list_contains(?::VARCHAR[], question_id)", [list(question_ids)])
+        for table in _WHOLE:
+            con.execute(f"CREATE VIEW stored.{table} AS SELECT * FROM source.{table}")
+        yield con
+    finally:
+        con.close()
+
+
 def _differs(a: float | None, b: float | None) -> bool:
     a_na, b_na = a is None or a != a, b is None or b != b
     return a_na != b_na or (not a_na and abs(float(a) - float(b)) > 1e-12)
@@ -82,19 +122,22 @@ def _swapped(inputs, rescored: pd.DataFrame):
     if rescored.empty:
         return inputs
     rows = inputs.rows
-    slot_of = {q: i for i, q in enumerate(inputs.questions.index)}
-    run_of = {r: i for i, r in enumerate(rows.run_ids)}
-    values = rows.values.copy()
-    at = {(int(r), int(s)): i for i, (r, s) in enumerate(zip(rows.run, rows.slot))}
-    for _, row in rescored.iterrows():
-        i = at.get((run_of.get(row["run_id"], -1), slot_of.get(row["question_id"], -1)))
-        if i is None:
-            continue
-        values[i] = [np.nan if row[c] is None or pd.isna(row[c]) else float(row[c]) for c in SCORE_COLUMNS]
+    n_slots = max(len(inputs.questions), 1)
+    at = pd.Series(np.arange(len(rows.run)), index=np.asarray(rows.run, dtype=np.int64) * n_slots
+                   + np.asarray(rows.slot, dtype=np.int64))
+    at = at[~at.index.duplicated(keep="last")]
+    run = pd.Index(list(rows.run_ids)).get_indexer(rescored["run_id"])
+    slot = inputs.questions.index.get_indexer(rescored["question_id"])
+    found = (run >= 0) & (slot >= 0)
+    where = pd.Index(at.index).get_indexer(run[found].astype(np.int64) * n_slots + slot[found])
+    hit = where >= 0
+    values = np.array(rows.values, dtype=float, order="F", copy=True)
+    values[at.to_numpy()[where[hit]]] = np.column_stack(
+        [rescored[c].to_numpy(dtype=float, na_value=np.nan) for c in SCORE_COLUMNS])[found][hit]
     questions = inputs.questions.copy()
     answerable = rescored.groupby("question_id")["answerable"].first()
     questions.loc[answerable.index.intersection(questions.index), "answerable"] = answerable.astype(bool)
-    return replace(inputs, rows=replace(rows, values=np.asfortranarray(values)), questions=questions)
+    return replace(inputs, rows=replace(rows, values=values), questions=questions)
 
 
 __all__ = ["CHANGE_COLUMNS", "Relabelling", "relabelling"]
