@@ -113,16 +113,20 @@ def _reference_swapped(inputs, rescored: pd.DataFrame):
 # -- the databases -----------------------------------------------------------------------------------------
 
 def _review_some(workspace: Path, db: Path) -> int:
-    """Grade decisions on the synthetic suite: unjudged documents a run ranks first made relevant,
-    relevant ones it ranks first given a higher grade; returns how many."""
+    """Grade decisions on the synthetic suite: unjudged documents a run ranks first made relevant (on
+    two questions nothing was relevant for: they become answerable), relevant ones it ranks first given
+    a higher grade; returns how many."""
     with duckdb.connect(str(db), read_only=True) as con:
         suite = con.execute("SELECT suite FROM suites").fetchone()[0]
         added = con.execute("SELECT question_id, doc_id FROM retrieved WHERE rank = 1 AND grade IS NULL "
                             "ORDER BY question_id, run_id LIMIT 6").fetchall()
+        unanswerable = con.execute(
+            "SELECT t.question_id, t.doc_id FROM retrieved t JOIN questions q ON q.question_id = t.question_id "
+            "WHERE t.rank = 1 AND NOT q.answerable ORDER BY t.question_id, t.run_id LIMIT 2").fetchall()
         raised = con.execute("SELECT question_id, doc_id FROM retrieved WHERE rank = 1 AND grade BETWEEN 1 AND 2 "
                               "ORDER BY question_id DESC, run_id LIMIT 4").fetchall()
     lines = [{"at": T, "reviewer": "ana", "kind": "relevance", "question_id": q, "doc_id": d, "grade": g}
-             for (q, d), g in [*((pair, 2) for pair in dict.fromkeys(added)), *((pair, 3) for pair in dict.fromkeys(raised))]]
+             for (q, d), g in [*((pair, 2) for pair in dict.fromkeys(added + unanswerable)), *((pair, 3) for pair in dict.fromkeys(raised))]]
     path = workspace / "suites" / suite / "reviews" / "ana.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -142,7 +146,7 @@ def databases(tmp_path_factory) -> dict[str, Path]:
     write_workspace(2000, 3, seed=5, out=root / "ws")
     out["synth"] = root / "plain.duckdb"
     refresh(root / "ws", out["synth"])
-    assert _review_some(root / "ws", out["synth"]) == 10
+    assert _review_some(root / "ws", out["synth"]) == 12
     out["reviewed"] = root / "reviewed.duckdb"
     refresh(root / "ws", out["reviewed"])
     return out
