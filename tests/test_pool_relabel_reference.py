@@ -24,6 +24,7 @@ from scoring.decide.comparison import compare, read_inputs
 from scoring.decide.policy import parse_policy
 from scoring.decide.relabel import CHANGE_COLUMNS, relabelling
 from scoring.decide.scores import SCORE_COLUMNS
+from scoring.errors import ValidationError
 from scoring.io.synth import write_workspace
 from scoring.metrics.registry import BY_KEY
 from scoring.store.database import Database
@@ -249,6 +250,14 @@ def test_the_relabelling_is_the_re_scoring_of_the_whole_file_s(databases, name):
                 assert [(g.name, g.passed) for g in mine.verdict.gates] == [(g.name, g.passed) for g in theirs.verdict.gates]
         moved += len(values)
     if name == "synth":
-        assert moved == 0  # no review: nothing to re-score
+        assert moved == 0  # no review: nothing to re-score, one comparison for both labels
+        assert found.reviewed is found.unreviewed
     else:
         assert moved > 0  # the reviews touch compared questions: the re-scored values are compared
+
+
+def test_the_relabelling_of_sides_that_cannot_be_compared_is_refused_when_asked(databases):
+    with duckdb.connect(str(databases["synth"]), read_only=True) as con:
+        run = con.execute("SELECT min(run_id) FROM runs").fetchone()[0]
+    with pytest.raises(ValidationError, match="candidate"):
+        relabelling(databases["synth"], run, run)

@@ -5,26 +5,28 @@ Only the questions a review changed can move (`label_changes`); each side's runs
 questions under the unreviewed labels (`scoring.store.refresh.rescore_unreviewed`, on a view of the file
 that holds those questions only: a question's scores read its own rows alone), and the comparison and
 its verdict are computed again on the scores with those rows swapped in. With no label change on the
-compared questions both comparisons are one.
+compared questions both comparisons are one, computed when first asked for.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
-
 import numpy as np
 import pandas as pd
 
 from ..metrics.registry import BY_KEY
 from ..store.database import Database
 from ..store.refresh import rescore_unreviewed
+from ..store.schema import table_names
 from .comparison import Comparison, compare, read_inputs
 from .policy import Policy
 from .scores import SCORE_COLUMNS
+from .sides import check_comparable, read_runs, resolve_side
 
 CHANGE_COLUMNS: tuple[str, ...] = ("question_id", "metric", "baseline_unreviewed", "baseline", "candidate_unreviewed",
                                    "candidate")
@@ -35,12 +37,24 @@ class Relabelling:
     """`changes`: the suite's label changes (rows of `label_changes`); `values`: per changed question
     and metric, each side's value under the unreviewed labels and under the reviewed ones
     (`CHANGE_COLUMNS`, only where one of them differs); `reviewed`, `unreviewed`: the comparison under
-    each set of labels (their verdicts say whether the relabelling moves the decision)."""
+    each set of labels (their verdicts say whether the relabelling moves the decision), from
+    `comparisons` (called once, when one of them is first asked for)."""
 
     changes: pd.DataFrame
     values: pd.DataFrame
-    reviewed: Comparison
-    unreviewed: Comparison
+    comparisons: Callable[[], tuple[Comparison, Comparison]] = field(repr=False, compare=False)
+
+    @cached_property
+    def _compared(self) -> tuple[Comparison, Comparison]:
+        return self.comparisons()
+
+    @property
+    def reviewed(self) -> Comparison:
+        return self._compared[0]
+
+    @property
+    def unreviewed(self) -> Comparison:
+        return self._compared[1]
 
     @property
     def verdict_moves(self) -> bool:
@@ -58,14 +72,30 @@ def relabelling(db: Path, baseline: str, candidate: str, *, policy: Policy | Non
     reviewed and the unreviewed labels."""
     door = Database(db)
     with door.connect() as con:
-        inputs = read_inputs(con, baseline, candidate, with_text=False)
+        sides = read_runs(con, table_names(con))
+        first = resolve_side(sides, baseline, "baseline")
+        check_comparable(first, resolve_side(sides, candidate, "candidate"))  # what `read_inputs` refuses first
         changes = con.execute("SELECT * FROM label_changes WHERE suite = ? ORDER BY question_id, doc_id",
-                              [inputs.baseline.suite]).df()
+                              [first.suite]).df()
+        touched = sorted(q for (q,) in con.execute(
+            "SELECT DISTINCT c.question_id FROM label_changes c "
+            "JOIN questions q ON q.suite = c.suite AND q.question_id = c.question_id WHERE c.suite = ?",
+            [first.suite]).fetchall())
+        inputs = read_inputs(con, baseline, candidate, with_text=False) if touched else None
+    if inputs is None:  # no review changed a label these sides are compared on: one comparison, both labels
+
+        def once() -> tuple[Comparison, Comparison]:
+            with door.connect() as con:
+                same = compare(read_inputs(con, baseline, candidate, with_text=False), baseline, candidate,
+                               policy=policy)
+            return same, same
+
+        return Relabelling(changes, pd.DataFrame([], columns=list(CHANGE_COLUMNS)), once)
     reviewed = compare(inputs, baseline, candidate, policy=policy)
     compared = inputs.questions.index
-    touched = sorted(compared[compared.isin(pd.unique(changes["question_id"]))]) if len(changes) else []
-    if not touched:  # no review changed a label these sides are compared on: the same inputs, the same comparison
-        return Relabelling(changes, pd.DataFrame([], columns=list(CHANGE_COLUMNS)), reviewed, reviewed)
+    touched = sorted(compared[compared.isin(touched)])
+    if not touched:
+        return Relabelling(changes, pd.DataFrame([], columns=list(CHANGE_COLUMNS)), lambda: (reviewed, reviewed))
     runs = [*inputs.baseline.run_ids, *inputs.candidate.run_ids]
     with _questions_only(db, runs, touched) as scratch:
         rescored = rescore_unreviewed(scratch, runs, touched, level=level)
@@ -78,7 +108,7 @@ def relabelling(db: Path, baseline: str, candidate: str, *, policy: Policy | Non
             if any(_differs(a, b) for a, b in zip(old, new)):
                 rows.append({"question_id": q, "metric": key, "baseline_unreviewed": old[0], "baseline": new[0],
                              "candidate_unreviewed": old[1], "candidate": new[1]})
-    return Relabelling(changes, pd.DataFrame(rows, columns=list(CHANGE_COLUMNS)), reviewed, unreviewed)
+    return Relabelling(changes, pd.DataFrame(rows, columns=list(CHANGE_COLUMNS)), lambda: (reviewed, unreviewed))
 
 
 _BY_QUESTION = ("records", "claims", "retrieved")
