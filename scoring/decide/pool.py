@@ -23,6 +23,10 @@ _DIFFERS = " OR ".join(
     for m in REGISTRY)
 """SQL over one question's rows of several runs: whether any metric's value differs between them."""
 
+_STATUS_DIFFERS = "coalesce(min(status) <> max(status), false)"
+"""SQL over one question's rows of several runs: whether their statuses differ (more than one distinct
+status, without the cost of a distinct aggregate)."""
+
 
 def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: int | None = None,
              limit: int | None = None) -> pd.DataFrame:
@@ -76,7 +80,7 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
           WHERE c.n IS NULL OR bit_count(p.mask) > c.n OR (bit_count(p.mask) = c.n AND p.best_rank <= c.best_rank)
         ),
         outcome AS (
-          SELECT question_id, count(DISTINCT status) > 1 OR {_DIFFERS} AS differs
+          SELECT question_id, {_STATUS_DIFFERS} OR {_DIFFERS} AS differs
           FROM question_scores
           WHERE run_id IN ({listed}) AND question_id IN (SELECT question_id FROM listed)
           GROUP BY question_id
@@ -109,7 +113,7 @@ def _unjudged_wide(con: duckdb.DuckDBPyConnection, runs: list[str], depth: int |
           GROUP BY ALL
         ),
         outcome AS (
-          SELECT question_id, count(DISTINCT status) > 1 OR {_DIFFERS} AS differs
+          SELECT question_id, {_STATUS_DIFFERS} OR {_DIFFERS} AS differs
           FROM question_scores WHERE list_contains($runs, run_id) GROUP BY question_id
         )
         SELECT p.question_id, p.doc_id, p.runs, p.best_rank, coalesce(o.differs, false) AS differs
