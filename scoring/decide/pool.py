@@ -53,10 +53,12 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
     ordered = sorted(runs)  # a group's runs, in the order `list(DISTINCT run_id ORDER BY run_id)` gives
     reach = {r: depth if depth is not None else k_of[r] for r in ordered}
     params: dict[str, object] = {f"r{i}": r for i, r in enumerate(ordered)}
-    params.update({f"k{i}": reach[r] for i, r in enumerate(ordered)})
+    within = ("" if len(set(reach.values())) < 2 else  # one depth for every run: `$reach` is the rule
+              "AND t.rank <= CASE t.run_id " + " ".join(f"WHEN $r{i} THEN $k{i}" for i in range(len(ordered))) + " END")
+    if within:
+        params.update({f"k{i}": reach[r] for i, r in enumerate(ordered)})
     listed = ", ".join(f"$r{i}" for i in range(len(ordered)))
     bit = " ".join(f"WHEN $r{i} THEN {1 << i}::UBIGINT" for i in range(len(ordered)))
-    within = " ".join(f"WHEN $r{i} THEN $k{i}" for i in range(len(ordered)))
     doc = "coalesce(t.chunk_id, t.doc_id)" if unit is not None and unit[0] == "chunk" else "t.doc_id"
     params.update({"ordered": ordered, "reach": max(reach.values(), default=0), "suite": suites[0] if suites else "",
                    "limit": limit if limit is not None else 2**62})
@@ -67,7 +69,7 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
           SELECT t.question_id, {doc} AS doc_id, bit_or(CASE t.run_id {bit} END) AS mask, min(t.rank) AS best_rank
           FROM retrieved t
           WHERE t.run_id IN ({listed}) AND t.rank <= $reach AND t.counted AND t.grade IS NULL
-            AND t.rank <= CASE t.run_id {within} END
+            {within}
           GROUP BY ALL
         ),
         cut AS (
