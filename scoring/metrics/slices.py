@@ -19,12 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
 from ..errors import invalid
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Selects = Literal["everything", "flag", "value", "list"]
 
@@ -144,7 +146,7 @@ def values(questions: pd.DataFrame, name: str) -> list[str]:
     sorted); [] for a family without values."""
     f = family(name)
     if f.selects == "value":
-        return [str(v) for v in pd.unique(questions[f.column])]
+        return [str(v) for v in questions[f.column].unique()]
     if f.selects == "list":
         return sorted({str(t) for tags in questions[f.column] for t in tags})
     return []
@@ -161,7 +163,7 @@ def codes(questions: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
         names = np.array(sorted(f.slices), dtype=object)
         chosen = np.where(questions[f.column].to_numpy(dtype=bool), f.slices[0], f.slices[1])
         return np.searchsorted(names, chosen).astype(np.int64), names
-    found, names = pd.factorize(questions[f.column].astype(str), sort=True)
+    found, names = questions[f.column].astype(str).factorize(sort=True)
     return np.asarray(found, dtype=np.int64), np.asarray(names, dtype=object)
 
 

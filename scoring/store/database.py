@@ -174,8 +174,7 @@ def stored_hashes(db: Path) -> tuple[dict[str, tuple[str, str]], dict[str, str]]
 def write_registry(con: duckdb.DuckDBPyConnection) -> None:
     """Rewrite the `metrics` table from the registry, so users' SQL can read every definition
     (recreated: a database of an older version may hold fewer columns)."""
-    import pandas as pd
-    import pyarrow as pa
+    from .suite_tables import rows_table
 
     con.execute(f"CREATE OR REPLACE TABLE metrics ({TABLES['metrics']}\n)")
     rows = [(m.key, m.name, m.family, m.level, m.numerator, m.denominator, m.na_rule, m.failure, m.higher_is_better,
@@ -183,8 +182,7 @@ def write_registry(con: duckdb.DuckDBPyConnection) -> None:
              list(m.aliases)) for m in REGISTRY]
     columns = [line.split()[0] for line in TABLES["metrics"].strip().splitlines()]
     # one statement for every row: executemany runs one per row
-    con.register("_incoming_metrics", pa.Table.from_pandas(pd.DataFrame(rows, columns=columns, dtype=object),
-                                                           preserve_index=False))
+    con.register("_incoming_metrics", rows_table(rows, columns))
     try:
         con.execute("INSERT INTO metrics BY NAME SELECT * FROM _incoming_metrics")
     finally:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import duckdb
-import pandas as pd
 
 from ..errors import Problems
 from ..metrics import engine
@@ -31,6 +32,9 @@ from .rescore import changed_questions, drop_relation, restage_stored, snapshot_
 from .summaries import build_summaries
 from .decisions import stored_part, write_part
 from .workspace import Run, Suite, Workspace, load_suite, load_workspace
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks", "answer_sentences", "alignments")
 """`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
@@ -228,6 +232,8 @@ def count_records(con: duckdb.DuckDBPyConnection, runs: str) -> None:
 
 def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
     import json
+
+    import pandas as pd
 
     insert_frame(con, "runs", pd.DataFrame([{
         "run_id": r.run_id, "suite": r.suite, "suite_version": r.manifest["suite_version"],

@@ -11,14 +11,18 @@ from __future__ import annotations
 import json
 from operator import attrgetter
 
+from typing import TYPE_CHECKING
+
 import duckdb
-import pandas as pd
 import pyarrow as pa
 
 from .chunks import write_chunks
 from .reviews import LABELS_HASH_SQL
 from .files import gc_paused
 from .workspace import Suite
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "reviews", "label_changes",
                 "judges", "judgements")
@@ -205,12 +209,17 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -
     columns = [name for (name,) in con.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() "
         "AND table_name = ? ORDER BY ordinal_position", [table]).fetchall()]
-    frame = pd.DataFrame(rows, columns=columns, dtype=object)
-    con.register("_incoming_rows", pa.Table.from_pandas(frame, preserve_index=False))
+    con.register("_incoming_rows", rows_table(rows, columns))
     try:
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _incoming_rows")
     finally:
         con.unregister("_incoming_rows")
+
+
+def rows_table(rows: list[tuple], columns: list[str]) -> pa.Table:
+    """`rows` (tuples in the order of `columns`) as an Arrow table, each column typed from its values
+    (a column of NULLs only is typed NULL)."""
+    return pa.table([pa.array(list(column)) for column in zip(*rows)], names=columns)
 
 
 def document_columns(suite: Suite) -> pa.Table:
