@@ -973,6 +973,24 @@ def _statistics_of(base: Side, cand: Side, rows: tuple[tuple[str, str], ...] | N
                        tuple(cand.run_ids), None if policy is None else str(policy), _file_signature(policy), rows)
 
 
+def _comparison_inputs(path: str, sig: tuple[int, int, int], base: str, cand: str, suite: str | None,
+                       base_runs: tuple[str, ...], cand_runs: tuple[str, ...], *, judged: bool) -> Any:
+    """The comparison's inputs (`scoring.decide.comparison.read_inputs`) as the pages share them: two
+    single runs with nothing to judge (`judged`: a policy's gates) from the per-question scores and
+    slice columns the pages read; a group's flaky questions and a policy's gates need every record
+    (read once for the pages too)."""
+    paired = suite is not None and not set(base_runs) & set(cand_runs)
+    detail = judged or len(base_runs) != 1 or len(cand_runs) != 1 or not paired
+    pair = _pair(path, sig, suite, base_runs, cand_runs, scoring_scores.SCORE_COLUMNS,
+                 _needs_records(base_runs, cand_runs) or detail) if paired else None
+    with Database(path).reading(sig) as con:
+        if detail:
+            return scoring_compare.read_inputs(con, base, cand, with_text=False,
+                                               scores=pair.records if pair is not None else None)
+        return scoring_compare.read_inputs(con, base, cand, detail=False, side_scores=pair.scores,
+                                           slice_columns=_questions(path, sig, suite))
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, suite: str | None,
                 base_runs: tuple[str, ...], cand_runs: tuple[str, ...], policy: str | None,
@@ -990,20 +1008,8 @@ def _statistics(path: str, sig: tuple[int, int, int], base: str, cand: str, suit
         except ValidationError as error:
             problem = str(error)
     started = time.perf_counter()
-    paired = suite is not None and not set(base_runs) & set(cand_runs)
-    # two single runs and nothing to judge: the table from the per-question scores the page shares;
-    # a group's flaky questions and a policy's gates need every record (read once for the page too)
-    detail = loaded is not None or len(base_runs) != 1 or len(cand_runs) != 1 or not paired
     try:
-        pair = _pair(path, sig, suite, base_runs, cand_runs, scoring_scores.SCORE_COLUMNS,
-                     _needs_records(base_runs, cand_runs) or detail) if paired else None
-        with Database(path).reading(sig) as con:
-            if detail:
-                inputs = scoring_compare.read_inputs(con, base, cand, with_text=False,
-                                                     scores=pair.records if pair is not None else None)
-            else:
-                inputs = scoring_compare.read_inputs(con, base, cand, detail=False, side_scores=pair.scores,
-                                                     slice_columns=_questions(path, sig, suite))
+        inputs = _comparison_inputs(path, sig, base, cand, suite, base_runs, cand_runs, judged=loaded is not None)
         result = compare(inputs, base, cand, policy=loaded, tested=rows)  # the file is let go by now
     except ValidationError as error:
         raise StatisticsUnavailable(str(error)) from None
@@ -1053,20 +1059,11 @@ def _presentation(path: str, sig: tuple[int, int, int], base: str, cand: str, su
         loaded = load_policy(policy) if policy is not None else None
     except ValidationError:
         loaded = None  # the release review names the policy's problem
-    paired = suite is not None and not set(base_runs) & set(cand_runs)
-    detail = loaded is not None or len(base_runs) != 1 or len(cand_runs) != 1 or not paired
     try:
-        pair = _pair(path, sig, suite, base_runs, cand_runs, scoring_scores.SCORE_COLUMNS,
-                     _needs_records(base_runs, cand_runs) or detail) if paired else None
+        inputs = _comparison_inputs(path, sig, base, cand, suite, base_runs, cand_runs, judged=loaded is not None)
+        # the screens show no interval, t-test or Wilcoxon p (a policy's gates may read them)
+        result = compare(inputs, base, cand, policy=loaded, tested=None if loaded is not None else ())
         with Database(path).reading(sig) as con:
-            if detail:
-                inputs = scoring_compare.read_inputs(con, base, cand, with_text=False,
-                                                     scores=pair.records if pair is not None else None)
-            else:
-                inputs = scoring_compare.read_inputs(con, base, cand, detail=False, side_scores=pair.scores,
-                                                     slice_columns=_questions(path, sig, suite))
-            # the screens show no interval, t-test or Wilcoxon p (a policy's gates may read them)
-            result = compare(inputs, base, cand, policy=loaded, tested=None if loaded is not None else ())
             evidence = load_evidence(con, result, read_regressed(con, result, WORST)["question_id"])
     except ValidationError as error:
         raise StatisticsUnavailable(str(error)) from None
