@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from ..store.files import FOLDER_NAME
-from ..store.workspace import MAX_K, MAX_RETRIEVED
+from ..store.workspace import MAX_RETRIEVED
 from .importing import (ImportResult, Refusals, RepeatSlots, Source, check_k, counted, id_list,
                         manifest, provenance, read_corpus, read_json_items, run_id, staged, suite_json, write_json,
-                        write_lines)
+                        write_lines, delivered_cutoff)
 
 QUESTION_TYPE = "eval-dataset"
 
@@ -214,12 +214,9 @@ def _read_run(rid: str, path: Path, by_text: dict[str, _Question], k: int | None
             delivered, widest = len(retrieved), where
     if not rankings and not refusals.fatal_problems:
         refusals.fatal("no result of the run is left to import", path=str(path))
-    if k is None and not refusals.fatal_problems:
-        if delivered > MAX_K:
-            refusals.fatal(f"retrieves {delivered} IDs; the context cutoff k is at most {MAX_K}: pass --k (1-{MAX_K}) "
-                           "to score the first k", "retrieved", **widest)
-        elif not delivered and rankings:
-            refusals.fatal("no result retrieved anything, so the run does not say how many documents the answer "
-                           "stage received: pass --k", path=str(path))
+    if not refusals.fatal_problems:
+        k = delivered_cutoff(k, delivered, refusals, verb="retrieves", noun="IDs", field="retrieved", widest=widest,
+                             path=path, none_delivered="no result retrieved anything, so the run does not say how "
+                             "many documents the answer stage received" if rankings else None)
     return _Run(rid, path, rankings, widest, k if k is not None else max(delivered, 1))
 

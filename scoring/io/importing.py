@@ -293,6 +293,22 @@ def check_k(k: int | None, refusals: Refusals) -> None:
         refusals.check()
 
 
+def delivered_cutoff(k: int | None, delivered: int, refusals: Refusals, *, noun: str, field: str,
+                     widest: dict[str, Any] | None, path: Path, verb: str = "delivers",
+                     none_delivered: str | None = None) -> int:
+    """An imported run's context cutoff: `--k` when given, else the most `noun` a line delivered
+    (`delivered`, at the place `widest`), refused above `MAX_K`; with `none_delivered` (why nothing
+    delivered leaves k unknown), a run that delivered nothing is refused too. At least 1."""
+    if k is not None:
+        return k
+    if delivered > MAX_K:
+        refusals.fatal(f"{verb} {delivered} {noun}; the context cutoff k is at most {MAX_K}: pass --k (1-{MAX_K}) "
+                       "to score the first k", field, **(widest or {}))
+    elif not delivered and none_delivered is not None:
+        refusals.fatal(f"{none_delivered}: pass --k", path=str(path))
+    return max(delivered, 1)
+
+
 class RepeatSlots:
     """Rankings that deliver a document more than once: a record's ``retrieved`` names an ID at most
     once, but the repeat took a slot of the context. Each later occurrence becomes a chunk of its

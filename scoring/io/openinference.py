@@ -39,11 +39,11 @@ from typing import Any
 
 from ..errors import Problems
 from ..store.files import FOLDER_NAME
-from ..store.workspace import MAX_K, MAX_RETRIEVED, Suite, load_suite
+from ..store.workspace import MAX_RETRIEVED, Suite, load_suite
 from .answer_text import marked_sentences
 from .eval_dataset import normalise_query
 from .importing import (ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted, manifest,
-                        provenance, read_jsonl, read_text, staged, write_json, write_lines)
+                        provenance, read_jsonl, read_text, staged, write_json, write_lines, delivered_cutoff)
 
 SOURCE_FORMAT = "openinference"
 PRICE_UNIT = 1_000_000
@@ -541,16 +541,12 @@ def import_openinference(spans: str | Path, into: Path, *, suite: str, run: str,
         refusals.fatal("no trace is left to import" + (f" ({counted(len(unmatched), 'trace')} matched no question "
                                                        f"of suite {suite!r})" if unmatched else ""), path=str(path))
     delivered = max((len(r.retrieved) for r in records), default=0)
-    if k is None and records:
-        if delivered > MAX_K:
-            widest = next(r for r in records if len(r.retrieved) == delivered)
-            refusals.fatal(f"delivers {delivered} documents; the context cutoff k is at most {MAX_K}: pass --k "
-                           f"(1-{MAX_K}) to score the first k", "retrieved", **widest.where)
-        elif not delivered:
-            refusals.fatal("no trace delivered a document to the generator, so the spans do not say how many the "
-                           "answer stage received: pass --k", path=str(path))
+    if records:
+        widest = next(r for r in records if len(r.retrieved) == delivered)
+        k = delivered_cutoff(k, delivered, refusals, noun="documents", field="retrieved", widest=widest.where,
+                             path=path, none_delivered="no trace delivered a document to the generator, so the "
+                             "spans do not say how many the answer stage received")
     refusals.check()
-    k = delivered if k is None else k
     notes += [f"trace {tid} ({path}:{every[tid].first['line']}): not imported: a line of it is refused (--skip-bad)"
               for tid in every if tid in dropped]
     notes += unmatched

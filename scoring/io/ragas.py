@@ -15,10 +15,10 @@ from typing import Any
 
 from ..errors import Problems
 from ..store.files import WORKSPACE_ID
-from ..store.workspace import MAX_K, MAX_RETRIEVED
+from ..store.workspace import MAX_RETRIEVED
 from .importing import (ImportResult, Refusals, RepeatSlots, Source, check_k, context_id, manifest,
                         normalise_context, provenance, read_json_items, run_id, staged, suite_json, write_json,
-                        write_lines)
+                        write_lines, delivered_cutoff)
 
 RAGAS_SUITE = "ragas"
 RAGAS_FIELDS = ("user_input", "retrieved_contexts", "retrieved_context_ids", "reference_contexts",
@@ -228,13 +228,11 @@ def import_ragas(file: str, out: Path, *, k: int | None = None, skip_bad: bool =
     if not delivered:
         refusals.fatal("no sample lists retrieved contexts ('retrieved_contexts' or 'retrieved_context_ids'): "
                        "there is no ranking to score", path=str(path))
-    elif k is None and delivered > MAX_K:
+    else:
         widest = next(s for s, r in zip(samples, rankings) if len(r) == delivered)
         field = "retrieved_context_ids" if widest.retrieved.ids is not None else "retrieved_contexts"
-        refusals.fatal(f"delivers {delivered} contexts; the context cutoff k is at most {MAX_K}: pass --k "
-                       f"(1-{MAX_K}) to score the first k", field, **widest.where)
+        k = delivered_cutoff(k, delivered, refusals, noun="contexts", field=field, widest=widest.where, path=path)
     refusals.check()
-    k = delivered if k is None else k
     with staged(out) as temp:
         rid = _write_ragas(path, temp, k, samples, rankings, relevance, docs)
     unlabelled = sum(1 for relevant in relevance if not relevant)

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..store.workspace import MAX_CLAIMS, MAX_K, MAX_RETRIEVED
+from ..store.workspace import MAX_CLAIMS, MAX_RETRIEVED
 from .answer_text import split_sentences
 from .importing import (ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted, manifest,
                         normalise_context, provenance, read_text, run_id, staged, suite_json, write_json,
-                        write_lines)
+                        write_lines, delivered_cutoff)
 
 SOURCE_FORMAT = "ragchecker"
 QUESTION_TYPE = "ragchecker"
@@ -170,16 +170,11 @@ def import_ragchecker(file: str | Path, out: Path, *, k: int | None = None, suit
             ranking.append(name)
         rankings.append(ranking)
     delivered = max(map(len, rankings))
-    if k is None:
-        if delivered > MAX_K:
-            widest = next(e for e, r in zip(entries, rankings) if len(r) == delivered)
-            refusals.fatal(f"delivers {delivered} contexts; the context cutoff k is at most {MAX_K}: pass --k "
-                           f"(1-{MAX_K}) to score the first k", "retrieved_context", **widest.where)
-        elif not delivered:
-            refusals.fatal("no entry has a retrieved context, so the file does not say how many the answer stage "
-                           "received: pass --k", path=str(path))
+    widest = next(e for e, r in zip(entries, rankings) if len(r) == delivered)
+    k = delivered_cutoff(k, delivered, refusals, noun="contexts", field="retrieved_context", widest=widest.where,
+                         path=path, none_delivered="no entry has a retrieved context, so the file does not say how "
+                         "many the answer stage received")
     refusals.check()
-    k = delivered if k is None else k
     name = run_id(suite or path.stem, set())
     rid = run_id(path.stem, set())
     version = f"ragchecker-{path.name}"

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import duckdb
 
 from ..store.files import MAX_GRADE
-from ..store.workspace import MAX_CLAIMS, MAX_K, MAX_RETRIEVED
+from ..store.workspace import MAX_CLAIMS, MAX_RETRIEVED
 from .importing import (
     ID_RULE,
     ImportResult,
@@ -38,6 +38,7 @@ from .importing import (
     as_id,
     check_k,
     counted,
+    delivered_cutoff,
     id_list,
     manifest,
     provenance,
@@ -202,17 +203,11 @@ def _unit_id(ref: str, unit: str) -> str:
 
 def _run_k(run: _RunFile, k: int | None, refusals: Refusals) -> int:
     """``--k``, else the most references a line of the run delivered (refused above `MAX_K`)."""
-    if k is not None:
-        return k
     widest = max(run.lines.values(), key=lambda line: len(line.references), default=None)
-    delivered = len(widest.references) if widest else 0
-    if delivered > MAX_K:
-        refusals.fatal(f"delivers {delivered} references; the context cutoff k is at most {MAX_K}: pass --k "
-                       f"(1-{MAX_K}) to score the first k", "references", **widest.where)
-    elif widest is not None and not delivered:
-        refusals.fatal("no line has references, so the run does not say how many segments the answer stage "
-                       "received: pass --k", path=str(run.path))
-    return max(delivered, 1)
+    return delivered_cutoff(k, len(widest.references) if widest else 0, refusals, noun="references",
+                            field="references", widest=widest.where if widest else None, path=run.path,
+                            none_delivered="no line has references, so the run does not say how many segments the "
+                            "answer stage received" if widest is not None else None)
 
 
 def _notes(questions: dict[str, _Topic], runs: list[_RunFile], qrels: str | None, unit: str) -> list[str]:
