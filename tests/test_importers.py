@@ -541,3 +541,26 @@ def test_the_command_line_default_k_is_the_importers():
     from scoring.io.importing import IMPORT_K
 
     assert scoring.cli.IMPORT_K == IMPORT_K == 10
+
+
+def test_an_imported_run_s_cutoff_is_k_or_what_it_delivered_within_the_bound(tmp_path):
+    """`importing.delivered_cutoff`, the rule every importer states its cutoff by: --k wins; else the most
+    contexts a line delivered, refused above 100 (naming that line) or, when a reason is given, when
+    nothing was delivered."""
+    from scoring.io.importing import Refusals, delivered_cutoff
+
+    path = tmp_path / "run.jsonl"
+    where = {"path": str(path), "line": 7}
+    refusals = Refusals(skip_bad=False)
+    assert delivered_cutoff(5, 300, refusals, noun="contexts", field="f", widest=where, path=path) == 5
+    assert delivered_cutoff(None, 12, refusals, noun="contexts", field="f", widest=where, path=path) == 12
+    assert delivered_cutoff(None, 0, refusals, noun="contexts", field="f", widest=None, path=path) == 1
+    assert not refusals.fatal_problems
+    assert delivered_cutoff(None, 101, refusals, verb="retrieves", noun="IDs", field="retrieved", widest=where,
+                            path=path) == 101
+    assert delivered_cutoff(None, 0, refusals, noun="contexts", field="f", widest=None, path=path,
+                            none_delivered="no line has contexts") == 1
+    assert [str(p) for p in refusals.fatal_problems] == [
+        f"{path}:7: field 'retrieved': retrieves 101 IDs; the context cutoff k is at most 100: pass --k (1-100) "
+        "to score the first k",
+        f"{path}: no line has contexts: pass --k"]
