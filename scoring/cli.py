@@ -241,8 +241,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     workspace = Path(args.workspace)
     problems = Problems()
     db = Path(args.db) if args.db is not None else None
-    stored = _stored_suites(db)
-    ws = load_workspace(workspace, problems, runs=False, stored=stored)
+    ws = load_workspace(workspace, problems, runs=False, stored=_stored_suites(db))
     problems.raise_if_any()
     suite = _suite_of(ws, args.suite, args.question, db)
     known = None
@@ -280,14 +279,9 @@ def cmd_review(args: argparse.Namespace) -> int:
 def _stored_suites(db: Path | None) -> dict[str, tuple[str, str]]:
     """suite -> (files hash, base hash) the database at `db` holds (none without a database of this
     schema): `load_workspace` then reads only suite.json of a suite whose files it holds."""
-    if db is None or not db.exists():
-        return {}
-    from .store.database import Database, stored_hashes
-    from .store.schema import SCHEMA_VERSION
+    from .store.database import stored_hashes
 
-    if Database(db).schema_version() != str(SCHEMA_VERSION):
-        return {}
-    return stored_hashes(db)[0]
+    return stored_hashes(db)[0] if db is not None else {}
 
 
 def _suite_of(ws, name: str | None, question: str, db: Path | None = None):

@@ -159,11 +159,14 @@ def connect_readonly(db: Path) -> duckdb.DuckDBPyConnection:
 
 def stored_hashes(db: Path) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """(suite -> (files_hash, base_hash), run_id -> files_hash) of the live database; empty when there
-    is none."""
+    is none, or it was written with another schema version (its scored tables are rebuilt)."""
     if not db.exists():
         return {}, {}
     with connect_readonly(db) as con:
-        if not {"suites", "runs"} <= table_names(con):
+        if not {"suites", "runs", "meta"} <= table_names(con):
+            return {}, {}
+        version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if version is None or version[0] != str(SCHEMA_VERSION):
             return {}, {}
         suites = {suite: (files, base) for suite, files, base in con.execute(
             "SELECT suite, files_hash, base_hash FROM suites").fetchall()}

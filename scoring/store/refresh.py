@@ -302,7 +302,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
         stored_version = Database(db).schema_version()
         # A database of an older schema keeps its verdicts and logs; its scored tables are rebuilt.
         outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
-        old_suites, old_runs = ({}, {}) if outdated else store.stored_hashes(db)
+        old_suites, old_runs = store.stored_hashes(db)
         # Suites the database already holds byte for byte are not parsed again.
         ws = load_workspace(workspace, problems, stored=old_suites)
         pins = read_pins(ws, problems)  # the standing baselines: published even when no run changed
