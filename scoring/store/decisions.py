@@ -23,12 +23,14 @@ import duckdb
 
 from ..errors import Problems
 from .files import iter_json_lines, parse_json_line
+from .rescore import QUESTION_TABLES, both_ways, mark_for_rescoring
 from .reviews import LABELS_HASH_SQL, Known, apply_reviews, read_reviews, review_files
 from .suite_tables import replace_questions, write_review
 from .workspace import Suite, add_questions
 
-COMPARED = ("questions", "labels", "expected_claims", "reviews", "label_changes")
-"""The tables whose touched rows are compared before and after, to find the questions to re-score."""
+COMPARED = tuple(t for t in QUESTION_TABLES if t != "judgements")
+"""The tables whose touched rows are compared before and after, to find the questions to re-score (the
+judges' cached answers are among the suite's other files, which did not change)."""
 
 
 def named_in_reviews(suite: Suite) -> tuple[set[str], set[str]]:
@@ -146,15 +148,9 @@ def write_part(con: duckdb.DuckDBPyConnection, suite: Suite, part: Suite) -> int
     con.execute("UPDATE suites SET files_hash = ?, base_hash = ? WHERE suite = ?",
                 [suite.files_hash, suite.base_hash, suite.name])
     con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
-    con.execute("CREATE TEMP TABLE IF NOT EXISTS rescore_questions (suite VARCHAR, question_id VARCHAR)")
     # `reviews` and `label_changes` rows of questions no decision names any more are gone: compared in full
-    parts = []
-    for table in COMPARED:
-        current = (f"SELECT * FROM {table} WHERE suite = $suite" if table in ("reviews", "label_changes") else
-                   f"SELECT * FROM {table} WHERE suite = $suite AND list_contains($touched, question_id)")
-        parts += [f"SELECT question_id FROM (SELECT * FROM prior_{table} EXCEPT ALL {current})",
-                  f"SELECT question_id FROM ({current} EXCEPT ALL SELECT * FROM prior_{table})"]
-    before = con.execute("SELECT count(*) FROM rescore_questions").fetchall()[0][0]
-    con.execute(f"INSERT INTO rescore_questions SELECT DISTINCT $suite, question_id FROM ({' UNION ALL '.join(parts)})",
-                {"suite": suite.name, "touched": touched})
-    return con.execute("SELECT count(*) FROM rescore_questions").fetchall()[0][0] - before
+    parts = [part for table in COMPARED for part in both_ways(
+        f"SELECT * FROM prior_{table}",
+        f"SELECT * FROM {table} WHERE suite = $suite" if table in ("reviews", "label_changes") else
+        f"SELECT * FROM {table} WHERE suite = $suite AND list_contains($touched, question_id)")]
+    return mark_for_rescoring(con, parts, {"suite": suite.name, "touched": touched})

@@ -73,13 +73,24 @@ def changed_questions(con: duckdb.DuckDBPyConnection, suite: str) -> int | None:
         return None
     parts = [f"SELECT question_id FROM {kind}_{table}" for table in DIFFED for kind in ("stale", "fresh")]
     for table in SNAPSHOT:
-        parts += [(f"SELECT question_id FROM (SELECT * FROM prior_{table} EXCEPT ALL "
-                   f"SELECT * FROM {table} WHERE suite = $suite)"),
-                  (f"SELECT question_id FROM (SELECT * FROM {table} WHERE suite = $suite EXCEPT ALL "
-                   f"SELECT * FROM prior_{table})")]
+        parts += both_ways(f"SELECT * FROM prior_{table}", f"SELECT * FROM {table} WHERE suite = $suite")
+    return mark_for_rescoring(con, parts, {"suite": suite})
+
+
+def both_ways(prior: str, current: str) -> list[str]:
+    """The question IDs of the rows in which two relations (SELECTs of the same columns) differ, as two
+    SELECTs: rows only in `prior`, rows only in `current` (EXCEPT ALL: a repeated row counts)."""
+    return [f"SELECT question_id FROM ({prior} EXCEPT ALL {current})",
+            f"SELECT question_id FROM ({current} EXCEPT ALL {prior})"]
+
+
+def mark_for_rescoring(con: duckdb.DuckDBPyConnection, parts: list[str], params: dict[str, object]) -> int:
+    """Add the questions the SELECTs `parts` name (question_id; bound with `params`, `$suite` among them)
+    to `rescore_questions` (suite, question_id; created when absent); how many were added."""
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS rescore_questions (suite VARCHAR, question_id VARCHAR)")
     before = con.execute("SELECT count(*) FROM rescore_questions").fetchall()[0][0]
     con.execute(f"INSERT INTO rescore_questions SELECT DISTINCT $suite, question_id FROM ({' UNION ALL '.join(parts)})",
-                {"suite": suite})
+                params)
     return con.execute("SELECT count(*) FROM rescore_questions").fetchall()[0][0] - before
 
 
