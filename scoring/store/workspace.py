@@ -611,10 +611,11 @@ def _clean_grades(relevant: Any, labelled: Mapping[str, Any]) -> dict[str, int] 
 
 
 def _claim_ids_ok(support: dict[str, Any], seen_ok: set[str]) -> bool:
-    """Whether every claim ID of `support` is well-formed; well-formed ones join `seen_ok`."""
+    """Whether every claim ID of `support` is well-formed and not reserved (`UNLABELLED_CLAIM`); those
+    join `seen_ok`."""
     if seen_ok.issuperset(support):
         return True
-    if not all(map(WORKSPACE_ID.fullmatch, support)):
+    if not all(map(WORKSPACE_ID.fullmatch, support)) or any(map(UNLABELLED_CLAIM.fullmatch, support)):
         return False
     seen_ok.update(support)
     return True
