@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -182,6 +183,8 @@ RECORD_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
       "required field is missing: every claim needs a string 'id'"]),
     ("claim id malformed", claim(lambda c: c.__setitem__("id", "a\tb")),
      [f"{Q1}field 'claims[\"a\\\\tb\"].id': 'a\\tb': {ID_RULE}"]),
+    ("claim id with a no-break space", claim(lambda c: c.__setitem__("id", "a\u00a0b")),
+     [f"{Q1}field 'claims[\"a\\xa0b\"].id': 'a\\xa0b': {ID_RULE}"]),
     ("claim twice in one answer", lambda ws: set_field(R(ws), 1, "claims", [
         {"id": "monday", "citations": ["rb-3"]}, {"id": "monday", "citations": []}]),
      [f"{MONDAY}.id': 'monday' is claimed twice in one answer"]),
@@ -899,3 +902,16 @@ def test_a_new_run_with_a_bad_manifest_is_reported_on_a_refresh_that_changes_not
     write_jsonl(ws / "runs" / "late" / "records.jsonl", RECORDS["base"])
     with pytest.raises(ValidationError, match=r"runs/late/manifest.json:12: field 'k': 0: "):
         refresh(ws, db)
+
+
+def test_the_id_rule_reads_alike_in_python_and_in_sql():
+    """`WHITESPACE` is every character Python counts as whitespace, and the ID pattern refuses each one
+    in DuckDB as in Python (RE2's `\\s` alone is ASCII)."""
+    from scoring.store.files import ID_PATTERN, WHITESPACE, WORKSPACE_ID
+
+    assert set(WHITESPACE) == {chr(code) for code in range(sys.maxunicode + 1) if chr(code).isspace()}
+    samples = [f"a{c}b" for c in WHITESPACE] + ["a\x00b", "a\x9fb", "doc#3", "é-1", "x" * 128, "x" * 129, ""]
+    con = duckdb.connect()
+    in_sql = [con.execute("SELECT regexp_full_match(?, ?)", [s, ID_PATTERN]).fetchone()[0] for s in samples]
+    assert in_sql == [WORKSPACE_ID.fullmatch(s) is not None for s in samples]
+    assert in_sql[-5:] == [False, True, True, True, False] and not any(in_sql[:-5])

@@ -20,9 +20,15 @@ from typing import Any
 
 from ..errors import Problems, invalid
 
-ID_PATTERN = r"[^\s\x00-\x1f\x7f-\x9f]{1,128}"
+WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+              "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+"""Every character Python counts as whitespace (`str.isspace`, what `str.strip()` removes), written out
+so that a pattern built from it means the same in Python and in DuckDB's RE2, whose `\\s` is ASCII."""
+
+ID_PATTERN = rf"[^{WHITESPACE}\x00-\x1f\x7f-\x9f]{{1,128}}"
 """A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.
-TREC docnos (capitals, dots) and chunk IDs (`doc#3`) qualify; `evaluate` keeps the seed's stricter rule."""
+TREC docnos (capitals, dots) and chunk IDs (`doc#3`) qualify; `evaluate` keeps the seed's stricter rule.
+The same pattern checks IDs in Python and in SQL."""
 
 WORKSPACE_ID = re.compile(ID_PATTERN)
 
