@@ -69,7 +69,7 @@ def timed(label: str, func, phases: dict[str, float]):
     return wrapper
 
 
-PHASES = ("load_workspace", "write_suite", "read_lines", "stage_records", "score_staged", "write_runs", "snapshot_suite",
+PHASES = ("load_workspace", "read_deferred", "write_suite", "read_lines", "stage_records", "score_staged", "write_runs", "snapshot_suite",
           "changed_questions", "rescore_questions", "build_summaries", "stored_part", "write_part")
 """Functions of `scoring.store.refresh` timed as phases (a phase holds the phases and statements it calls)."""
 
@@ -80,7 +80,8 @@ def profile(workspace: Path, db: Path) -> tuple[float, list[tuple[str, float]], 
     phases: dict[str, float] = defaultdict(float)
     originals = {
         "open_for_write": store.open_for_write, "working_copy": store.working_copy, "publish": store.publish,
-        "load_workspace": refresh_module.load_workspace, "write_suite": refresh_module.write_suite,
+        "load_workspace": refresh_module.load_workspace, "read_deferred": refresh_module.read_deferred,
+        "write_suite": refresh_module.write_suite,
         "read_lines": refresh_module.read_lines, "stage_records": refresh_module.stage_records,
         "score_staged": refresh_module.score_staged, "write_runs": refresh_module.write_runs,
         "snapshot_suite": refresh_module.snapshot_suite, "changed_questions": refresh_module.changed_questions,

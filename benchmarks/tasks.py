@@ -11,6 +11,8 @@ alone (interpreter start-up and imports excluded), and task-specific counts.
                                  documents; slots as rows of codes, or one list of codes per record
     refresh WORKSPACE DB         scoring.store.refresh.refresh (validate, score, write the database)
     bounds WORKSPACE DB          copy DB, read and check the workspace's suites, write their tables in memory
+    suite WORKSPACE              the first suite: DuckDB's typed read (the floor), read and checked set-based
+                                 as a refresh reads it, read and checked in Python, its tables written
     reference WORKSPACE LIMIT    the reference loop: json.loads + scoring.evaluate per record, over the
                                  first LIMIT records (split evenly over the runs); 0 = every record
     pytrec QRELS RUN MEASURE...  pytrec_eval end to end: parse both files in Python, evaluate, mean
@@ -154,14 +156,16 @@ def refresh(workspace: str, db: str) -> dict:
 
 
 def bounds(workspace: str, db: str) -> dict:
-    """What any refresh after a label decision does before it scores anything, today: copy the live
-    database into its working copy, read and check the suite's files, write the suite's tables."""
+    """What a refresh that reads a suite in full does before it scores anything: copy the live database
+    into its working copy, read and check the suite's files (set-based, as the refresh reads them),
+    write the suite's tables."""
     import shutil
     import tempfile
 
     import duckdb
 
     from scoring.errors import Problems
+    from scoring.store.refresh import read_deferred
     from scoring.store.schema import create_schema
     from scoring.store.suite_tables import write_suite
     from scoring.store.workspace import load_workspace
@@ -171,16 +175,64 @@ def bounds(workspace: str, db: str) -> dict:
         shutil.copyfile(db, Path(folder, "copy.duckdb"))
         copied = time.perf_counter()
     problems = Problems()
-    started_suite = time.perf_counter()
-    ws = load_workspace(Path(workspace), problems, runs=False)
-    loaded = time.perf_counter()
     con = duckdb.connect()
     create_schema(con)
-    for suite in ws.suites.values():
+    started_suite = time.perf_counter()
+    ws = load_workspace(Path(workspace), problems, runs=False, defer=True)
+    suites = [read_deferred(con, suite, problems) if suite.deferred else suite for suite in ws.suites.values()]
+    loaded = time.perf_counter()
+    for suite in suites:
         write_suite(con, suite)
     written = time.perf_counter()
     return {"seconds": written - started, "copy_seconds": copied - started, "suite_seconds": loaded - started_suite,
             "write_suite_seconds": written - loaded}
+
+
+def suite(workspace: str) -> dict:
+    """The workspace's first suite read four ways, in memory: the read floor (DuckDB `read_json` of its
+    documents and questions into typed columns, nothing checked), read and checked set-based as a
+    refresh reads it (`scoring.store.suite_bulk`, decisions applied), read and checked in Python
+    (`load_suite`), and its tables written from the set-based read."""
+    import duckdb
+
+    from scoring.errors import Problems
+    from scoring.store.refresh import read_deferred
+    from scoring.store.schema import create_schema
+    from scoring.store.suite_tables import write_suite
+    from scoring.store.workspace import load_suite
+
+    folder = sorted(Path(workspace, "suites").iterdir())[0]
+    con = duckdb.connect()
+    started = time.perf_counter()
+    con.execute("CREATE TEMP TABLE d AS SELECT * FROM read_json(?, format = 'newline_delimited', columns = "
+                "{id: 'VARCHAR', text: 'VARCHAR', version: 'VARCHAR', title: 'VARCHAR', access: 'VARCHAR[]'})",
+                [str(folder / "documents.jsonl")])
+    con.execute("CREATE TEMP TABLE q AS SELECT * FROM read_json(?, format = 'newline_delimited', columns = "
+                "{id: 'VARCHAR', text: 'VARCHAR', type: 'VARCHAR', split: 'VARCHAR', critical: 'BOOLEAN', "
+                "tags: 'VARCHAR[]', caller: 'VARCHAR[]', relevant: 'JSON', support: 'MAP(VARCHAR, VARCHAR[])', "
+                "claims: 'MAP(VARCHAR, VARCHAR)', disputed: 'VARCHAR'})", [str(folder / "questions.jsonl")])
+    read = time.perf_counter() - started
+    documents, questions = (con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("d", "q"))
+    con.close()
+
+    problems = Problems()
+    con = duckdb.connect()
+    create_schema(con)
+    started = time.perf_counter()
+    deferred = load_suite(folder, problems, defer=True)
+    staged = read_deferred(con, deferred, problems)
+    set_based = time.perf_counter() - started
+    taken = staged.deferred  # False: the set-based reader doubted, and the suite was read in Python
+    started = time.perf_counter()
+    write_suite(con, staged)
+    written = time.perf_counter() - started
+    con.close()
+
+    started = time.perf_counter()
+    load_suite(folder, Problems())
+    python = time.perf_counter() - started
+    return {"seconds": set_based, "read_floor_seconds": read, "python_seconds": python, "write_seconds": written,
+            "set_based": taken, "documents": documents, "questions": questions, "problems": len(problems.items)}
 
 
 def reference(workspace: str, limit: str) -> dict:
@@ -251,6 +303,7 @@ def pytrec(qrels_path: str, run_path: str, *measures: str) -> dict:
 
 
 TASKS = {"floor": floor, "lines": lines, "store": store, "store_coded": store_coded, "refresh": refresh,
+         "suite": suite,
          "bounds": bounds, "reference": reference, "pytrec": pytrec}
 
 if __name__ == "__main__":

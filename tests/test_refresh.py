@@ -180,6 +180,7 @@ def test_every_command_has_help_with_an_example():
 
 
 def test_an_unchanged_suite_is_not_parsed_again_when_a_run_is_added(tmp_path, monkeypatch):
+    import scoring.store.refresh as refresh_module
     import scoring.store.workspace as workspace
 
     ws, db = tmp_path / "ws", tmp_path / "db.duckdb"
@@ -190,7 +191,8 @@ def test_an_unchanged_suite_is_not_parsed_again_when_a_run_is_added(tmp_path, mo
     def no_parsing(*args, **kwargs):
         raise AssertionError("the unchanged suite was parsed again")
 
-    monkeypatch.setattr(workspace, "_load_documents", no_parsing)
+    monkeypatch.setattr(workspace, "_load_documents", no_parsing)   # read in Python
+    monkeypatch.setattr(refresh_module, "stage_suite", no_parsing)  # read set-based
     summary = refresh(ws, db)
     assert (summary.runs_scored, summary.runs_skipped) == (1, 2)
     with duckdb.connect(str(db), read_only=True) as con:

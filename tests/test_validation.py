@@ -584,7 +584,9 @@ QUESTION_OPTIONS: dict[str, list[Any]] = {
     "split": ["heldout", "test", None, ABSENT], "critical": [True, None, "yes", 0, ABSENT],
     "tags": DOCUMENT_OPTIONS["access"], "caller": DOCUMENT_OPTIONS["access"],
     "relevant": [["rb-1"], ["rb-1", "rb-1"], ["rb-1", "rb-2"], ["nope"], ["a b"], [3], [], "rb-1", None, ABSENT,
-                 *_maps({"rb-1": 2, "rb-2": 0}, {"rb-1": True}, {"rb-1": 1.5}, {"rb-1": -1}, {"nope": 1}, {})],
+                 *_maps({"rb-1": 2, "rb-2": 0}, {"rb-1": True}, {"rb-1": 1.5}, {"rb-1": -1}, {"nope": 1}, {},
+                       {"rb-1": 1, "rb-2": 1001}, {"rb-1": 1, "rb-2": -1000}, {"rb-1": 1, "rb-2": 2**63},
+                       {"rb-1": 1, "rb-2": 10**20})],
     "support": [ABSENT, None, [], *_maps({"c": ["rb-1"]}, {"c": []}, {"c": ["rb-2"]}, {"c": ["rb-1"], "c c": ["rb-1"]},
                                          {"c": "rb-1"}, {"c": ["rb-1", "rb-1"]}, {"c": [1]}, {},
                                          {"c": ["rb-1"], "unlabelled#1": ["rb-1"]})],
@@ -624,14 +626,39 @@ def _read_suite_by_full_checks(folder: Path) -> tuple[list[Problem], Any]:
         return _read_suite(folder)
 
 
-def _both_routes(folder: Path, documents: list[dict], questions: list[dict], colon: str = ": ") -> None:
-    """Write a suite (rb-1 and rb-2 first, then `documents`; `questions`) and read it both ways."""
+def _both_routes(folder: Path, documents: list[dict], questions: list[dict], colon: str = ": ") -> bool:
+    """Write a suite (rb-1 and rb-2 first, then `documents`; `questions`) and read it both ways, and
+    set-based (`_read_set_based`); whether the set-based reader took it."""
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / "suite.json", SUITE_META)
     known = [{"id": "rb-1", "text": "One."}, {"id": "rb-2", "text": "Two."}]
     for name, rows in (("documents.jsonl", [*known, *documents]), ("questions.jsonl", questions)):
         (folder / name).write_text("".join(_render(_pairs(row), colon) + "\n" for row in rows), encoding="utf-8")
     assert _read_suite(folder) == _read_suite_by_full_checks(folder)
+    return _read_set_based(folder)
+
+
+def _read_set_based(folder: Path) -> bool:
+    """Stage the suite set-based (`scoring.store.suite_bulk`); when it is taken, the Python reader finds no
+    problem in it and its staged rows are the rows `write_suite` writes of the Python reader's suite, in
+    order. Whether it was taken."""
+    from scoring.store.suite_bulk import STAGED, stage_suite
+    from scoring.store.suite_tables import document_columns, question_columns
+
+    problems = Problems()
+    suite = load_suite(folder, problems)
+    con = duckdb.connect()
+    deferred = load_suite(folder, Problems(), defer=True)
+    assert deferred is not None and deferred.deferred and not deferred.questions
+    if not stage_suite(con, deferred):
+        return False
+    assert problems.items == []
+    for name, table in zip(STAGED, (document_columns(suite), *question_columns(suite))):
+        con.register("expected", table)
+        assert con.execute(f"SELECT * FROM {name}").fetchall() == con.execute("SELECT * FROM expected").fetchall()
+        assert con.execute(f"DESCRIBE {name}").fetchall() == con.execute("DESCRIBE expected").fetchall()
+        con.unregister("expected")
+    return True
 
 
 SINGLE_CHANGES = [("document", key, value) for key, values in DOCUMENT_OPTIONS.items() for value in values] + [
@@ -646,6 +673,16 @@ def test_every_single_change_reads_as_the_full_checks_do(tmp_path, kind, key, va
     # The changed line, then the same line again (a duplicate ID, or a second clean line).
     _both_routes(tmp_path / "suites" / "demo", [document, {**document, "id": "rb-8"}],
                  [question, {**question, "id": "q-2"}, question])
+    # and once without the repeated question, so that a clean change is read set-based
+    clean = _both_routes(tmp_path / "suites" / "demo", [document], [question, {**question, "id": "q-2"}])
+    if (kind, key, value) in SET_BASED:
+        assert clean, "a clean suite was left to the Python reader"
+
+
+SET_BASED = [("document", "id", "rb-9"), ("document", "title", ""), ("document", "access", []),
+             ("document", "version", None), ("question", "relevant", ["rb-1", "rb-2"]),
+             ("question", "critical", True), ("question", "caller", ABSENT), ("question", "disputed", None)]
+"""Single changes that leave the suite clean: each is read set-based (the reader is not idle)."""
 
 
 def _numbered(rows: list[dict[str, Any]], valid: dict[str, Any]) -> list[dict[str, Any]]:

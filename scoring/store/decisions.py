@@ -69,19 +69,24 @@ def question_lines(path: Path, positions: dict[int, str]) -> dict[str, str] | No
 
 
 def stored_part(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems, *,
-                question: str | None = None, doc: str | None = None) -> tuple[Suite, Known] | None:
+                question: str | None = None, doc: str | None = None,
+                staged: bool = False) -> tuple[Suite, Known] | None:
     """The touched questions of `suite` (`Suite.reviews_only`; and `question`, for a decision about to
     be recorded) with their labels as reviewed, and the review that made them (`Suite.review`); and
     what a new decision is checked against (`Known`: those questions, the stored documents named,
     `doc` included). Problems of the review files are recorded. None when the stored suite does not
-    match its file (the caller then reads the suite in full)."""
+    match its file (the caller then reads the suite in full).
+
+    `staged`: the suite's rows are the staged relations of a suite just read (`scoring.store.suite_bulk`),
+    with no decision applied yet, rather than the database's tables."""
     named, named_docs = named_in_reviews(suite)
     named |= {question} if question is not None else set()
     named_docs |= {doc} if doc is not None else set()
-    before = {q for (q,) in con.execute("SELECT DISTINCT question_id FROM reviews WHERE suite = ?",
-                                        [suite.name]).fetchall()}
-    rows = con.execute("SELECT position, question_id FROM questions WHERE suite = ? "
-                       "AND list_contains(?::VARCHAR[], question_id)", [suite.name, sorted(named | before)]).fetchall()
+    before = set() if staged else {q for (q,) in con.execute(
+        "SELECT DISTINCT question_id FROM reviews WHERE suite = ?", [suite.name]).fetchall()}
+    source, bound = _rows_of("questions", suite, staged)
+    rows = con.execute(f"SELECT position, question_id FROM {source} list_contains(?::VARCHAR[], question_id)",
+                       [*bound, sorted(named | before)]).fetchall()
     path = suite.folder / "questions.jsonl"
     lines = question_lines(path, dict(rows))
     if lines is None:
@@ -91,7 +96,7 @@ def stored_part(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems
     if scratch:
         return None
     labels = {doc for _, obj in parsed for doc in _label_ids(obj)}
-    units = _stored_units(con, suite, labels | named_docs)
+    units = _stored_units(con, suite, labels | named_docs, staged)
     part = dataclasses.replace(suite, questions={}, documents={}, chunks={}, review=None, judges={}, judgements={})
     add_questions(part, path, ((position, obj) for position, obj in parsed), dict.fromkeys(units), scratch)
     if scratch or len(part.questions) != len(rows):
@@ -123,14 +128,38 @@ def _label_ids(obj: dict) -> list[str]:
     return [doc for doc in relevant if isinstance(doc, str)] if isinstance(relevant, (list, dict)) else []
 
 
-def _stored_units(con: duckdb.DuckDBPyConnection, suite: Suite, ids: set[str]) -> set[str]:
-    """Those of `ids` that the stored suite's labels may name: its documents, or its chunks in a
-    passage-level suite."""
-    table = "chunks WHERE run_id IS NULL AND" if suite.unit == "chunk" else "documents WHERE"
-    column = "chunk_id" if suite.unit == "chunk" else "doc_id"
+def _rows_of(table: str, suite: Suite, staged: bool) -> tuple[str, list[str]]:
+    """SQL up to a WHERE clause's open end (`... WHERE [suite = ? AND]`) over `suite`'s rows of `table`,
+    and the values it binds: the staged relation (`scoring.store.suite_bulk.STAGED`) or the stored table."""
+    if staged:
+        return f"_suite_{table} WHERE", []
+    return f"{table} WHERE suite = ? AND", [suite.name]
+
+
+def _stored_units(con: duckdb.DuckDBPyConnection, suite: Suite, ids: set[str], staged: bool = False) -> set[str]:
+    """Those of `ids` that the suite's labels may name: its documents, or its chunks in a passage-level
+    suite (which is never staged)."""
+    if suite.unit == "chunk":
+        source, bound, column = "chunks WHERE run_id IS NULL AND suite = ? AND", [suite.name], "chunk_id"
+    else:
+        (source, bound), column = _rows_of("documents", suite, staged), "doc_id"
     return {doc for (doc,) in con.execute(
-        f"SELECT {column} FROM {table} suite = ? AND list_contains(?::VARCHAR[], {column})",
-        [suite.name, sorted(ids)]).fetchall()}
+        f"SELECT {column} FROM {source} list_contains(?::VARCHAR[], {column})", [*bound, sorted(ids)]).fetchall()}
+
+
+def review_staged(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems) -> bool:
+    """Apply the decisions of `suite`'s review files to its staged rows (`scoring.store.suite_bulk`), as
+    reading the suite in Python applies them: the touched questions' rows are replaced by their rows as
+    reviewed, and `suite.review` set. Problems of the review files are recorded. False, nothing
+    changed, when a staged question does not match its line (the caller then reads the suite in
+    Python)."""
+    found = stored_part(con, suite, problems, staged=True)
+    if found is None:
+        return False
+    part = found[0]
+    replace_questions(con, part, staged=True)
+    suite.review = part.review
+    return True
 
 
 def write_part(con: duckdb.DuckDBPyConnection, suite: Suite, part: Suite) -> int:

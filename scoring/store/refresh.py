@@ -6,6 +6,7 @@ are kept as they are; runs no longer in the workspace are removed.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass
@@ -27,10 +28,11 @@ from .alignment import align_staged, write_alignments
 from .pins import read_pins, stored_pins, write_pins
 from .records import read_lines, stage_records, stage_runs
 from .schema import SCHEMA_VERSION, create_schema
+from .suite_bulk import drop_staged, stage_suite
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
 from .rescore import changed_questions, drop_relation, restage_stored, snapshot_suite
 from .summaries import build_summaries
-from .decisions import stored_part, write_part
+from .decisions import review_staged, stored_part, write_part
 from .workspace import Run, Suite, Workspace, load_suite, load_workspace
 
 if TYPE_CHECKING:
@@ -251,6 +253,18 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> None:
                 "WHERE runs.run_id = s.run_id")
 
 
+def read_deferred(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems) -> Suite:
+    """A suite left unread (`Suite.deferred`), read: staged set-based (`scoring.store.suite_bulk`) with
+    its reviewers' decisions applied (`scoring.store.decisions.review_staged`), or on any doubt read
+    in Python, which names every problem."""
+    if stage_suite(con, suite):
+        if review_staged(con, suite, problems):
+            return suite
+        drop_staged(con)
+    full = load_suite(suite.folder, problems)
+    return full if full is not None else dataclasses.replace(suite, deferred=False)
+
+
 def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *, k: int | None = None,
           bulk: bool = True) -> None:
     """Read, check and stage the records of `runs`; `k` overrides every run's cutoff (what-if).
@@ -304,7 +318,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
         outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
         old_suites, old_runs = store.stored_hashes(db)
         # Suites the database already holds byte for byte are not parsed again.
-        ws = load_workspace(workspace, problems, stored=old_suites)
+        ws = load_workspace(workspace, problems, stored=old_suites, defer=True)
         pins = read_pins(ws, problems)  # the standing baselines: published even when no run changed
         pins_changed = pins != _stored_pins(db, outdated)
         changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name, ("",))[0] != s.files_hash]
@@ -323,7 +337,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
             if summary is not None:
                 return summary
         for suite in [s for s in changed_suites if s.reviews_only]:  # read in full after all
-            full = load_suite(suite.folder, problems)
+            full = load_suite(suite.folder, problems, defer=True)
             ws.suites[suite.name] = full if full is not None else suite
         changed_suites = [ws.suites[s.name] for s in changed_suites]
 
@@ -344,6 +358,8 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                 questions: dict[str, int] = {}
                 con.execute("CREATE OR REPLACE TEMP TABLE rescore_questions (suite VARCHAR, question_id VARCHAR)")
                 for suite in changed_suites:
+                    if suite.deferred:
+                        suite = ws.suites[suite.name] = read_deferred(con, suite, problems)
                     # a workspace with problems is refused: every run of a changed suite is then
                     # checked from its files, so that the report names all of them
                     partial = suite.name in old_suites and not problems
@@ -353,6 +369,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
                     found = changed_questions(con, suite.name) if partial and same_documents else None
                     if found is not None:
                         questions[suite.name] = found
+                changed_suites = [ws.suites[s.name] for s in changed_suites]
                 changed_names = {s.name for s in changed_suites}
                 to_score = [r for r in ws.runs.values()
                             if r.run_id in changed_runs or (r.suite in changed_names and r.suite not in questions)]

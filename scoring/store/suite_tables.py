@@ -19,6 +19,7 @@ import pyarrow as pa
 from .chunks import write_chunks
 from .reviews import LABELS_HASH_SQL
 from .files import gc_paused
+from .suite_bulk import drop_staged
 from .workspace import Suite
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ QUESTION_COLUMNS = {
 _QUESTION_FIELDS = ("id", "position", "text", "type", "split", "critical", "tags", "caller", "disputed")
 """The `Question` attributes behind `QUESTION_COLUMNS`, in order."""
 LABEL_COLUMNS = {"question_id": _TEXT, "doc_id": _TEXT, "grade": pa.int64()}
+_QUESTION_RELATIONS = ("_suite_questions", "_suite_labels", "_suite_claims")
+"""The relations `question_columns` fills, by the names `_INSERTS` reads."""
 CLAIM_COLUMNS = {"question_id": _TEXT, "claim_id": _TEXT, "proposition": _TEXT, "docs": _TEXTS}
 
 # Each table's rows from the Arrow tables registered under these names; `?` is the suite. The
@@ -87,30 +90,34 @@ that differ from the stored ones are kept in `stale_<table>` (stored rows that g
 
 def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite, *, changes_only: bool = False) -> bool:
     """Replace one suite's rows in the suite tables (one `suites` row; documents, questions, labels,
-    expected claims and the suite's chunk map as loaded).
+    expected claims and the suite's chunk map as loaded), from its objects or, for a suite read
+    set-based (`Suite.deferred`), from its staged relations (`scoring.store.suite_bulk`), which are
+    dropped after.
 
     With `changes_only`, for a suite the database holds: stored documents that equal the suite's
     (same count and `DOCUMENTS_CHECKSUM`) are kept as they are, and questions, labels and expected
     claims are updated row by row (`DIFFED`): deleting and inserting keyed rows costs seconds per
     100,000 rows, and a review decision changes a few. Returns whether the documents were kept."""
-    staged = {"_suite_documents": document_columns(suite)}
-    kept = changes_only and _same_documents(con, suite.name, staged["_suite_documents"])
-    for table in SUITE_TABLES:
-        if not (kept and table == "documents") and not (changes_only and table in DIFFED):
-            con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite.name])
-    if kept:
-        del staged["_suite_documents"]
-    staged["_suite_questions"], staged["_suite_labels"], staged["_suite_claims"] = question_columns(suite)
-    con.execute("INSERT INTO suites (suite, version, corpus_version, rubric_version, description, n_documents, "
-                "n_questions, files_hash, unit, max_claims, labels_hash, base_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)", [
-                    suite.name, suite.version, suite.corpus_version, suite.rubric_version, suite.description,
-                    len(suite.documents), staged["_suite_questions"].num_rows, suite.files_hash,
-                    suite.unit, suite.max_claims, suite.base_hash])
-    write_chunks(con, suite.name, None, suite.chunks)
-    for name, table in staged.items():
+    arrow = {} if suite.deferred else {"_suite_documents": document_columns(suite)}
+    for name, table in arrow.items():
         con.register(name, table)
     try:
+        kept = changes_only and _same_documents(con, suite.name)
+        for table in SUITE_TABLES:
+            if not (kept and table == "documents") and not (changes_only and table in DIFFED):
+                con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite.name])
+        if not suite.deferred:
+            arrow.update(zip(_QUESTION_RELATIONS, question_columns(suite)))
+            for name in _QUESTION_RELATIONS:
+                con.register(name, arrow[name])
+        n_documents, n_questions = con.execute(
+            "SELECT (SELECT count(*) FROM _suite_documents), (SELECT count(*) FROM _suite_questions)").fetchone()
+        con.execute("INSERT INTO suites (suite, version, corpus_version, rubric_version, description, n_documents, "
+                    "n_questions, files_hash, unit, max_claims, labels_hash, base_hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)", [
+                        suite.name, suite.version, suite.corpus_version, suite.rubric_version, suite.description,
+                        n_documents, n_questions, suite.files_hash, suite.unit, suite.max_claims, suite.base_hash])
+        write_chunks(con, suite.name, None, suite.chunks)
         # In file order: the refresh's joins against these tables run markedly faster on rows stored
         # in the order rankings refer to them (measured: 13 s vs 24 s writing 20M ranked rows).
         for table, select in _INSERTS.items():
@@ -119,30 +126,42 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite, *, changes_only: b
             elif not (kept and table == "documents"):
                 con.execute(f"INSERT INTO {table} BY NAME {select}", [suite.name])
     finally:
-        for name in staged:
+        for name in arrow:
             con.unregister(name)
+        if suite.deferred:
+            drop_staged(con)
     write_review(con, suite)
     write_judges(con, suite)
     con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
     return kept
 
 
-def replace_questions(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
+def replace_questions(con: duckdb.DuckDBPyConnection, suite: Suite, *, staged: bool = False) -> None:
     """Replace the stored rows of the questions `suite` holds (some of a stored suite's questions, at
     their stored positions) in `questions`, `labels` and `expected_claims`; the other questions' rows
-    stay as they are."""
-    staged = dict(zip(("_suite_questions", "_suite_labels", "_suite_claims"), question_columns(suite)))
+    stay as they are. `staged`: replace them in the staged relations of a suite being read instead
+    (`scoring.store.suite_bulk`)."""
+    rows = dict(zip(_QUESTION_RELATIONS, question_columns(suite)))
     ids = list(suite.questions)
+    if staged:
+        for name, table in rows.items():
+            con.execute(f"DELETE FROM {name} WHERE list_contains(?::VARCHAR[], question_id)", [ids])
+            con.register("_incoming_rows", table)
+            try:
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _incoming_rows")
+            finally:
+                con.unregister("_incoming_rows")
+        return
     for table in DIFFED:
         con.execute(f"DELETE FROM {table} WHERE suite = ? AND list_contains(?::VARCHAR[], question_id)",
                     [suite.name, ids])
-    for name, table in staged.items():
+    for name, table in rows.items():
         con.register(name, table)
     try:
         for table in DIFFED:
             con.execute(f"INSERT INTO {table} BY NAME {_INSERTS[table]}", [suite.name])
     finally:
-        for name in staged:
+        for name in rows:
             con.unregister(name)
 
 
@@ -161,15 +180,11 @@ def _write_changes(con: duckdb.DuckDBPyConnection, table: str, select: str, suit
     con.execute(f"DROP TABLE incoming_{table}")
 
 
-def _same_documents(con: duckdb.DuckDBPyConnection, suite: str, documents: pa.Table) -> bool:
-    """Whether the stored documents of `suite` are `documents` (`DOCUMENT_COLUMNS`), by row count and
-    `DOCUMENTS_CHECKSUM`."""
+def _same_documents(con: duckdb.DuckDBPyConnection, suite: str) -> bool:
+    """Whether the stored documents of `suite` are those of `_suite_documents` (`DOCUMENT_COLUMNS`), by
+    row count and `DOCUMENTS_CHECKSUM`."""
     stored = con.execute(DOCUMENTS_CHECKSUM.format(source="documents WHERE suite = ?"), [suite]).fetchall()[0]
-    con.register("_incoming_documents", documents)
-    try:
-        incoming = con.execute(DOCUMENTS_CHECKSUM.format(source="_incoming_documents")).fetchall()[0]
-    finally:
-        con.unregister("_incoming_documents")
+    incoming = con.execute(DOCUMENTS_CHECKSUM.format(source="_suite_documents")).fetchall()[0]
     return stored[0] > 0 and stored == incoming
 
 

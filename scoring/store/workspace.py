@@ -6,9 +6,11 @@ Layout (docs/formats.md):
     runs/<run_id>/manifest.json, records.jsonl (or records.parquet), chunks.jsonl (optional)
 
 Suites and manifests are checked here in Python (a suite's clean lines on a fast path of set
-checks, the rest field by field); records can number millions and are staged and checked with
-set-based SQL in `scoring.store.records`. Every problem names file, line, question and field, and every
-problem in the workspace is reported, not just the first.
+checks, the rest field by field); this module is the authority on the suite rules. A refresh reads a
+clean suite faster set-based (`scoring.store.suite_bulk`, which leaves any doubt to this module).
+Records can number millions and are staged and checked with set-based SQL in
+`scoring.store.records`. Every problem names file, line, question and field, and every problem in
+the workspace is reported, not just the first.
 """
 from __future__ import annotations
 
@@ -121,6 +123,9 @@ class Suite:
     reviews_only: bool = False
     """Only suite.json was read because a database holds every file of this suite but its review files:
     the decisions can be applied to the stored suite (`scoring.store.decisions`)."""
+    deferred: bool = False
+    """Only suite.json (and the judges) were read: documents, questions and review files are left to be
+    read set-based into a database (`scoring.store.suite_bulk`), or in Python on any doubt."""
     review: Review | None = None
     """What the reviewers' decisions (`reviews/*.jsonl`) did to the labels, once applied."""
     judges: dict[str, Any] = field(default_factory=dict)
@@ -243,13 +248,15 @@ def suite_hash(base: str, reviews: str) -> str:
 
 
 def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = None, known_base: str | None = None,
-               digest: Digest = files_hash) -> Suite | None:
+               digest: Digest = files_hash, defer: bool = False) -> Suite | None:
     """Read and check one suite folder; problems are recorded, not raised.
 
     With `known_hash` equal to the files' hash (a database already holds exactly this suite), only
     suite.json is read: documents, questions and chunks stay unloaded (`Suite.loaded` is False). So
     too with `known_base` equal to the base hash (the database holds this suite but for its review
-    files): `Suite.reviews_only` is then True, and the decisions are read against the stored suite."""
+    files): `Suite.reviews_only` is then True, and the decisions are read against the stored suite.
+    With `defer`, a suite without a chunk map is read no further than suite.json and its judges
+    (`Suite.deferred`)."""
     meta_path = folder / "suite.json"
     before = len(problems.items)
     meta_lines: dict[str, int] = {}
@@ -278,13 +285,17 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
     suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description,
                   unit, max_claims)
     base = base_files(folder)
-    if known_hash is not None and all(p.exists() for p in base):
-        suite.base_hash = digest(base)
-        suite.files_hash = suite_hash(suite.base_hash, digest(review_files(folder)))
+    chunks_path = folder / "chunks.jsonl"
+    deferred = defer and unit == "document" and not chunks_path.exists()
+    if (known_hash is not None or deferred) and all(p.exists() for p in base):
+        _hash(suite, base, digest)
         if suite.files_hash == known_hash or suite.base_hash == known_base:
             suite.loaded, suite.reviews_only = False, suite.files_hash != known_hash
             return suite
-    chunks_path = folder / "chunks.jsonl"
+        if deferred:
+            _load_judges(suite, problems)
+            suite.loaded, suite.deferred = False, True
+            return suite
     with gc_paused():
         _load_documents(suite, folder / "documents.jsonl", problems)
         if chunks_path.exists():
@@ -298,9 +309,14 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
         _load_judges(suite, problems)
     if len(suite.documents) + len(suite.questions) + len(suite.chunks) >= _FREEZE_AT:
         gc.freeze()
-    suite.base_hash = digest(base)
-    suite.files_hash = suite_hash(suite.base_hash, digest(review_files(folder)))
+    _hash(suite, base, digest)
     return suite
+
+
+def _hash(suite: Suite, base: list[Path], digest: Digest) -> None:
+    """Set the suite's `base_hash` (of its `base` files) and `files_hash` (with its review files')."""
+    suite.base_hash = digest(base)
+    suite.files_hash = suite_hash(suite.base_hash, digest(review_files(suite.folder)))
 
 
 def _load_judges(suite: Suite, problems: Problems) -> None:
@@ -739,23 +755,27 @@ def discover(root: Path, problems: Problems) -> tuple[list[Path], list[Path]]:
 
 
 def load_workspace(root: Path, problems: Problems, *, stored: dict[str, tuple[str, str]] | None = None,
-                   runs: bool = True) -> Workspace:
+                   runs: bool = True, defer: bool = False) -> Workspace:
     """Every suite and run manifest of a workspace, checked (the suites only, without `runs`);
     records are staged separately.
 
     `stored` maps suite -> (content hash, base hash) already held by a database: a suite with either
     hash equal is not parsed again (`load_suite`), unless a run brings its own chunk map (which is
-    checked against the suite's documents)."""
+    checked against the suite's documents). With `defer`, every other suite whose documents no run's
+    chunk map needs is read no further than suite.json (`Suite.deferred`)."""
     suite_dirs, run_dirs = discover(root, problems)
     if not runs:
         run_dirs = []
     stored = dict(stored or {})
+    mapped: set[Any] = set()  # suites a run brings its own chunk map for
     for folder in run_dirs:
         if (folder / "chunks.jsonl").exists():
             try:
-                stored.pop(json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("suite"), None)
+                mapped.add(json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("suite"))
             except (OSError, ValueError, AttributeError, TypeError):
                 pass
+    for name in mapped:
+        stored.pop(name, None)
     suites: dict[str, Suite] = {}
     found: dict[str, Run] = {}
     file_sets = [paths for folder in suite_dirs for paths in (base_files(folder), review_files(folder))] + [
@@ -763,7 +783,8 @@ def load_workspace(root: Path, problems: Problems, *, stored: dict[str, tuple[st
     with hashing_ahead([paths for paths in file_sets if paths is not None]) as digest:
         for folder in suite_dirs:
             known, base = stored.get(folder.name, (None, None))
-            suite = load_suite(folder, problems, known_hash=known, known_base=base, digest=digest)
+            suite = load_suite(folder, problems, known_hash=known, known_base=base, digest=digest,
+                               defer=defer and folder.name not in mapped)
             if suite is not None:
                 suites[suite.name] = suite
         broken = frozenset(folder.name for folder in suite_dirs) - set(suites)

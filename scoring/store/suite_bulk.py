@@ -1,0 +1,267 @@
+"""The suite read and checked set-based: documents.jsonl and questions.jsonl parsed by DuckDB into the
+staged relations `write_suite` writes from, every rule of a clean line checked as aggregate SQL.
+
+`scoring.store.workspace` holds the rules and names the file, line, field and rule of every problem;
+it builds a Python object per document and question (seconds for 200,000 questions). This module
+decides the common case, a suite with no problem, in a few passes over typed columns. When every
+check holds, the staged relations are the suite's rows exactly as the Python reader would write them
+(`scoring.store.suite_tables`). When any check fails, or a file cannot be read this way at all,
+nothing is staged and the caller reads the suite in Python, which reports the problems; a check here
+may be stricter than the rules (a doubt sends the suite to the Python reader), never laxer.
+
+Staged tables (temporary, no `suite` column; `suite_tables._INSERTS` adds it):
+`_suite_documents` (`DOCUMENT_COLUMNS`), `_suite_questions` (`QUESTION_COLUMNS`), `_suite_labels`
+(`LABEL_COLUMNS`) and `_suite_claims` (`CLAIM_COLUMNS`), in file order.
+
+A suite with a chunk map (`chunks.jsonl`) is read in Python.
+"""
+from __future__ import annotations
+
+import duckdb
+
+from ..metrics.alignment import UNLABELLED_ID
+from .files import ID_PATTERN, MAX_GRADE, MAX_LINE_BYTES, WHITESPACE
+from .records import WHITESPACE as BLANK, has_bom
+from .workspace import MAX_CITATIONS, MAX_LABELS, SPLITS, Suite
+
+STAGED = ("_suite_documents", "_suite_questions", "_suite_labels", "_suite_claims")
+"""The staged relations `scoring.store.suite_tables.write_suite` reads."""
+
+RESERVED_PREFIX = UNLABELLED_ID.split("{")[0]
+"""An expected claim whose ID starts so may be reserved (`workspace.UNLABELLED_CLAIM`): left to the
+Python reader."""
+
+
+def _nonblank(text: str) -> str:
+    """SQL: the string `text` holds more than whitespace (what `str.strip()` removes)."""
+    return f"regexp_matches({text}, '[^{WHITESPACE}]')"
+
+
+def _string(value: str) -> str:
+    """SQL: the JSON value `value` is a string."""
+    return f"coalesce(json_type({value}) = 'VARCHAR', false)"
+
+
+def _text(value: str) -> str:
+    """SQL: the JSON value `value` is a string with more than whitespace."""
+    return f"({_string(value)} AND coalesce({_nonblank(f'{value}->>{chr(39)}${chr(39)}')}, false))"
+
+
+def _absent_or_null(value: str) -> str:
+    """SQL: the field `value` (as `_parse` reads it: NULL when absent or null) is absent or null."""
+    return f"({value} IS NULL)"
+
+
+def _absent(field: str) -> str:
+    """SQL: the line has no key `field` (a field read as JSON is NULL both when absent and when null)."""
+    return f"NOT list_contains(keys, '{field}')"
+
+
+def _strings(value: str) -> str:
+    """SQL: the JSON value `value` is a list of strings with more than whitespace (`tags`, `access`)."""
+    return (f"(coalesce(json_type({value}) = 'ARRAY', false) AND coalesce(list_bool_and(list_transform("
+            f"from_json({value}, '[\"JSON\"]'), lambda e: {_text('e')})), true))")
+
+
+LINES = (
+    "SELECT line::INTEGER AS line, raw FROM (SELECT unnest(l) AS raw, generate_subscripts(l, 1) AS line "
+    "FROM (SELECT string_split(content, chr(10)) AS l FROM read_text(?)))"
+)
+"""A file's lines as Python reads them (split at line feeds only), numbered from 1."""
+
+TRAILING_COMMA = r",[ \t\r\n]*[}\]]"
+"""DuckDB's parser accepts a comma before a closing bracket, JSON (and the Python reader) does not: a
+line holding one anywhere, even inside a string, is left to the Python reader."""
+
+
+def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: tuple[str, ...]) -> bool:
+    """Create `table` (line, j): one row per non-blank line of `path`, the values of `fields` as JSON
+    (NULL when absent or null). False when a line is no object of those keys, each once, within the
+    line limit, or breaks strict JSON as `TRAILING_COMMA` does."""
+    structure = "{" + ", ".join(f'"{name}": "JSON"' for name in fields) + "}"
+    # the lines first, so that the parse below runs on every thread
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _suite_lines AS {LINES}", [path])
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE {table} AS
+        SELECT line, strlen(raw) AS n_bytes, regexp_matches(raw, '{TRAILING_COMMA}') AS trailing_comma,
+               ltrim(raw, {BLANK}) LIKE '{{%' AS is_object, json_keys(raw) AS keys,
+               json_transform(raw, '{structure}') AS j
+        FROM _suite_lines WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {BLANK}) <> '' END""")
+    con.execute("DROP TABLE _suite_lines")
+    bad = con.execute(f"SELECT count(*) FILTER (WHERE NOT is_object OR trailing_comma OR n_bytes > {MAX_LINE_BYTES - 2})"
+                      f" FROM {table}").fetchone()[0]
+    key_sets = [keys for (keys,) in con.execute(f"SELECT DISTINCT keys FROM {table}").fetchall()]
+    return bad == 0 and all(len(set(keys)) == len(keys) and set(fields).issuperset(keys) for keys in key_sets)
+
+
+DOCUMENT_FIELDS = ("id", "text", "version", "title", "access")
+QUESTION_FIELDS = ("id", "text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims",
+                   "disputed")
+
+_DOCUMENT_OK = f"""
+    {_string('j.id')} AND regexp_full_match(j.id->>'$', $id)
+    AND {_text('j.text')} AND ({_absent_or_null('j.version')} OR {_text('j.version')})
+    AND ({_absent_or_null('j.title')} OR {_string('j.title')})
+    AND ({_absent_or_null('j.access')} OR {_strings('j.access')})"""
+"""A document line that breaks no rule of `workspace._checked_document` (its ID's uniqueness aside)."""
+
+_QUESTION_OK = f"""
+    {_string('j.id')} AND regexp_full_match(j.id->>'$', $id)
+    AND {_text('j.text')} AND {_text('j.type')} AND {_string('j.split')} AND list_contains($splits, j.split->>'$')
+    AND ({_absent('critical')} OR coalesce(json_type(j.critical) = 'BOOLEAN', false))
+    AND ({_absent('tags')} OR {_strings('j.tags')}) AND ({_absent_or_null('j.caller')} OR {_strings('j.caller')})
+    AND ({_absent_or_null('j.disputed')} OR {_text('j.disputed')})
+    AND coalesce(json_type(j.relevant) IN ('ARRAY', 'OBJECT'), false)
+    AND ({_absent('support')} OR coalesce(json_type(j.support) = 'OBJECT', false))
+    AND ({_absent('claims')} OR coalesce(json_type(j.claims) = 'OBJECT', false))"""
+"""A question line whose fields break no rule of `workspace._checked_question` (its labels, expected
+claims and propositions aside, which `_QUESTIONS` unpacks and the label checks check). A field whose
+default is not null (`critical`, `tags`, `support`, `claims`) may be absent, not null."""
+
+_QUESTIONS = f"""
+    CREATE OR REPLACE TEMP TABLE _suite_question_rows AS
+    SELECT line, (row_number() OVER (ORDER BY line) - 1)::BIGINT AS position, j.id->>'$' AS question_id,
+           j.text->>'$' AS text, j.type->>'$' AS type, j.split->>'$' AS split,
+           coalesce(j.critical::BOOLEAN, false) AS critical,
+           coalesce(from_json(j.tags, '["VARCHAR"]'), []) AS tags,
+           CASE WHEN json_type(j.caller) = 'ARRAY' THEN from_json(j.caller, '["VARCHAR"]') END AS caller,
+           CASE WHEN json_type(j.disputed) = 'VARCHAR' THEN j.disputed->>'$' END AS disputed,
+           CASE WHEN json_type(j.relevant) = 'ARRAY'
+                THEN list_transform(from_json(j.relevant, '["JSON"]'),
+                                    lambda e: {{'doc': e->>'$', 'grade': 1::BIGINT, 'ok': {_string('e')}}})
+                ELSE list_transform(map_entries(j.relevant::MAP(VARCHAR, JSON)),
+                                    lambda e: {{'doc': e.key, 'grade': TRY_CAST(e.value AS BIGINT),
+                                          'ok': coalesce(json_type(e.value) IN ('UBIGINT', 'BIGINT'), false)}})
+           END AS labels,
+           map_entries(coalesce(j.support, '{{}}')::MAP(VARCHAR, JSON)) AS support,
+           coalesce(j.claims, '{{}}')::MAP(VARCHAR, JSON) AS claims
+    FROM _suite_question_lines"""
+"""Each clean question line unpacked: its labels (a list of IDs, grade 1 each, or a map ID -> grade) as
+(doc, grade, ok: a whole-number grade, or a string ID), its expected claims and propositions as maps
+(a key twice in a map is an error here, which sends the suite to the Python reader)."""
+
+def _not_ok(condition: str) -> str:
+    """SQL counting the rows for which `condition` does not hold (NULL counts as not holding)."""
+    return f"count(*) FILTER (WHERE NOT coalesce({condition}, false))"
+
+
+_LABELS_OK = f"""
+    len(labels) <= {MAX_LABELS} AND len(list_distinct(list_transform(labels, lambda l: l.doc))) = len(labels)
+    AND coalesce(list_bool_and(list_transform(labels, lambda l: coalesce(l.ok
+        AND l.grade BETWEEN -{MAX_GRADE} AND {MAX_GRADE}, false))), true)"""
+"""A question's labels: at most MAX_LABELS, no ID twice, every grade a whole number in range."""
+
+_LABEL_PROBLEMS = f"""
+    SELECT {_not_ok(_LABELS_OK)},
+           (SELECT {_not_ok("u.unit IS NOT NULL")}
+            FROM (SELECT unnest(labels).doc AS doc FROM _suite_question_rows) l
+            LEFT JOIN _suite_units u ON u.unit = l.doc)
+    FROM _suite_question_rows"""
+"""Questions whose labels break `_LABELS_OK`; labels naming no document of the suite."""
+
+_CLAIM_OK = f"""
+    regexp_full_match(s.key, $id) AND NOT starts_with(s.key, $reserved)
+    AND coalesce(json_type(s.value) = 'ARRAY', false)
+    AND len(from_json(s.value, '["JSON"]')) BETWEEN 1 AND {MAX_CITATIONS}
+    AND list_bool_and(list_transform(from_json(s.value, '["JSON"]'), lambda e: {_string('e')}))
+    AND len(list_distinct(from_json(s.value, '["VARCHAR"]'))) = len(from_json(s.value, '["VARCHAR"]'))
+    AND list_has_all(positive, from_json(s.value, '["VARCHAR"]'))"""
+"""An expected claim `s` (key: its ID, value: its documents): an ID well-formed and not reserved, 1 to
+MAX_CITATIONS distinct supporting documents, each labelled relevant (grade > 0)."""
+
+_CLAIM_PROBLEMS = f"""
+    WITH claims AS (
+      SELECT question_id, unnest(support) AS s, claims,
+             list_transform(list_filter(labels, lambda l: l.grade > 0), lambda l: l.doc) AS positive
+      FROM _suite_question_rows
+    )
+    SELECT {_not_ok(_CLAIM_OK)} FROM claims"""
+
+_PROPOSITIONS_OK = f"""
+    list_has_all(list_transform(support, lambda s: s.key), map_keys(claims))
+    AND coalesce(list_bool_and(list_transform(map_values(claims), lambda v: {_text('v')})), true)"""
+"""A question's propositions: each for an expected claim, each a text."""
+
+_PROPOSITION_PROBLEMS = f"SELECT {_not_ok(_PROPOSITIONS_OK)} FROM _suite_question_rows"
+
+_STAGE = {
+    "_suite_documents": """
+        SELECT j.id->>'$' AS doc_id,
+               CASE WHEN json_type(j.version) = 'VARCHAR' THEN j.version->>'$' END AS version,
+               CASE WHEN json_type(j.title) = 'VARCHAR' THEN j.title->>'$' END AS title,
+               j.text->>'$' AS text,
+               CASE WHEN json_type(j.access) = 'ARRAY' THEN from_json(j.access, '["VARCHAR"]') ELSE [] END AS access
+        FROM _suite_document_lines ORDER BY line""",
+    "_suite_questions": """
+        SELECT question_id, position, text, type, split, critical, tags, caller, disputed
+        FROM _suite_question_rows ORDER BY line""",
+    "_suite_labels": """
+        SELECT question_id, l.doc AS doc_id, l.grade AS grade
+        FROM (SELECT line, question_id, unnest(labels) AS l, generate_subscripts(labels, 1) AS i
+              FROM _suite_question_rows) ORDER BY line, i""",
+    "_suite_claims": """
+        SELECT question_id, s.key AS claim_id, claims[s.key] ->> '$' AS proposition,
+               from_json(s.value, '["VARCHAR"]') AS docs
+        FROM (SELECT line, question_id, claims, unnest(support) AS s, generate_subscripts(support, 1) AS i
+              FROM _suite_question_rows) ORDER BY line, i""",
+}
+"""The staged relations from the checked lines, in file order (labels and claims in key order)."""
+
+_SCRATCH = ("_suite_lines", "_suite_document_lines", "_suite_question_lines", "_suite_question_rows", "_suite_units")
+
+
+def stage_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> bool:
+    """Read and check `suite`'s documents and questions set-based into the staged relations (`STAGED`).
+
+    False, nothing staged, when a file cannot be read this way or any check fails (the caller then
+    reads the suite in Python, which names every problem), or when the suite has a chunk map."""
+    documents, questions = suite.folder / "documents.jsonl", suite.folder / "questions.jsonl"
+    if (suite.folder / "chunks.jsonl").exists() or suite.unit != "document":
+        return False
+    if not (documents.exists() and questions.exists()) or has_bom(documents) or has_bom(questions):
+        return False
+    try:
+        staged = _stage(con, str(documents), str(questions))
+    except duckdb.Error:  # not UTF-8, not JSON, a key twice in a map, ...
+        staged = False
+    finally:
+        for name in _SCRATCH:
+            con.execute(f"DROP TABLE IF EXISTS {name}")
+    if not staged:
+        drop_staged(con)
+    return staged
+
+
+def _stage(con: duckdb.DuckDBPyConnection, documents: str, questions: str) -> bool:
+    ids = {"id": ID_PATTERN}
+    if not _parse(con, "_suite_document_lines", documents, DOCUMENT_FIELDS):
+        return False
+    bad, lines, distinct = con.execute(
+        f"SELECT {_not_ok(_DOCUMENT_OK)}, count(*), count(DISTINCT j.id->>'$') "
+        "FROM _suite_document_lines", ids).fetchone()
+    if bad or lines == 0 or distinct != lines:
+        return False
+    if not _parse(con, "_suite_question_lines", questions, QUESTION_FIELDS):
+        return False
+    bad, lines, distinct = con.execute(
+        f"SELECT {_not_ok(_QUESTION_OK)}, count(*), count(DISTINCT j.id->>'$') "
+        "FROM _suite_question_lines", {**ids, "splits": list(SPLITS)}).fetchone()
+    if bad or lines == 0 or distinct != lines:
+        return False
+    con.execute(_QUESTIONS)
+    con.execute("CREATE OR REPLACE TEMP TABLE _suite_units AS SELECT j.id->>'$' AS unit FROM _suite_document_lines")
+    if any(con.execute(_LABEL_PROBLEMS).fetchone()):
+        return False
+    if con.execute(_CLAIM_PROBLEMS, {**ids, "reserved": RESERVED_PREFIX}).fetchone()[0]:
+        return False
+    if con.execute(_PROPOSITION_PROBLEMS).fetchone()[0]:
+        return False
+    for name, select in _STAGE.items():
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}")
+    return True
+
+
+def drop_staged(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the staged relations."""
+    for name in STAGED:
+        con.execute(f"DROP TABLE IF EXISTS {name}")
