@@ -33,34 +33,20 @@ Python reader."""
 
 
 def _nonblank(text: str) -> str:
-    """SQL: the string `text` holds more than whitespace (what `str.strip()` removes)."""
-    return f"regexp_matches({text}, '[^{WHITESPACE}]')"
+    """SQL: the string `text` holds more than whitespace (what `str.strip()` removes); NULL is not."""
+    return f"coalesce(regexp_matches({text}, '[^{WHITESPACE}]'), false)"
 
 
-def _string(value: str) -> str:
-    """SQL: the JSON value `value` is a string."""
-    return f"coalesce(json_type({value}) = 'VARCHAR', false)"
-
-
-def _text(value: str) -> str:
-    """SQL: the JSON value `value` is a string with more than whitespace."""
-    return f"({_string(value)} AND coalesce({_nonblank(f'{value}->>{chr(39)}${chr(39)}')}, false))"
-
-
-def _absent_or_null(value: str) -> str:
-    """SQL: the field `value` (as `_parse` reads it: NULL when absent or null) is absent or null."""
-    return f"({value} IS NULL)"
-
-
-def _absent(field: str) -> str:
-    """SQL: the line has no key `field` (a field read as JSON is NULL both when absent and when null)."""
-    return f"NOT list_contains(keys, '{field}')"
+def _unquoted(value: str) -> str:
+    """SQL: the JSON string `value` as text."""
+    return value + "->>'$'"
 
 
 def _strings(value: str) -> str:
-    """SQL: the JSON value `value` is a list of strings with more than whitespace (`tags`, `access`)."""
-    return (f"(coalesce(json_type({value}) = 'ARRAY', false) AND coalesce(list_bool_and(list_transform("
-            f"from_json({value}, '[\"JSON\"]'), lambda e: {_text('e')})), true))")
+    """SQL: every element of the JSON list `value` is a string with more than whitespace (`tags`,
+    `access`, `caller`)."""
+    return (f"coalesce(list_bool_and(list_transform(from_json({value}, '[\"JSON\"]'), "
+            f"lambda e: coalesce(json_type(e) = 'VARCHAR', false) AND {_nonblank(_unquoted('e'))})), true)")
 
 
 LINES = (
@@ -74,71 +60,118 @@ TRAILING_COMMA = r",[ \t\r\n]*[}\]]"
 line holding one anywhere, even inside a string, is left to the Python reader."""
 
 
-def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: tuple[str, ...]) -> bool:
-    """Create `table` (line, j): one row per non-blank line of `path`, the values of `fields` as JSON
-    (NULL when absent or null). False when a line is no object of those keys, each once, within the
-    line limit, or breaks strict JSON as `TRAILING_COMMA` does."""
-    structure = "{" + ", ".join(f'"{name}": "JSON"' for name in fields) + "}"
+class _Fields:
+    """The fields of a line and how `_parse` reads them: `v.<field>` its value, cast to `kinds[field]`
+    (lenient: a number read as text becomes text), and `t[i]` its JSON type (NULL when the key is absent,
+    'NULL' when it is null), which the checks test before trusting the value."""
+
+    def __init__(self, kinds: dict[str, str]):
+        self.kinds = kinds
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.kinds)
+
+    def type(self, name: str) -> str:
+        return f"t[{list(self.kinds).index(name) + 1}]"
+
+    def is_(self, name: str, *kinds: str) -> str:
+        """SQL: the field is present with one of the JSON types `kinds`."""
+        listed = ", ".join(f"'{kind}'" for kind in kinds)
+        return f"coalesce({self.type(name)} IN ({listed}), false)"
+
+    def absent(self, name: str) -> str:
+        return f"({self.type(name)} IS NULL)"
+
+    def absent_or_null(self, name: str) -> str:
+        return f"coalesce({self.type(name)} = 'NULL', true)"
+
+    def text(self, name: str) -> str:
+        """SQL: the field is a string with more than whitespace."""
+        return f"({self.is_(name, 'VARCHAR')} AND {_nonblank('v.' + name)})"
+
+    def structure(self) -> str:
+        return "{" + ", ".join(f'"{name}": "{kind}"' for name, kind in self.kinds.items()) + "}"
+
+    def paths(self) -> str:
+        return "[" + ", ".join(f"'$.{name}'" for name in self.kinds) + "]"
+
+
+DOCUMENT = _Fields({"id": "VARCHAR", "text": "VARCHAR", "version": "VARCHAR", "title": "VARCHAR", "access": "JSON"})
+QUESTION = _Fields({"id": "VARCHAR", "text": "VARCHAR", "type": "VARCHAR", "split": "VARCHAR", "critical": "BOOLEAN",
+                    "tags": "JSON", "caller": "JSON", "relevant": "JSON", "support": "JSON", "claims": "JSON",
+                    "disputed": "VARCHAR"})
+
+
+def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: _Fields) -> bool:
+    """Create `table` (line, t, v): one row per non-blank line of `path`, read once by `fields`. False when
+    a line is no object of those keys, each once, within the line limit, or breaks strict JSON as
+    `TRAILING_COMMA` does."""
     # the lines first, so that the parse below runs on every thread
     con.execute(f"CREATE OR REPLACE TEMP TABLE _suite_lines AS {LINES}", [path])
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {table} AS
         SELECT line, strlen(raw) AS n_bytes, regexp_matches(raw, '{TRAILING_COMMA}') AS trailing_comma,
                ltrim(raw, {BLANK}) LIKE '{{%' AS is_object, json_keys(raw) AS keys,
-               json_transform(raw, '{structure}') AS j
+               json_type(raw, {fields.paths()}) AS t, json_transform(raw, '{fields.structure()}') AS v
         FROM _suite_lines WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {BLANK}) <> '' END""")
     con.execute("DROP TABLE _suite_lines")
     bad = con.execute(f"SELECT count(*) FILTER (WHERE NOT is_object OR trailing_comma OR n_bytes > {MAX_LINE_BYTES - 2})"
                       f" FROM {table}").fetchone()[0]
     key_sets = [keys for (keys,) in con.execute(f"SELECT DISTINCT keys FROM {table}").fetchall()]
-    return bad == 0 and all(len(set(keys)) == len(keys) and set(fields).issuperset(keys) for keys in key_sets)
+    return bad == 0 and all(len(set(keys)) == len(keys) and set(fields.names()).issuperset(keys) for keys in key_sets)
 
 
-DOCUMENT_FIELDS = ("id", "text", "version", "title", "access")
-QUESTION_FIELDS = ("id", "text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims",
-                   "disputed")
+D, Q = DOCUMENT, QUESTION
 
 _DOCUMENT_OK = f"""
-    {_string('j.id')} AND regexp_full_match(j.id->>'$', $id)
-    AND {_text('j.text')} AND ({_absent_or_null('j.version')} OR {_text('j.version')})
-    AND ({_absent_or_null('j.title')} OR {_string('j.title')})
-    AND ({_absent_or_null('j.access')} OR {_strings('j.access')})"""
+    {D.is_('id', 'VARCHAR')} AND regexp_full_match(v.id, $id) AND {D.text('text')}
+    AND ({D.absent_or_null('version')} OR {D.text('version')})
+    AND ({D.absent_or_null('title')} OR {D.is_('title', 'VARCHAR')})
+    AND ({D.absent_or_null('access')} OR ({D.is_('access', 'ARRAY')} AND {_strings('v.access')}))"""
 """A document line that breaks no rule of `workspace._checked_document` (its ID's uniqueness aside)."""
 
 _QUESTION_OK = f"""
-    {_string('j.id')} AND regexp_full_match(j.id->>'$', $id)
-    AND {_text('j.text')} AND {_text('j.type')} AND {_string('j.split')} AND list_contains($splits, j.split->>'$')
-    AND ({_absent('critical')} OR coalesce(json_type(j.critical) = 'BOOLEAN', false))
-    AND ({_absent('tags')} OR {_strings('j.tags')}) AND ({_absent_or_null('j.caller')} OR {_strings('j.caller')})
-    AND ({_absent_or_null('j.disputed')} OR {_text('j.disputed')})
-    AND coalesce(json_type(j.relevant) IN ('ARRAY', 'OBJECT'), false)
-    AND ({_absent('support')} OR coalesce(json_type(j.support) = 'OBJECT', false))
-    AND ({_absent('claims')} OR coalesce(json_type(j.claims) = 'OBJECT', false))"""
+    {Q.is_('id', 'VARCHAR')} AND regexp_full_match(v.id, $id) AND {Q.text('text')} AND {Q.text('type')}
+    AND {Q.is_('split', 'VARCHAR')} AND list_contains($splits, v.split)
+    AND ({Q.absent('critical')} OR {Q.is_('critical', 'BOOLEAN')})
+    AND ({Q.absent('tags')} OR ({Q.is_('tags', 'ARRAY')} AND {_strings('v.tags')}))
+    AND ({Q.absent_or_null('caller')} OR ({Q.is_('caller', 'ARRAY')} AND {_strings('v.caller')}))
+    AND ({Q.absent_or_null('disputed')} OR {Q.text('disputed')})
+    AND {Q.is_('relevant', 'ARRAY', 'OBJECT')}
+    AND ({Q.absent('support')} OR {Q.is_('support', 'OBJECT')})
+    AND ({Q.absent('claims')} OR {Q.is_('claims', 'OBJECT')})"""
 """A question line whose fields break no rule of `workspace._checked_question` (its labels, expected
 claims and propositions aside, which `_QUESTIONS` unpacks and the label checks check). A field whose
 default is not null (`critical`, `tags`, `support`, `claims`) may be absent, not null."""
 
-_QUESTIONS = f"""
+POSITION_DENSE = "line - 1"
+"""A question's position (0-based among the file's non-blank lines) when no blank line precedes a question."""
+POSITION = "row_number() OVER (ORDER BY line) - 1"
+"""A question's position in any file (a sort of every question: a quarter of a second per 200,000)."""
+
+
+def _questions(position: str) -> str:
+    """SQL unpacking each clean question line (`position`: `POSITION_DENSE` or `POSITION`): its labels (a
+    list of IDs, grade 1 each, or a map ID -> grade) as (doc, grade, ok: a whole-number grade, or a string
+    ID), its expected claims and propositions as maps (a key twice in a map is an error here, which
+    sends the suite to the Python reader)."""
+    return f"""
     CREATE OR REPLACE TEMP TABLE _suite_question_rows AS
-    SELECT line, (row_number() OVER (ORDER BY line) - 1)::BIGINT AS position, j.id->>'$' AS question_id,
-           j.text->>'$' AS text, j.type->>'$' AS type, j.split->>'$' AS split,
-           coalesce(j.critical::BOOLEAN, false) AS critical,
-           coalesce(from_json(j.tags, '["VARCHAR"]'), []) AS tags,
-           CASE WHEN json_type(j.caller) = 'ARRAY' THEN from_json(j.caller, '["VARCHAR"]') END AS caller,
-           CASE WHEN json_type(j.disputed) = 'VARCHAR' THEN j.disputed->>'$' END AS disputed,
-           CASE WHEN json_type(j.relevant) = 'ARRAY'
-                THEN list_transform(from_json(j.relevant, '["JSON"]'),
-                                    lambda e: {{'doc': e->>'$', 'grade': 1::BIGINT, 'ok': {_string('e')}}})
-                ELSE list_transform(map_entries(j.relevant::MAP(VARCHAR, JSON)),
+    SELECT line, ({position})::BIGINT AS position, v.id AS question_id,
+           v.text, v.type, v.split, coalesce(v.critical, false) AS critical,
+           coalesce(from_json(v.tags, '["VARCHAR"]'), []) AS tags,
+           CASE WHEN {Q.is_('caller', 'ARRAY')} THEN from_json(v.caller, '["VARCHAR"]') END AS caller,
+           v.disputed,
+           CASE WHEN {Q.is_('relevant', 'ARRAY')}
+                THEN list_transform(from_json(v.relevant, '["JSON"]'), lambda e: {{'doc': e->>'$', 'grade': 1::BIGINT,
+                                    'ok': coalesce(json_type(e) = 'VARCHAR', false)}})
+                ELSE list_transform(map_entries(v.relevant::MAP(VARCHAR, JSON)),
                                     lambda e: {{'doc': e.key, 'grade': TRY_CAST(e.value AS BIGINT),
                                           'ok': coalesce(json_type(e.value) IN ('UBIGINT', 'BIGINT'), false)}})
            END AS labels,
-           map_entries(coalesce(j.support, '{{}}')::MAP(VARCHAR, JSON)) AS support,
-           coalesce(j.claims, '{{}}')::MAP(VARCHAR, JSON) AS claims
+           map_entries(coalesce(v.support, '{{}}')::MAP(VARCHAR, JSON)) AS support,
+           coalesce(v.claims, '{{}}')::MAP(VARCHAR, JSON) AS claims
     FROM _suite_question_lines"""
-"""Each clean question line unpacked: its labels (a list of IDs, grade 1 each, or a map ID -> grade) as
-(doc, grade, ok: a whole-number grade, or a string ID), its expected claims and propositions as maps
-(a key twice in a map is an error here, which sends the suite to the Python reader)."""
 
 def _not_ok(condition: str) -> str:
     """SQL counting the rows for which `condition` does not hold (NULL counts as not holding)."""
@@ -163,7 +196,7 @@ _CLAIM_OK = f"""
     regexp_full_match(s.key, $id) AND NOT starts_with(s.key, $reserved)
     AND coalesce(json_type(s.value) = 'ARRAY', false)
     AND len(from_json(s.value, '["JSON"]')) BETWEEN 1 AND {MAX_CITATIONS}
-    AND list_bool_and(list_transform(from_json(s.value, '["JSON"]'), lambda e: {_string('e')}))
+    AND list_bool_and(list_transform(from_json(s.value, '["JSON"]'), lambda e: coalesce(json_type(e) = 'VARCHAR', false)))
     AND len(list_distinct(from_json(s.value, '["VARCHAR"]'))) = len(from_json(s.value, '["VARCHAR"]'))
     AND list_has_all(positive, from_json(s.value, '["VARCHAR"]'))"""
 """An expected claim `s` (key: its ID, value: its documents): an ID well-formed and not reserved, 1 to
@@ -179,18 +212,16 @@ _CLAIM_PROBLEMS = f"""
 
 _PROPOSITIONS_OK = f"""
     list_has_all(list_transform(support, lambda s: s.key), map_keys(claims))
-    AND coalesce(list_bool_and(list_transform(map_values(claims), lambda v: {_text('v')})), true)"""
+    AND coalesce(list_bool_and(list_transform(map_values(claims), lambda p: coalesce(json_type(p) = 'VARCHAR', false)
+        AND {_nonblank(_unquoted('p'))})), true)"""
 """A question's propositions: each for an expected claim, each a text."""
 
 _PROPOSITION_PROBLEMS = f"SELECT {_not_ok(_PROPOSITIONS_OK)} FROM _suite_question_rows"
 
 _STAGE = {
-    "_suite_documents": """
-        SELECT j.id->>'$' AS doc_id,
-               CASE WHEN json_type(j.version) = 'VARCHAR' THEN j.version->>'$' END AS version,
-               CASE WHEN json_type(j.title) = 'VARCHAR' THEN j.title->>'$' END AS title,
-               j.text->>'$' AS text,
-               CASE WHEN json_type(j.access) = 'ARRAY' THEN from_json(j.access, '["VARCHAR"]') ELSE [] END AS access
+    "_suite_documents": f"""
+        SELECT v.id AS doc_id, v.version, v.title, v.text,
+               CASE WHEN {D.is_('access', 'ARRAY')} THEN from_json(v.access, '["VARCHAR"]') ELSE [] END AS access
         FROM _suite_document_lines ORDER BY line""",
     "_suite_questions": """
         SELECT question_id, position, text, type, split, critical, tags, caller, disputed
@@ -234,22 +265,23 @@ def stage_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> bool:
 
 def _stage(con: duckdb.DuckDBPyConnection, documents: str, questions: str) -> bool:
     ids = {"id": ID_PATTERN}
-    if not _parse(con, "_suite_document_lines", documents, DOCUMENT_FIELDS):
+    if not _parse(con, "_suite_document_lines", documents, DOCUMENT):
         return False
     bad, lines, distinct = con.execute(
-        f"SELECT {_not_ok(_DOCUMENT_OK)}, count(*), count(DISTINCT j.id->>'$') "
+        f"SELECT {_not_ok(_DOCUMENT_OK)}, count(*), count(DISTINCT v.id) "
         "FROM _suite_document_lines", ids).fetchone()
     if bad or lines == 0 or distinct != lines:
         return False
-    if not _parse(con, "_suite_question_lines", questions, QUESTION_FIELDS):
+    if not _parse(con, "_suite_question_lines", questions, QUESTION):
         return False
     bad, lines, distinct = con.execute(
-        f"SELECT {_not_ok(_QUESTION_OK)}, count(*), count(DISTINCT j.id->>'$') "
+        f"SELECT {_not_ok(_QUESTION_OK)}, count(*), count(DISTINCT v.id) "
         "FROM _suite_question_lines", {**ids, "splits": list(SPLITS)}).fetchone()
     if bad or lines == 0 or distinct != lines:
         return False
-    con.execute(_QUESTIONS)
-    con.execute("CREATE OR REPLACE TEMP TABLE _suite_units AS SELECT j.id->>'$' AS unit FROM _suite_document_lines")
+    first, last, lines = con.execute("SELECT min(line), max(line), count(*) FROM _suite_question_lines").fetchone()
+    con.execute(_questions(POSITION_DENSE if first == 1 and last == lines else POSITION))
+    con.execute("CREATE OR REPLACE TEMP TABLE _suite_units AS SELECT v.id AS unit FROM _suite_document_lines")
     if any(con.execute(_LABEL_PROBLEMS).fetchone()):
         return False
     if con.execute(_CLAIM_PROBLEMS, {**ids, "reserved": RESERVED_PREFIX}).fetchone()[0]:
