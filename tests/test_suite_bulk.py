@@ -110,3 +110,67 @@ def test_a_question_with_a_reserved_claim_id_is_refused_either_way(tmp_path):
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     with pytest.raises(ValidationError, match="is reserved for the generated claim of an unlabelled answer"):
         refresh(ws, tmp_path / "db.duckdb")
+
+
+def _books(tmp_path: Path, *, passages: bool) -> Path:
+    """tests/test_chunks.py's workspace without the run that brings its own chunk map: a suite with a
+    chunk map (documents labelled), or the passage-level suite of that file (chunks labelled), with a
+    review decision on a passage."""
+    from test_chunks import build, rec
+
+    ws = build(tmp_path / "ws")
+    shutil.rmtree(ws / "runs" / "fine")
+    if passages:
+        suite = ws / "suites" / "books"
+        meta = json.loads((suite / "suite.json").read_text(encoding="utf-8"))
+        (suite / "suite.json").write_text(json.dumps({**meta, "unit": "chunk"}), encoding="utf-8")
+        (suite / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in [
+            {"id": "q1", "text": "Alpha three?", "type": "lookup", "split": "dev", "relevant": {"A#1": 2},
+             "support": {"x": ["A#1"]}},
+            {"id": "q2", "text": "Secret?", "type": "permission", "split": "dev", "caller": ["eng"],
+             "relevant": {"C#0": 1}, "support": {}}]), encoding="utf-8")
+        (ws / "runs" / "coarse" / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+            rec("q1", ["A#0", "A#1", "A"], {"x": ["A#1"], "y": ["A"]}), rec("q2", ["H#0", "C#0"], {})]),
+            encoding="utf-8")
+        (suite / "reviews").mkdir()
+        (suite / "reviews" / "ana.jsonl").write_text(json.dumps(
+            {"at": "2026-11-30T14:02:11Z", "reviewer": "ana", "kind": "relevance", "question_id": "q1",
+             "doc_id": "A#0", "grade": 1}) + "\n", encoding="utf-8")
+    return ws
+
+
+@pytest.mark.parametrize("passages", [False, True], ids=["documents labelled", "passages labelled"])
+def test_a_suite_with_a_chunk_map_is_read_set_based(tmp_path, monkeypatch, passages):
+    ws = _books(tmp_path, passages=passages)
+    set_based, python, said = _refresh_both_ways(ws, tmp_path, monkeypatch)
+    assert said == [True]
+    assert set_based == python
+    assert len(set_based["chunks"]) == 6
+    assert [row[1:3] for row in set_based["labels"]] == (
+        [("q1", "A#0"), ("q1", "A#1"), ("q2", "C#0")] if passages else
+        [("q1", "A"), ("q1", "B"), ("q2", "C"), ("q4", "A")])
+
+
+@pytest.mark.parametrize("case, edit", [
+    ("a chunk of another version", lambda c: c.update(doc_version="v1")),
+    ("a chunk of no document", lambda c: c.update(doc="Z")),
+    ("a chunk named as a document", lambda c: c.update(id="B")),
+    ("a chunk ending before it starts", lambda c: c.update(start=20, end=5)),
+    ("a negative offset", lambda c: c.update(start=-1)),
+    ("an offset beyond a whole number of 64 bits", lambda c: c.update(end=2**63)),
+    ("an unknown field", lambda c: c.update(score=1)),
+    ("a number for text", lambda c: c.update(text=3)),
+])
+def test_a_chunk_map_the_rules_refuse_is_refused_either_way(tmp_path, monkeypatch, case, edit):
+    ws = _books(tmp_path, passages=False)
+    path = ws / "suites" / "books" / "chunks.jsonl"
+    chunks = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    edit(chunks[1])
+    path.write_text("".join(json.dumps(c) + "\n" for c in chunks), encoding="utf-8")
+    problems = []
+    for reader in (refresh_module.stage_suite, lambda con, suite: False):
+        with monkeypatch.context() as patch, pytest.raises(ValidationError) as raised:
+            patch.setattr(refresh_module, "stage_suite", reader)
+            refresh(ws, tmp_path / f"db{len(problems)}.duckdb")
+        problems.append(str(raised.value))
+    assert problems[0] == problems[1] and "suites/books/chunks.jsonl:2" in problems[0]

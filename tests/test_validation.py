@@ -845,6 +845,8 @@ MANIFEST_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
      [f"{MANIFEST}:20: field 'repeat': 0: a repeat number is a whole number >= 1"]),
     ("manifest repeat a string", lambda ws: set_key(M(ws), "repeat", "1"),
      [f"{MANIFEST}:20: field 'repeat': '1': a repeat number is a whole number >= 1"]),
+    ("manifest repeat beyond an INTEGER", lambda ws: set_key(M(ws), "repeat", 2**31),
+     [f"{MANIFEST}:20: field 'repeat': 2147483648: a repeat number is at most 2147483647"]),
     ("manifest notes a number", lambda ws: set_key(M(ws), "notes", 1),
      [f"{MANIFEST}:21: field 'notes': 1: expected a string"]),
     ("manifest suite unknown", lambda ws: set_key(M(ws), "suite", "other"),

@@ -138,11 +138,12 @@ def _rows_of(table: str, suite: Suite, staged: bool) -> tuple[str, list[str]]:
 
 def _stored_units(con: duckdb.DuckDBPyConnection, suite: Suite, ids: set[str], staged: bool = False) -> set[str]:
     """Those of `ids` that the suite's labels may name: its documents, or its chunks in a passage-level
-    suite (which is never staged)."""
-    if suite.unit == "chunk":
+    suite."""
+    if suite.unit == "chunk" and not staged:
         source, bound, column = "chunks WHERE run_id IS NULL AND suite = ? AND", [suite.name], "chunk_id"
     else:
-        (source, bound), column = _rows_of("documents", suite, staged), "doc_id"
+        (source, bound), column = _rows_of("chunks" if suite.unit == "chunk" else "documents", suite, staged), (
+            "chunk_id" if suite.unit == "chunk" else "doc_id")
     return {doc for (doc,) in con.execute(
         f"SELECT {column} FROM {source} list_contains(?::VARCHAR[], {column})", [*bound, sorted(ids)]).fetchall()}
 

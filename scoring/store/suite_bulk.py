@@ -1,4 +1,4 @@
-"""The suite read and checked set-based: documents.jsonl and questions.jsonl parsed by DuckDB into the
+"""The suite read and checked set-based: documents.jsonl, chunks.jsonl and questions.jsonl parsed by DuckDB into the
 staged relations `write_suite` writes from, every rule of a clean line checked as aggregate SQL.
 
 `scoring.store.workspace` holds the rules and names the file, line, field and rule of every problem;
@@ -11,9 +11,11 @@ may be stricter than the rules (a doubt sends the suite to the Python reader), n
 
 Staged tables (temporary, no `suite` column; `suite_tables._INSERTS` adds it):
 `_suite_documents` (`DOCUMENT_COLUMNS`), `_suite_questions` (`QUESTION_COLUMNS`), `_suite_labels`
-(`LABEL_COLUMNS`) and `_suite_claims` (`CLAIM_COLUMNS`), in file order.
+(`LABEL_COLUMNS`), `_suite_claims` (`CLAIM_COLUMNS`) and `_suite_chunks` (the suite's chunk map as
+`scoring.store.chunks` writes it; empty without one), in file order.
 
-A suite with a chunk map (`chunks.jsonl`) is read in Python.
+A run's own chunk map is checked against the suite's documents in Python (`workspace.load_chunks`):
+the suite of such a run is read in Python (`workspace.load_workspace`).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from .files import ID_PATTERN, MAX_GRADE, MAX_LINE_BYTES, WHITESPACE
 from .records import WHITESPACE as BLANK, has_bom
 from .workspace import MAX_CITATIONS, MAX_LABELS, SPLITS, Suite
 
-STAGED = ("_suite_documents", "_suite_questions", "_suite_labels", "_suite_claims")
+STAGED = ("_suite_documents", "_suite_questions", "_suite_labels", "_suite_claims", "_suite_chunks")
 """The staged relations `scoring.store.suite_tables.write_suite` reads."""
 
 RESERVED_PREFIX = UNLABELLED_ID.split("{")[0]
@@ -97,6 +99,8 @@ class _Fields:
 
 
 DOCUMENT = _Fields({"id": "VARCHAR", "text": "VARCHAR", "version": "VARCHAR", "title": "VARCHAR", "access": "JSON"})
+CHUNK = _Fields({"id": "VARCHAR", "doc": "VARCHAR", "doc_version": "VARCHAR", "text": "VARCHAR", "start": "BIGINT",
+                 "end": "BIGINT"})
 QUESTION = _Fields({"id": "VARCHAR", "text": "VARCHAR", "type": "VARCHAR", "split": "VARCHAR", "critical": "BOOLEAN",
                     "tags": "JSON", "caller": "JSON", "relevant": "JSON", "support": "JSON", "claims": "JSON",
                     "disputed": "VARCHAR"})
@@ -121,7 +125,7 @@ def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: _Field
     return bad == 0 and all(len(set(keys)) == len(keys) and set(fields.names()).issuperset(keys) for keys in key_sets)
 
 
-D, Q = DOCUMENT, QUESTION
+D, C, Q = DOCUMENT, CHUNK, QUESTION
 
 _DOCUMENT_OK = f"""
     {D.is_('id', 'VARCHAR')} AND regexp_full_match(v.id, $id) AND {D.text('text')}
@@ -129,6 +133,20 @@ _DOCUMENT_OK = f"""
     AND ({D.absent_or_null('title')} OR {D.is_('title', 'VARCHAR')})
     AND ({D.absent_or_null('access')} OR ({D.is_('access', 'ARRAY')} AND {_strings('v.access')}))"""
 """A document line that breaks no rule of `workspace._checked_document` (its ID's uniqueness aside)."""
+
+_OFFSETS_OK = " AND ".join(
+    f"({C.absent_or_null(key)} OR ({C.is_(key, 'UBIGINT')} AND v.\"{key}\" IS NOT NULL))" for key in ("start", "end"))
+"""A chunk's character offsets: absent, null or a whole number >= 0 (within BIGINT)."""
+
+_CHUNK_OK = f"""
+    {C.is_('id', 'VARCHAR')} AND regexp_full_match(v.id, $id) AND {C.is_('doc', 'VARCHAR')}
+    AND {C.text('doc_version')} AND ({C.absent_or_null('text')} OR {C.is_('text', 'VARCHAR')})
+    AND {_OFFSETS_OK} AND coalesce(v."end" >= v.start, true)
+    AND d.doc_id IS NOT NULL AND v.doc_version = coalesce(d.version, $corpus_version)
+    AND same.doc_id IS NULL"""
+"""A line of the suite's chunk map that breaks no rule of `workspace.load_chunks` (its ID's uniqueness
+aside), over the chunk lines `v` joined to its document `d` and to a document `same` of the chunk's own
+ID: its document is one of the suite's, at the suite's version of it; no document has its ID."""
 
 _QUESTION_OK = f"""
     {Q.is_('id', 'VARCHAR')} AND regexp_full_match(v.id, $id) AND {Q.text('text')} AND {Q.text('type')}
@@ -219,6 +237,10 @@ _PROPOSITIONS_OK = f"""
 _PROPOSITION_PROBLEMS = f"SELECT {_not_ok(_PROPOSITIONS_OK)} FROM _suite_question_rows"
 
 _STAGE = {
+    "_suite_chunks": """
+        SELECT v.id AS chunk_id, v.doc AS doc_id, v.doc_version, v.text, v.start AS start_offset,
+               v."end" AS end_offset, line::BIGINT AS line
+        FROM _suite_chunk_lines ORDER BY line""",
     "_suite_documents": f"""
         SELECT v.id AS doc_id, v.version, v.title, v.text,
                CASE WHEN {D.is_('access', 'ARRAY')} THEN from_json(v.access, '["VARCHAR"]') ELSE [] END AS access
@@ -238,21 +260,25 @@ _STAGE = {
 }
 """The staged relations from the checked lines, in file order (labels and claims in key order)."""
 
-_SCRATCH = ("_suite_lines", "_suite_document_lines", "_suite_question_lines", "_suite_question_rows", "_suite_units")
+_SCRATCH = ("_suite_lines", "_suite_document_lines", "_suite_chunk_lines", "_suite_question_lines",
+            "_suite_question_rows", "_suite_units")
 
 
 def stage_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> bool:
-    """Read and check `suite`'s documents and questions set-based into the staged relations (`STAGED`).
+    """Read and check `suite`'s documents, chunk map (when it has one) and questions set-based into the
+    staged relations (`STAGED`).
 
     False, nothing staged, when a file cannot be read this way or any check fails (the caller then
-    reads the suite in Python, which names every problem), or when the suite has a chunk map."""
+    reads the suite in Python, which names every problem)."""
     documents, questions = suite.folder / "documents.jsonl", suite.folder / "questions.jsonl"
-    if (suite.folder / "chunks.jsonl").exists() or suite.unit != "document":
+    chunks = suite.folder / "chunks.jsonl"
+    files = [documents, questions] + ([chunks] if chunks.exists() else [])
+    if not all(path.exists() for path in files) or any(map(has_bom, files)):
         return False
-    if not (documents.exists() and questions.exists()) or has_bom(documents) or has_bom(questions):
+    if suite.unit == "chunk" and not chunks.exists():
         return False
     try:
-        staged = _stage(con, str(documents), str(questions))
+        staged = _stage(con, suite, str(documents), str(questions), str(chunks) if chunks.exists() else None)
     except duckdb.Error:  # not UTF-8, not JSON, a key twice in a map, ...
         staged = False
     finally:
@@ -263,7 +289,7 @@ def stage_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> bool:
     return staged
 
 
-def _stage(con: duckdb.DuckDBPyConnection, documents: str, questions: str) -> bool:
+def _stage(con: duckdb.DuckDBPyConnection, suite: Suite, documents: str, questions: str, chunks: str | None) -> bool:
     ids = {"id": ID_PATTERN}
     if not _parse(con, "_suite_document_lines", documents, DOCUMENT):
         return False
@@ -271,6 +297,11 @@ def _stage(con: duckdb.DuckDBPyConnection, documents: str, questions: str) -> bo
         f"SELECT {_not_ok(_DOCUMENT_OK)}, count(*), count(DISTINCT v.id) "
         "FROM _suite_document_lines", ids).fetchone()
     if bad or lines == 0 or distinct != lines:
+        return False
+    if chunks is None:
+        con.execute("CREATE OR REPLACE TEMP TABLE _suite_chunk_lines (line INTEGER, t VARCHAR[], "
+                    "v STRUCT(id VARCHAR, doc VARCHAR, doc_version VARCHAR, text VARCHAR, start BIGINT, \"end\" BIGINT))")
+    elif not (_parse(con, "_suite_chunk_lines", chunks, CHUNK) and _chunks_hold(con, suite)):
         return False
     if not _parse(con, "_suite_question_lines", questions, QUESTION):
         return False
@@ -281,7 +312,8 @@ def _stage(con: duckdb.DuckDBPyConnection, documents: str, questions: str) -> bo
         return False
     first, last, lines = con.execute("SELECT min(line), max(line), count(*) FROM _suite_question_lines").fetchone()
     con.execute(_questions(POSITION_DENSE if first == 1 and last == lines else POSITION))
-    con.execute("CREATE OR REPLACE TEMP TABLE _suite_units AS SELECT v.id AS unit FROM _suite_document_lines")
+    units = "_suite_chunk_lines" if suite.unit == "chunk" else "_suite_document_lines"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _suite_units AS SELECT v.id AS unit FROM {units}")
     if any(con.execute(_LABEL_PROBLEMS).fetchone()):
         return False
     if con.execute(_CLAIM_PROBLEMS, {**ids, "reserved": RESERVED_PREFIX}).fetchone()[0]:
@@ -291,6 +323,18 @@ def _stage(con: duckdb.DuckDBPyConnection, documents: str, questions: str) -> bo
     for name, select in _STAGE.items():
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {select}")
     return True
+
+
+def _chunks_hold(con: duckdb.DuckDBPyConnection, suite: Suite) -> bool:
+    """Whether every line of the parsed chunk map (`_suite_chunk_lines`) keeps the chunk rules: at least
+    one chunk, each by `_CHUNK_OK`, no ID twice."""
+    bad, lines, distinct = con.execute(f"""
+        SELECT {_not_ok(_CHUNK_OK)}, count(*), count(DISTINCT v.id)
+        FROM _suite_chunk_lines c
+        LEFT JOIN (SELECT v.id AS doc_id, v.version FROM _suite_document_lines) d ON d.doc_id = c.v.doc
+        LEFT JOIN (SELECT v.id AS doc_id FROM _suite_document_lines) same ON same.doc_id = c.v.id""",
+                                       {"id": ID_PATTERN, "corpus_version": suite.corpus_version}).fetchone()
+    return bad == 0 and lines > 0 and distinct == lines
 
 
 def drop_staged(con: duckdb.DuckDBPyConnection) -> None:

@@ -40,6 +40,10 @@ MAX_CITATIONS = 100
 UNLABELLED_CLAIM = re.compile(re.escape(UNLABELLED_ID).replace(re.escape("{sentence}"), r"\d+"))
 """Claim IDs reserved for unlabelled answer sentences (`scoring.metrics.alignment.UNLABELLED_ID`)."""
 MAX_LABELS = 10_000
+MAX_REPEAT = 2**31 - 1
+"""The largest repeat number a manifest may give (`runs.repeat` is an INTEGER)."""
+MAX_OFFSET = 2**63 - 1
+"""The largest character offset a chunk may give (`chunks.start_offset` and `end_offset` are BIGINT)."""
 MAX_K = 100
 HELDOUT = "heldout"
 """The split whose questions are held out: every comparison on it is logged against a budget."""
@@ -124,8 +128,8 @@ class Suite:
     """Only suite.json was read because a database holds every file of this suite but its review files:
     the decisions can be applied to the stored suite (`scoring.store.decisions`)."""
     deferred: bool = False
-    """Only suite.json (and the judges) were read: documents, questions and review files are left to be
-    read set-based into a database (`scoring.store.suite_bulk`), or in Python on any doubt."""
+    """Only suite.json (and the judges) were read: documents, chunk map, questions and review files are
+    left to be read set-based into a database (`scoring.store.suite_bulk`), or in Python on any doubt."""
     review: Review | None = None
     """What the reviewers' decisions (`reviews/*.jsonl`) did to the labels, once applied."""
     judges: dict[str, Any] = field(default_factory=dict)
@@ -255,8 +259,7 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
     suite.json is read: documents, questions and chunks stay unloaded (`Suite.loaded` is False). So
     too with `known_base` equal to the base hash (the database holds this suite but for its review
     files): `Suite.reviews_only` is then True, and the decisions are read against the stored suite.
-    With `defer`, a suite without a chunk map is read no further than suite.json and its judges
-    (`Suite.deferred`)."""
+    With `defer`, the suite is read no further than suite.json and its judges (`Suite.deferred`)."""
     meta_path = folder / "suite.json"
     before = len(problems.items)
     meta_lines: dict[str, int] = {}
@@ -285,17 +288,16 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
     suite = Suite(name, folder, values["version"], values["corpus_version"], values["rubric_version"], description,
                   unit, max_claims)
     base = base_files(folder)
-    chunks_path = folder / "chunks.jsonl"
-    deferred = defer and unit == "document" and not chunks_path.exists()
-    if (known_hash is not None or deferred) and all(p.exists() for p in base):
+    if (known_hash is not None or defer) and all(p.exists() for p in base):
         _hash(suite, base, digest)
         if suite.files_hash == known_hash or suite.base_hash == known_base:
             suite.loaded, suite.reviews_only = False, suite.files_hash != known_hash
             return suite
-        if deferred:
+        if defer:
             _load_judges(suite, problems)
             suite.loaded, suite.deferred = False, True
             return suite
+    chunks_path = folder / "chunks.jsonl"
     with gc_paused():
         _load_documents(suite, folder / "documents.jsonl", problems)
         if chunks_path.exists():
@@ -371,6 +373,9 @@ def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | N
             value = obj.get(key)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 check.add("a character offset is a whole number >= 0", key, value)
+                value = None
+            elif value is not None and value > MAX_OFFSET:
+                check.add(f"a character offset is at most {MAX_OFFSET} (a 64-bit whole number)", key, value)
                 value = None
             offsets.append(value)
         start, end = offsets
@@ -698,6 +703,8 @@ def _load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
     repeat = manifest.get("repeat")
     if repeat is not None and (not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1):
         check.add("a repeat number is a whole number >= 1", "repeat", repeat)
+    elif repeat is not None and repeat > MAX_REPEAT:
+        check.add(f"a repeat number is at most {MAX_REPEAT}", "repeat", repeat)
     if manifest.get("notes") is not None and not isinstance(manifest["notes"], str):
         check.add("expected a string", "notes", manifest["notes"])
     if manifest.get("release") is not None and (not isinstance(manifest["release"], str)
