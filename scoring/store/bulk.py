@@ -123,6 +123,9 @@ def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
         return False
     source, params = _source(runs)
     try:
+        # the lines first: parsed from a table, the JSON functions below run on every thread (read and
+        # parsed in one pipeline, they ran at the pace of the reader: 1M records, 7.8 s against about 5 s)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE bulk_lines AS {source}", params)
         con.execute(f"""
             CREATE OR REPLACE TEMP TABLE bulk AS
             SELECT * EXCLUDE (r), unnest(r)  -- the record's fields as columns of their own
@@ -130,11 +133,13 @@ def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
                          len(json_keys(raw)) AS n_keys, json_keys(raw, '$.claims[*]') AS claim_keys,
                          json_keys(raw, '$.answer_sentences[*]') AS sentence_keys,
                          json_transform(raw, '{RECORD_TYPE}') AS r
-                  FROM ({source})
+                  FROM bulk_lines
                   WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {WHITESPACE}) <> '' END)
-        """, params)
+        """)
     except duckdb.Error:
         return False
+    finally:
+        con.execute("DROP TABLE IF EXISTS bulk_lines")
     return True
 
 
