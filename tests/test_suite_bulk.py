@@ -46,6 +46,20 @@ def _refresh_both_ways(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     return _tables(tmp_path / "set-based.duckdb"), _tables(tmp_path / "python.duckdb"), said
 
 
+def _refused_both_ways(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The problems of a refresh of `ws` as it reads suites, which must be those of one reading them in
+    Python only; nothing is written."""
+    problems = []
+    for reader in (refresh_module.stage_suite, lambda con, suite: False):
+        with monkeypatch.context() as patch, pytest.raises(ValidationError) as raised:
+            patch.setattr(refresh_module, "stage_suite", reader)
+            refresh(ws, tmp_path / f"db{len(problems)}.duckdb")
+        problems.append(str(raised.value))
+    assert problems[0] == problems[1]
+    assert not (tmp_path / "db0.duckdb").exists()
+    return problems[0]
+
+
 def test_the_demo_read_set_based_makes_the_database_the_python_reader_makes(tmp_path, monkeypatch):
     """The demo suite carries reviewers' decisions of every kind (relevance, support, dispute,
     alignment, disagreements): applied to the staged rows, they leave every table as the Python reader
@@ -84,14 +98,7 @@ def test_a_suite_read_either_way_makes_one_database(tmp_path, monkeypatch, case,
     shutil.copytree(SEED_LAB, ws)
     _edit_lines(ws / "suites" / "seed-lab" / "questions.jsonl", edit)
     if case.endswith("refused"):
-        problems = []
-        for reader in (refresh_module.stage_suite, lambda con, suite: False):
-            with monkeypatch.context() as patch, pytest.raises(ValidationError) as raised:
-                patch.setattr(refresh_module, "stage_suite", reader)
-                refresh(ws, tmp_path / f"db{len(problems)}.duckdb")
-            problems.append(str(raised.value))
-        assert problems[0] == problems[1] and "questions.jsonl:1" in problems[0]
-        assert not (tmp_path / "db0.duckdb").exists()
+        assert "questions.jsonl:1" in _refused_both_ways(ws, tmp_path, monkeypatch)
         return
     first, second, said = _refresh_both_ways(ws, tmp_path, monkeypatch)
     assert said == [set_based]
@@ -167,10 +174,4 @@ def test_a_chunk_map_the_rules_refuse_is_refused_either_way(tmp_path, monkeypatc
     chunks = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     edit(chunks[1])
     path.write_text("".join(json.dumps(c) + "\n" for c in chunks), encoding="utf-8")
-    problems = []
-    for reader in (refresh_module.stage_suite, lambda con, suite: False):
-        with monkeypatch.context() as patch, pytest.raises(ValidationError) as raised:
-            patch.setattr(refresh_module, "stage_suite", reader)
-            refresh(ws, tmp_path / f"db{len(problems)}.duckdb")
-        problems.append(str(raised.value))
-    assert problems[0] == problems[1] and "suites/books/chunks.jsonl:2" in problems[0]
+    assert "suites/books/chunks.jsonl:2" in _refused_both_ways(ws, tmp_path, monkeypatch)
