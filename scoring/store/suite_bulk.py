@@ -159,7 +159,7 @@ _QUESTION_OK = f"""
     AND ({Q.absent('support')} OR {Q.is_('support', 'OBJECT')})
     AND ({Q.absent('claims')} OR {Q.is_('claims', 'OBJECT')})"""
 """A question line whose fields break no rule of `workspace._checked_question` (its labels, expected
-claims and propositions aside, which `_QUESTIONS` unpacks and the label checks check). A field whose
+claims and propositions aside, which `_questions` unpacks and the label and claim checks check). A field whose
 default is not null (`critical`, `tags`, `support`, `claims`) may be absent, not null."""
 
 POSITION_DENSE = "line - 1"
@@ -190,6 +190,7 @@ def _questions(position: str) -> str:
            map_entries(coalesce(v.support, '{{}}')::MAP(VARCHAR, JSON)) AS support,
            coalesce(v.claims, '{{}}')::MAP(VARCHAR, JSON) AS claims
     FROM _suite_question_lines"""
+
 
 def _not_ok(condition: str) -> str:
     """SQL counting the rows for which `condition` does not hold (NULL counts as not holding)."""
