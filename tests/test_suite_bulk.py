@@ -84,6 +84,8 @@ def _edit_lines(path: Path, edit) -> None:
     ("blank lines between the questions", lambda lines: [line + "\n  \n" for line in lines], True),
     ("an extension field", lambda lines: [lines[0].replace('{"id"', '{"x_owner": "ana", "id"', 1), *lines[1:]],
      False),
+    ("a comma before a bracket inside a text", lambda lines: [lines[0].replace('"text": "', '"text": "a, ] b, } ', 1),
+                                                             *lines[1:]], True),
     ("a null tag list refused", lambda lines: [lines[0].replace('{"id"', '{"tags": null, "id"', 1), *lines[1:]],
      False),
     ("a trailing comma refused", lambda lines: [lines[0].replace('{"id"', '{"id"', 1).rstrip()[:-1] + ", }\n",

@@ -96,6 +96,9 @@ RECORD_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
     # LINE_RULES
     ("not valid JSON", lambda ws: replace_line(R(ws), 2, '{"question_id": "q-2",'),
      [f"{BASE}:2: not valid JSON"]),
+    ("a comma before the closing brace", lambda ws: replace_line(R(ws), 2, lines(R(ws))[1].rstrip()[:-1] + b", }"),
+     [f"{BASE}:2: not valid JSON"]),
+    ("a comma before a closing bracket, in a string", lambda ws: set_field(R(ws), 2, "answer", "a, ] b, }"), []),
     ("expected a JSON object on each line", lambda ws: replace_line(R(ws), 2, '["q-2"]'),
      [f"{BASE}:2: expected a JSON object on each line"]),
     ("question_id missing", lambda ws: drop_field(R(ws), 2, "question_id"),

@@ -24,7 +24,7 @@ import duckdb
 
 from .chunks import chunk_joins, unit_sql
 from .records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
-from .files import ID_PATTERN, MAX_LINE_BYTES
+from .files import ID_PATTERN, MAX_LINE_BYTES, not_strict_json
 from .workspace import MAX_CITATIONS, MAX_RETRIEVED, Run
 
 RECORD_TYPE = (
@@ -136,11 +136,11 @@ def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
                   FROM bulk_lines
                   WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {WHITESPACE}) <> '' END)
         """)
+        return not not_strict_json(con, "bulk_lines")
     except duckdb.Error:
         return False
     finally:
         con.execute("DROP TABLE IF EXISTS bulk_lines")
-    return True
 
 
 def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:

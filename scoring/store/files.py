@@ -211,6 +211,27 @@ def read_json_file(path: Path, problems: Problems, lines: dict[str, int] | None 
         lines.update(key_lines(text))
     return value
 
+LENIENT_SUSPECTS = r",[ \t\r\n]*[}\]]"
+"""A comma before a closing bracket, which DuckDB's JSON parser accepts and strict JSON does not, can
+only be on a line matching this; `not_strict_json` decides. (DuckDB also reads NaN and Infinity: the
+rules refuse them as values of the fields that take numbers, and every other field by its type.)"""
+
+
+def not_strict_json(con: Any, relation: str) -> list[tuple[Any, int]]:
+    """(run_id, line) of the lines of `relation` (a relation with run_id, line, raw) that DuckDB's parser
+    reads but strict JSON refuses: the few lines matching `LENIENT_SUSPECTS` are parsed again in Python
+    (a key twice is left to the rules that name it)."""
+    suspects = con.execute(f"SELECT run_id, line, raw FROM {relation} WHERE regexp_matches(raw, ?) ORDER BY 1, 2",
+                           [LENIENT_SUSPECTS]).fetchall()
+    refused = []
+    for run_id, line, raw in suspects:
+        try:
+            _PLAIN_DECODER.decode(raw)
+        except (ValueError, RecursionError):
+            refused.append((run_id, line))
+    return refused
+
+
 def parse_json_line(text: str) -> Any:
     """One line of a JSON-lines file, parsed by the rules of `iter_json_lines` (strict JSON, no key
     twice); ValueError when it breaks one."""

@@ -34,7 +34,7 @@ import duckdb
 
 from ..errors import Problems
 from .chunks import chunk_joins, unit_sql
-from .files import ID_PATTERN, MAX_LINE_BYTES, iter_json_lines
+from .files import ID_PATTERN, MAX_LINE_BYTES, iter_json_lines, not_strict_json
 from .workspace import MAX_CITATIONS, MAX_CLAIMS, MAX_RETRIEVED, Run
 
 RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "answer_sentences", "latency_ms", "cost_usd",
@@ -294,12 +294,17 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
     Every broken rule is added to `problems` with its file and line.
     """
     paths = {run.run_id: str(run.records_path) for run in runs}
+    con.execute("CREATE OR REPLACE TEMP TABLE not_strict (run_id VARCHAR, line INTEGER)")
+    refused = not_strict_json(con, "stage_lines")
+    if refused:
+        con.executemany("INSERT INTO not_strict VALUES (?, ?)", refused)
     con.execute("""
         CREATE OR REPLACE TEMP TABLE parsed AS
         WITH base AS (
-          SELECT l.run_id, l.line, r.suite, json_valid(l.raw) AS valid,
-                 CASE WHEN json_valid(l.raw) THEN l.raw::JSON END AS j
+          SELECT l.run_id, l.line, r.suite, json_valid(l.raw) AND n.line IS NULL AS valid,
+                 CASE WHEN json_valid(l.raw) AND n.line IS NULL THEN l.raw::JSON END AS j
           FROM stage_lines l JOIN stage_runs r USING (run_id)
+          LEFT JOIN not_strict n ON n.run_id = l.run_id AND n.line = l.line
           WHERE trim(l.raw, {WHITESPACE}) <> ''
         ),
         typed AS (

@@ -22,7 +22,7 @@ from __future__ import annotations
 import duckdb
 
 from ..metrics.alignment import UNLABELLED_ID
-from .files import ID_PATTERN, MAX_GRADE, MAX_LINE_BYTES, WHITESPACE
+from .files import ID_PATTERN, MAX_GRADE, MAX_LINE_BYTES, WHITESPACE, not_strict_json
 from .records import WHITESPACE as BLANK, has_bom
 from .workspace import MAX_CITATIONS, MAX_LABELS, SPLITS, Suite
 
@@ -57,9 +57,6 @@ LINES = (
 )
 """A file's lines as Python reads them (split at line feeds only), numbered from 1."""
 
-TRAILING_COMMA = r",[ \t\r\n]*[}\]]"
-"""DuckDB's parser accepts a comma before a closing bracket, JSON (and the Python reader) does not: a
-line holding one anywhere, even inside a string, is left to the Python reader."""
 
 
 class _Fields:
@@ -108,18 +105,19 @@ QUESTION = _Fields({"id": "VARCHAR", "text": "VARCHAR", "type": "VARCHAR", "spli
 
 def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: _Fields) -> bool:
     """Create `table` (line, t, v): one row per non-blank line of `path`, read once by `fields`. False when
-    a line is no object of those keys, each once, within the line limit, or breaks strict JSON as
-    `TRAILING_COMMA` does."""
+    a line is no object of those keys, each once, within the line limit, or is not strict JSON
+    (`files.not_strict_json`)."""
     # the lines first, so that the parse below runs on every thread
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _suite_lines AS {LINES}", [path])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _suite_lines AS SELECT NULL AS run_id, * FROM ({LINES})", [path])
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {table} AS
-        SELECT line, strlen(raw) AS n_bytes, regexp_matches(raw, '{TRAILING_COMMA}') AS trailing_comma,
-               ltrim(raw, {BLANK}) LIKE '{{%' AS is_object, json_keys(raw) AS keys,
+        SELECT line, strlen(raw) AS n_bytes, ltrim(raw, {BLANK}) LIKE '{{%' AS is_object, json_keys(raw) AS keys,
                json_type(raw, {fields.paths()}) AS t, json_transform(raw, '{fields.structure()}') AS v
         FROM _suite_lines WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {BLANK}) <> '' END""")
+    if not_strict_json(con, "_suite_lines"):
+        return False
     con.execute("DROP TABLE _suite_lines")
-    bad = con.execute(f"SELECT count(*) FILTER (WHERE NOT is_object OR trailing_comma OR n_bytes > {MAX_LINE_BYTES - 2})"
+    bad = con.execute(f"SELECT count(*) FILTER (WHERE NOT is_object OR n_bytes > {MAX_LINE_BYTES - 2})"
                       f" FROM {table}").fetchone()[0]
     key_sets = [keys for (keys,) in con.execute(f"SELECT DISTINCT keys FROM {table}").fetchall()]
     return bad == 0 and all(len(set(keys)) == len(keys) and set(fields.names()).issuperset(keys) for keys in key_sets)
