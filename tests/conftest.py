@@ -1,9 +1,11 @@
-"""Shared test configuration: hypothesis profiles, the tally of cross-checked cases, and the fixtures of
-tests/fixtures.py that every module may ask for (`chrome`).
+"""Shared test configuration: the tiers (tests/tiers.py), hypothesis profiles, the tally of
+cross-checked cases, and the fixtures of tests/fixtures.py that every module may ask for (`chrome`,
+`demo_db`).
 
-Profiles (pick one with RAGSLICE_HYPOTHESIS_PROFILE): ``default`` for the suite, ``small`` for quick
-subprocess runs (mutation tests: fixed seed, no shrinking), ``thorough`` for a long local soak. None
-writes an example database; hypothesis's own caches go to the system temporary directory.
+Profiles: ``fast`` for the fast tier, ``default`` for the rest and for ``--tier all``, ``small`` for
+quick subprocess runs (mutation tests: fixed seed, no shrinking), ``thorough`` for a long local soak;
+RAGSLICE_HYPOTHESIS_PROFILE overrides the tier's choice. None writes an example database;
+hypothesis's own caches go to the system temporary directory.
 """
 from __future__ import annotations
 
@@ -15,30 +17,82 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from fixtures import chrome  # noqa: F401 - a fixture: one headless Chromium per test module
+import tiers
+from fixtures import chrome, demo_db  # noqa: F401 - fixtures: one headless Chromium, the demo's database
 
 _COMMON = {"deadline": None, "database": None, "suppress_health_check": [HealthCheck.too_slow]}
-settings.register_profile("default", max_examples=90, **_COMMON)
+settings.register_profile("default", max_examples=tiers.FULL_EXAMPLES, **_COMMON)
+settings.register_profile("fast", max_examples=tiers.FAST_EXAMPLES, **_COMMON)
 settings.register_profile(
     "small", max_examples=25, derandomize=True, phases=(Phase.generate,), report_multiple_bugs=False, **_COMMON
 )
 settings.register_profile("thorough", max_examples=2000, **_COMMON)
-settings.load_profile(os.environ.get("RAGSLICE_HYPOTHESIS_PROFILE", "default"))
 
 CASE_TALLY = pytest.StashKey[dict]()
+SAMPLED = "sampled"
+"""The marker of a test whose cases the fast tier samples and the rest tier runs in full."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--tier", choices=tiers.TIERS, default=os.environ.get("RAGSLICE_TIER", "fast"),
+        help="fast (default): all but browser and slow tests, cases sampled; rest: browser, slow and "
+             "sampled tests at full size; all: everything at full size (tests/tiers.py)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    tier = config.getoption("--tier")
+    tiers.full = tier != "fast"
+    settings.load_profile(os.environ.get("RAGSLICE_HYPOTHESIS_PROFILE", "fast" if tier == "fast" else "default"))
     config.stash[CASE_TALLY] = {}
     # Hypothesis caches constants (at collection) and writes failure patches: keep them out of the tree.
     home = os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or Path(tempfile.gettempdir()) / "ragslice-hypothesis"
     set_hypothesis_home_dir(home)
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    tier = config.getoption("--tier")
+    left = {"fast": "browser and slow tests left out, cases sampled (run them: pytest --tier rest)",
+            "rest": "browser, slow and sampled tests, at full size", "all": "every test at full size"}[tier]
+    return f"ragslice tier {tier}: {left}; hypothesis profile {settings.get_current_profile_name()}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark Hypothesis tests `sampled`, then keep the tier's tests (an explicit -m decides alone)."""
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(SAMPLED)
+    tier = config.getoption("--tier")
+    if tier == "all" or config.getoption("markexpr"):
+        return
+    if tier == "fast":
+        keep = [i for i in items if not i.get_closest_marker("browser") and not i.get_closest_marker("slow")]
+    else:
+        keep = [i for i in items if any(i.get_closest_marker(m) for m in ("browser", "slow", SAMPLED))]
+    dropped = [i for i in items if i not in set(keep)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
 @pytest.fixture(scope="session")
 def case_tally(pytestconfig: pytest.Config) -> dict[str, int]:
     """Name -> number of (question x run x cutoff) cases both implementations scored."""
     return pytestconfig.stash[CASE_TALLY]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands its tally to the controller (`pytest_testnodedown`)."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["case_tally"] = dict(session.config.stash.get(CASE_TALLY, {}))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """The controller adds up its workers' tallies (pytest-xdist)."""
+    tally = node.config.stash.setdefault(CASE_TALLY, {})
+    for name, n in getattr(node, "workeroutput", {}).get("case_tally", {}).items():
+        tally[name] = tally.get(name, 0) + n
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:

@@ -14,6 +14,7 @@ dashboard and a headless Chromium.
   `build_dashboard_workspace` (the seed-lab plus repeats, hostile text and a macro/pooled flip).
 - The SQL engine fed seed-shaped Python data (`engine_rows`, `engine_scores`) and the seed table's
   number format (`display`).
+- The demo's database, built once per session (`demo_db`; `copy_database` for a test that writes).
 - A running dashboard (`running_dashboard`: `ragslice dashboard` as a subprocess, up when its health
   endpoint answers, always stopped) and the pieces other ways of starting it share (`launch`,
   `wait_for_health`, `stop`); Debian's headless Chromium (`chromium`, the `chrome` fixture, `new_tab`)
@@ -710,6 +711,25 @@ def running_dashboard(db: Path, log: Path, *, address: str | None = None, policy
         yield Server(url, port, process, log)
     finally:
         stop(process)
+
+
+# --- the bundled demo --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory) -> Path:
+    """The database `ragslice demo` serves (the bundled demo and seed-lab merged, the demo verdict
+    recorded: `scoring.io.demo.build_demo`), built once per test session (per xdist worker).
+    Shared: open it read-only, or work on `copy_database(demo_db, tmp_path)`."""
+    from scoring.io.demo import build_demo
+
+    return build_demo(tmp_path_factory.mktemp("demo-cache"))
+
+
+def copy_database(db: Path, folder: Path) -> Path:
+    """A private copy of the database file `db` in `folder` (a test that writes must not share one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy2(db, folder / db.name))
 
 
 # --- a headless Chromium -------------------------------------------------------------------------

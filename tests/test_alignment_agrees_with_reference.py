@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from tiers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,7 +132,7 @@ def _same(a, b) -> bool:
     return math.isclose(float(a), float(b), abs_tol=1e-9)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(workspaces())
 def test_alignment_and_scores_agree(tmp_path_factory, batch):
     questions, runs, decisions = batch

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from tiers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -510,7 +511,7 @@ def reference(unit, suite_map, questions, runs, root: Path) -> tuple[dict, dict]
     return out, counted
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(workspaces())
 def test_sql_staging_and_engine_equal_the_reference_mapping(tmp_path_factory, case_tally, drawn) -> None:
     root = tmp_path_factory.mktemp("random-chunks")

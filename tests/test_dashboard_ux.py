@@ -20,14 +20,6 @@ APP = REPO / "dashboard" / "app.py"
 DEMO = {"suite": "demo", "baseline": "prod-baseline", "candidate": "rerank-v2"}
 
 
-@pytest.fixture(scope="session")
-def demo_db(tmp_path_factory) -> Path:
-    """The demo database, built by `ragslice demo --build-only` (`scoring.io.demo.build_demo`)."""
-    from scoring.io.demo import build_demo
-
-    return build_demo(tmp_path_factory.mktemp("demo"))
-
-
 @pytest.fixture
 def demo(demo_db, monkeypatch) -> AppTest:
     from scoring.io.demo import bundled_policy

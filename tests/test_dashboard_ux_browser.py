@@ -22,13 +22,12 @@ PAGES = ("", "statistics", "question_deltas", "question_detail", "slices", "aggr
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory, demo_db):
     require_chromium()
-    from scoring.io.demo import build_demo, bundled_policy
+    from scoring.io.demo import bundled_policy
 
     root = tmp_path_factory.mktemp("ux-browser")
-    db = build_demo(root / "cache")
-    with running_dashboard(db, root / "server.log", policy=bundled_policy()) as running:
+    with running_dashboard(demo_db, root / "server.log", policy=bundled_policy()) as running:
         yield running.url
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from tiers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -247,7 +248,7 @@ def assert_no_failure_helps(before: dict[str, Any], after: dict[str, Any], turne
             no_better(pooled, new_pooled, BY_KEY[key].higher_is_better, ("dashboard", by, s, key, "pooled"))
 
 
-EXAMPLES = int(os.environ.get("RAGSLICE_FAILURE_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("RAGSLICE_FAILURE_EXAMPLES", examples(12)))
 
 
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -104,7 +104,7 @@ def _run(root: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(root), "RAGSLICE_HYPOTHESIS_PROFILE": "small"}
     env.pop("PYTEST_ADDOPTS", None)
     report = root / "report.xml"
-    command = [sys.executable, "-m", "pytest", *args, "-q", "-p", "no:cacheprovider", "-p", "which_scoring"]
+    command = [sys.executable, "-m", "pytest", *args, "-q", "-n", "0", "-p", "no:cacheprovider", "-p", "which_scoring"]
     return subprocess.run(
         [*command, f"--junitxml={report}"], cwd=root, env=env, capture_output=True, text=True, timeout=300
     )

@@ -18,6 +18,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from tiers import some
 
 from scoring.decide import pool as P
 from scoring.decide.comparison import compare, read_inputs
@@ -233,11 +234,12 @@ def test_the_pool_lists_a_document_both_runs_ranked_first():
 POLICY = parse_policy('name = "p"\n[[gates]]\nmetric = "precision"\nslice = "answerable"\nmin = 0.3\n[[gates]]\nmetric = "recall"\nmax_regressions = 3\n')
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", ["demo", "synth", "reviewed"])
 def test_the_relabelling_is_the_re_scoring_of_the_whole_file_s(databases, name):
     db = databases[name]
     moved = 0
-    for (baseline, candidate), policy in itertools.product(_sides(db), [None, POLICY]):
+    for (baseline, candidate), policy in some(list(itertools.product(_sides(db), [None, POLICY])), 3, seed=1):
         found = relabelling(db, baseline, candidate, policy=policy)
         changes, values, reviewed, unreviewed = reference_relabelling(db, baseline, candidate, policy=policy)
         pd.testing.assert_frame_equal(found.changes, changes)

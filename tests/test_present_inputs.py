@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
+from tiers import some
 
 from fixtures import write_policy
 
@@ -70,10 +71,11 @@ def every_regressed_question(c: Comparison) -> pd.DataFrame:
     return out[cols].reset_index(drop=True)
 
 
+@pytest.mark.sampled
 def test_the_worst_regressions_are_the_first_of_every_regressed_question(databases):
     checked = 0
     for name, db in databases.items():
-        for base, cand in _pairs(db):
+        for base, cand in some(_pairs(db), 12, seed=3):
             with duckdb.connect(str(db), read_only=True) as con:
                 c = compare(con, base, cand)
             expected = every_regressed_question(c)
@@ -86,6 +88,7 @@ def test_the_worst_regressions_are_the_first_of_every_regressed_question(databas
     assert checked >= 3  # pairs with more regressed questions than the screen shows
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("with_policy", [False, True])
 def test_the_present_page_shows_the_slides_file_s_deck(databases, with_policy, monkeypatch, tmp_path):
     """The dashboard's `presentation` gives, byte for byte, the deck written from the full comparison
@@ -115,8 +118,8 @@ def test_the_present_page_shows_the_slides_file_s_deck(databases, with_policy, m
         for suite in data.suites()["suite"]:
             options = data.sides(suite)
             pairs = list(itertools.permutations(options, 2))
-            for b, k in [p for p in pairs if p[0].kind == p[1].kind == "run"][:4] + \
-                    [p for p in pairs if "group" in (p[0].kind, p[1].kind)][:3]:
+            for b, k in some([p for p in pairs if p[0].kind == p[1].kind == "run"][:4], 2, seed=4) + \
+                    some([p for p in pairs if "group" in (p[0].kind, p[1].kind)][:3], 2, seed=4):
                 with duckdb.connect(str(db), read_only=True) as con:
                     c = compare(con, b.spec, k.spec, policy=gate)
                     ids = every_regressed_question(c)["question_id"].head(present.WORST)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from tiers import examples
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -30,7 +31,7 @@ from scoring.cli import main
 from scoring.errors import ValidationError
 from scoring.store.refresh import refresh
 
-EXAMPLES = int(os.environ.get("RAGSLICE_RESCORE_EXAMPLES", "16"))
+EXAMPLES = int(os.environ.get("RAGSLICE_RESCORE_EXAMPLES", examples(16, least=8)))
 PATHS: dict[str, int] = {"decisions": 0, "partial": 0, "full": 0, "refused": 0}
 
 SENTENCES = [

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from tiers import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats as sp
@@ -321,7 +322,7 @@ def _labels(r: stats.Paired) -> tuple:
 VALUES = st.one_of(st.none(), st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0, 1, allow_nan=False))
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.lists(st.tuples(VALUES, VALUES), max_size=40), st.booleans(), st.integers(0, 3), st.sampled_from([5, 1000]))
 @example([(0.0, 0.25)] * 6, False, 0, 5)  # scipy's permutation Wilcoxon, not the normal one, below 51 differences
 def test_the_batch_engine_equals_the_readable_procedures(pairs_, higher, seed, large_sample):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from tiers import examples
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -275,7 +276,7 @@ def collections(draw):
     return qrels, run, draw(st.sampled_from([1, 2, 3]))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(collections())
 def test_agrees_with_pytrec_eval_on_random_runs_with_ties(tmp_path_factory, capsys, data):
     qrels, run, level = data
@@ -769,7 +770,7 @@ def test_fast_route_agrees_with_the_line_route_on_every_single_oddity(tmp_path, 
     assert fast_taken >= 20, "the clean file and the oddities the fast route certifies take it (22 and 36)"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(qrels_text=trec_text("qrels"), run_text=trec_text("run"))
 def test_fast_route_agrees_with_the_line_route(tmp_path_factory, qrels_text, run_text):
     folder = tmp_path_factory.mktemp("routes")

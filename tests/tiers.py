@@ -1,0 +1,42 @@
+"""The test tiers: what the README's `pytest` runs, and what `.ci/run` adds.
+
+- ``fast`` (the default): every test but the `browser` and `slow` ones, with Hypothesis at the
+  ``fast`` profile and each exhaustive loop over cases cut to a seeded sample (`some`, `examples`).
+- ``rest``: the `browser` and `slow` tests, and every `sampled` test again at full size (every case,
+  the ``default`` Hypothesis profile). Together the two tiers run everything at full size once.
+- ``all``: every test at full size.
+
+Choose with ``pytest --tier NAME`` or ``RAGSLICE_TIER``. A test is `sampled` when it uses Hypothesis
+or is marked so (it calls `some` or `examples`); `conftest.py` marks the Hypothesis ones itself.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+TIERS = ("fast", "rest", "all")
+FULL_EXAMPLES = 90
+"""Hypothesis examples of the ``default`` profile: the size every `examples(n)` is written against."""
+FAST_EXAMPLES = 12
+"""Hypothesis examples of the ``fast`` profile."""
+
+full = True
+"""Whether this run takes every case (tiers ``rest`` and ``all``); set once by conftest.py."""
+
+
+def examples(n: int, *, least: int = 3) -> int:
+    """`n` Hypothesis examples at full size, scaled to the ``fast`` profile's share (at least `least`)."""
+    return n if full else min(n, max(least, round(n * FAST_EXAMPLES / FULL_EXAMPLES)))
+
+
+def some(items: Sequence[T], k: int, *, seed: int = 0) -> list[T]:
+    """Every item at full size; otherwise the first, the last and a seeded sample, `k` in all, in
+    their original order (the ends are kept: they are the edge cases lists are usually built around)."""
+    items = list(items)
+    if full or len(items) <= k:
+        return items
+    middle = random.Random(seed).sample(range(1, len(items) - 1), max(0, k - 2))
+    return [items[i] for i in sorted({0, len(items) - 1, *middle})]
