@@ -20,7 +20,9 @@ import pandas as pd
 
 from ..metrics.registry import display_name
 from ..store.database import Database
+from . import manifests
 from .comparison import HOLM_FAMILY, SIGNIFICANT, Comparison, Family, compare, compare_many
+from .manifests import BOOKKEEPING, is_setting
 from .policy import GateResult, Policy, load_policy
 from .verdicts import record
 
@@ -726,37 +728,16 @@ def _flaky_html(c: Comparison) -> str:
     return intro + _table(("side", "question", "metric: value per repeat"), rows)
 
 
-def _flatten(obj: Any, prefix: str = "") -> dict[str, str]:
-    if isinstance(obj, dict):
-        out: dict[str, str] = {}
-        for k, v in obj.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out or {prefix: "{}"}
-    return {prefix: json.dumps(obj, sort_keys=True)}
-
-
-BOOKKEEPING = ("run_id", "created_at", "code_revision", "notes", "group", "repeat")
-"""Manifest fields that differ between any two runs and explain no change in the scores; `x_` extension
-fields (an importer's provenance) are bookkeeping too."""
-
-
-def is_setting(field: str) -> bool:
-    """Whether a (flattened, dotted) manifest field configures the run, not its bookkeeping."""
-    top = field.split(".")[0]
-    return top not in BOOKKEEPING and not top.startswith("x_")
-
-
 def manifest_diff(c: Comparison) -> list[tuple[str, str, str]]:
-    """(field, baseline, candidate) for every manifest field that differs (first run of each side)."""
-    b = _flatten(c.baseline.manifests[c.baseline.run_ids[0]])
-    k = _flatten(c.candidate.manifests[c.candidate.run_ids[0]])
-    return [(f, b.get(f, "(absent)"), k.get(f, "(absent)")) for f in sorted(set(b) | set(k))
-            if b.get(f) != k.get(f)]
+    """(field, baseline, candidate) for every manifest field the sides set differently, over every run
+    of each side (`manifests.manifest_diff`: repeats that differ show each value)."""
+    return manifests.manifest_diff([c.baseline.manifests[r] for r in c.baseline.run_ids],
+                                   [c.candidate.manifests[r] for r in c.candidate.run_ids])
 
 
 def _manifests_html(c: Comparison) -> str:
     diff = manifest_diff(c)
-    out = ["<h3>What changed (first run of each side)</h3>"]
+    out = ["<h3>What changed (every run of each side; where repeats differ, each value)</h3>"]
     out.append(_table(("field", "baseline", "candidate"), [(e(f), e(b), e(k)) for f, b, k in diff])
                if diff else "<p>The manifests are identical.</p>")
     for role, side in (("baseline", c.baseline), ("candidate", c.candidate)):
@@ -771,7 +752,8 @@ def _manifests_html(c: Comparison) -> str:
             "diff-del" if line.startswith("-") and not line.startswith("---") else ""
         lines.append(f'<span class="{cls}">{e(line)}</span>' if cls else e(line))
     if lines:
-        out.append("<details><summary>Unified diff</summary><pre>" + "\n".join(lines) + "</pre></details>")
+        out.append("<details><summary>Unified diff (first run of each side)</summary><pre>" + "\n".join(lines)
+                   + "</pre></details>")
     return "".join(out)
 
 
