@@ -48,6 +48,7 @@ from ..metrics.slices import Slice, parse_slice
 from ..store.files import parse_toml
 from . import change, stats
 from .change import TIE
+from .gate_words import format_bound, format_value, threshold_words
 
 
 def metric_aggregates(key: str) -> tuple[str, ...]:
@@ -80,18 +81,15 @@ class Gate:
 
     @property
     def threshold(self) -> str:
-        """The bound in words: ``>= 0.9``, ``<= 0 regressions``, ``drop <= 0.02 (alpha 0.05)``."""
-        if self.kind == "threshold":
-            parts = []
-            if self.min is not None:
-                parts.append(f">= {format_bound(self.min)}")
-            if self.max is not None:
-                parts.append(f"<= {format_bound(self.max)}")
-            return " and ".join(parts)
-        if self.kind == "regressions":
-            return f"<= {self.max_regressions} regressed questions"
-        return (f"drop <= {format_bound(self.max_drop)} unless significant ({self.test}, one-sided alpha "
-                f"{format_bound(self.alpha)})")
+        """The bound in words: ``>= 0.9``, ``<= 0 regressed questions``, ``drop <= 0.02 unless significant
+        (randomization, one-sided alpha 0.05)`` (`gate_words.threshold_words`)."""
+        return threshold_words(self)
+
+    def bounds(self) -> dict[str, Any]:
+        """The declared bounds as `GateResult` fields (`gate_words.BOUNDS`); None where this kind has none."""
+        drop = self.kind == "drop"
+        return dict(min=self.min, max=self.max, max_regressions=self.max_regressions, max_drop=self.max_drop,
+                    alpha=self.alpha if drop else None, test=self.test if drop else None)
 
 
 @dataclass(frozen=True)
@@ -353,7 +351,11 @@ class Evidence(Protocol):
 
 @dataclass(frozen=True)
 class GateResult:
-    """One gate's outcome: the observed value, the bound, and the reason in words."""
+    """One gate's outcome: the observed value, the bound, and the reason in words.
+
+    The bound is also kept as its parts (`min`, `max`, `max_regressions`, `max_drop` with `alpha` and
+    `test`; `min` is the kappa of the alignment gate; None where the kind has none): the words of a
+    gate (`gate_words`) are built from the fields, never from `threshold`'s text."""
 
     name: str
     kind: GateKind
@@ -372,6 +374,12 @@ class GateResult:
     observed_text: str = "n/a"
     """`observed` as every rendering shows it: for a threshold gate with enough digits that it never
     reads as on the other side of the threshold (`format_value`)."""
+    min: float | None = None
+    max: float | None = None
+    max_regressions: int | None = None
+    max_drop: float | None = None
+    alpha: float | None = None
+    test: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (as the JSON document and the `verdicts` table store a gate)."""
@@ -422,41 +430,11 @@ class Verdict:
         return tuple(g for g in self.gates if not g.passed)
 
 
-def format_value(value: float | None, *bounds: float | None) -> str:
-    """A value in a reason: whole numbers plain, others to three decimals (four significant digits
-    from 1000 on), with more digits where fewer would round it onto or across one of `bounds`: shown
-    beside a threshold, it compares to the threshold's printed figure as the value itself does
-    (values within `TIE` of a bound count as equal to it)."""
-    if value is None:
-        return "n/a"
-    value = float(value)
-    if value.is_integer():
-        return f"{value:.0f}"
-    shown = f"{value:.4g}" if abs(value) >= 1000 else f"{value:.3f}"
-    for digits in range(4, 18):
-        if all(_same_side(float(shown), value, b) for b in bounds if b is not None):
-            break
-        shown = f"{value:.{digits}g}"
-    return shown
-
-
-def _same_side(shown: float, value: float, bound: float) -> bool:
-    """Whether `shown` lies on the same side of `bound` as `value` (either side when within TIE)."""
-    if abs(value - bound) <= TIE:
-        return True
-    return (shown > bound) == (value > bound) and shown != bound
-
-
-def format_bound(value: float) -> str:
-    """A threshold as written in the policy: the shortest text that reads back as the same number."""
-    return f"{value:.0f}" if float(value).is_integer() else repr(float(value))
-
-
 def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude: str | None = None, seed: int = 0) -> GateResult:
     """Evaluate one gate. An empty slice fails with a reason; it never passes silently."""
     base = dict(name=gate.name, kind=gate.kind, metric=gate.metric, slice=str(gate.slice),
                 aggregate=gate.aggregate if gate.kind == "threshold" else "per question",
-                threshold=gate.threshold, line=gate.line)
+                threshold=gate.threshold, line=gate.line, **gate.bounds())
     label = display_name(gate.metric)
     questions = evidence.slice_questions(gate.slice, exclude=exclude)
     if not questions:
@@ -591,8 +569,9 @@ def alignment_gate(min_kappa: float, evidence: Evidence) -> GateResult:
     """Fails when a claim of either side rests on an automatic aligner whose measured kappa is below
     `min_kappa` or unmeasured; passes when no claim rests on one."""
     aligners = list(getattr(evidence, "automatic_aligners", lambda: [])())
-    base = dict(name="alignment agreement", kind="agreement", metric="alignment", slice="all",
-                aggregate="kappa", threshold=f"kappa >= {format_bound(min_kappa)}", baseline=None, line=None)
+    base: dict[str, Any] = dict(name="alignment agreement", kind="agreement", metric="alignment", slice="all",
+                                aggregate="kappa", baseline=None, line=None, min=min_kappa)
+    base["threshold"] = threshold_words(base)
     if not aligners:
         return GateResult(**base, passed=True, observed=None, n=0, observed_text="n/a",
                           reason="no claim rests on an automatic alignment")

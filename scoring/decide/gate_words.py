@@ -1,0 +1,218 @@
+"""A gate in words, built from its parts: the bound a policy declares and the one sentence that says
+what the gate found.
+
+A gate's parts are the fields of `policy.GateResult` (kind, metric, slice, aggregate, the bounds
+``min`` / ``max`` / ``max_regressions`` / ``max_drop`` with ``alpha`` and ``test``, observed,
+observed_text, baseline, n, p_value, passed, reason), read from the result itself or from the same
+keys in a mapping (the JSON a verdict is stored as, decoded; a DataFrame record, where a missing
+number is NaN). Every wording reads these fields, never another wording: the bound's text
+(`threshold_words`) can be reworded without changing a sentence (`gate_sentence`).
+
+The verdict card, the reports, the slides and ``ragslice compare`` word a gate through this module.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..metrics.registry import display_name
+from .change import TIE
+
+BOUNDS = ("min", "max", "max_regressions", "max_drop", "alpha", "test")
+"""A gate's declared bounds as fields: ``min`` / ``max`` (a threshold gate; ``min`` is the kappa of the
+alignment gate), ``max_regressions``, ``max_drop`` with ``alpha`` and ``test``; None where the kind has none."""
+
+FIELDS = ("name", "kind", "metric", "slice", "aggregate", "passed", "observed", "observed_text", "baseline", "n",
+          "reason", "p_value", *BOUNDS)
+
+OPERATIONAL_WORDS = {"failure_rate": "Failure rate", "latency": "Latency (ms)", "cost": "Cost (USD)"}
+UNMARKED_AGGREGATES = ("macro", "rate", "per question", "")
+"""Aggregates a sentence does not name: the default of a metric, and the per-question comparisons."""
+
+
+# --- numbers -------------------------------------------------------------------------------------
+
+
+def format_value(value: float | None, *bounds: float | None) -> str:
+    """A value in a reason: whole numbers plain, others to three decimals (four significant digits
+    from 1000 on), with more digits where fewer would round it onto or across one of `bounds`: shown
+    beside a threshold, it compares to the threshold's printed figure as the value itself does
+    (values within `TIE` of a bound count as equal to it)."""
+    if value is None:
+        return "n/a"
+    value = float(value)
+    if value.is_integer():
+        return f"{value:.0f}"
+    shown = f"{value:.4g}" if abs(value) >= 1000 else f"{value:.3f}"
+    for digits in range(4, 18):
+        if all(_same_side(float(shown), value, b) for b in bounds if b is not None):
+            break
+        shown = f"{value:.{digits}g}"
+    return shown
+
+
+def _same_side(shown: float, value: float, bound: float) -> bool:
+    """Whether `shown` lies on the same side of `bound` as `value` (either side when within TIE)."""
+    if abs(value - bound) <= TIE:
+        return True
+    return (shown > bound) == (value > bound) and shown != bound
+
+
+def format_bound(value: float) -> str:
+    """A threshold as written in the policy: the shortest text that reads back as the same number."""
+    return f"{value:.0f}" if float(value).is_integer() else repr(float(value))
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+
+def slice_words(name: str) -> str:
+    """A slice name as words: `critical` -> critical questions, `type:outdated` -> outdated questions."""
+    if name == "all":
+        return "all questions"
+    family, _, value = name.partition(":")
+    if not value:
+        return f"{name} questions"
+    return {"type": f"{value} questions", "split": f"questions of split {value}",
+            "tag": f"questions tagged {value}"}.get(family, f"questions in {name}")
+
+
+def measure_words(metric: str) -> str:
+    """A gate's measure as a page names it: the registry's name, or words for an operational one."""
+    if metric in OPERATIONAL_WORDS:
+        return OPERATIONAL_WORDS[metric]
+    try:
+        return display_name(metric)
+    except KeyError:
+        return metric
+
+
+# --- the parts -----------------------------------------------------------------------------------
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(value != value) or (isinstance(value, float) and math.isnan(value))
+    except (TypeError, ValueError):
+        return str(value) == "<NA>"
+
+
+def gate_fields(gate: Any) -> dict[str, Any]:
+    """The parts of a gate (`FIELDS`) from a `GateResult` or a mapping of its fields; None for a
+    field it lacks or holds as NaN. A gate recorded before its bounds were stored as fields carries
+    them only in its ``threshold`` text: they are read back from it (`_recorded_bounds`)."""
+    if isinstance(gate, Mapping):
+        out = {key: gate.get(key) for key in FIELDS}
+        if not any(key in gate for key in BOUNDS):
+            out.update(_recorded_bounds(str(out["kind"]), str(gate.get("threshold") or "")))
+    else:
+        out = {key: getattr(gate, key, None) for key in FIELDS}
+    return {key: None if _missing(value) else value for key, value in out.items()}
+
+
+_RECORDED = {
+    "threshold": re.compile(r"^(?:>= (?P<min>\S+))?(?: and )?(?:<= (?P<max>\S+))?$"),
+    "regressions": re.compile(r"^<= (?P<max_regressions>\d+) regressed questions$"),
+    "drop": re.compile(r"^drop <= (?P<max_drop>\S+) unless significant \((?P<test>\w+), one-sided alpha "
+                       r"(?P<alpha>\S+)\)$"),
+    "agreement": re.compile(r"^kappa >= (?P<min>\S+)$"),
+}
+"""The ``threshold`` text of gates recorded before the bounds were stored as fields, in the one form
+those versions wrote. Frozen: it reads old rows only, so `threshold_words` may word bounds differently."""
+
+
+def _recorded_bounds(kind: str, threshold: str) -> dict[str, Any]:
+    """The bounds of a gate recorded without them, from its recorded ``threshold`` text; None for
+    each one that text does not hold."""
+    found = _RECORDED[kind].match(threshold) if kind in _RECORDED else None
+    parts = {key: None for key in BOUNDS}
+    for key, text in (found.groupdict() if found else {}).items():
+        if text is not None:
+            parts[key] = text if key == "test" else int(text) if key == "max_regressions" else float(text)
+    return parts
+
+
+# --- words ---------------------------------------------------------------------------------------
+
+
+def threshold_words(gate: Any) -> str:
+    """The bound in words (a `Gate`, a `GateResult` or a mapping of its fields): ``>= 0.9``,
+    ``>= 0.2 and <= 0.8``, ``<= 0 regressed questions``, ``drop <= 0.02 unless significant
+    (randomization, one-sided alpha 0.05)``, ``kappa >= 0.6``."""
+    g = gate_fields(gate)
+    kind = g["kind"]
+    if kind == "threshold":
+        return " and ".join(f"{sign} {format_bound(g[key])}" for sign, key in ((">=", "min"), ("<=", "max"))
+                            if g[key] is not None)
+    if kind == "regressions":
+        return f"<= {_count(g['max_regressions'])} regressed questions"
+    if kind == "agreement":
+        return f"kappa >= {format_bound(g['min'])}"
+    return (f"drop <= {format_bound(g['max_drop'])} unless significant ({g['test']}, one-sided alpha "
+            f"{format_bound(g['alpha'])})")
+
+
+def _count(value: Any) -> str:
+    return str(int(value)) if value is not None else "n/a"
+
+
+def gate_sentence(gate: Any) -> str:
+    """What the gate found, in one sentence with its numbers (a `GateResult` or a mapping of its
+    fields): `Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; baseline
+    0.929).`"""
+    g = gate_fields(gate)
+    kind, metric = str(g["kind"]), str(g["metric"])
+    name, where = measure_words(metric), slice_words(str(g["slice"]))
+    observed, n = g["observed"], g["n"]
+    count = "" if n is None else f"{int(n)} "
+    if kind == "agreement":
+        return f"Alignment agreement: {g['reason']}."
+    if observed is None:
+        return f"{name} on {where}: no value ({g['reason']})."
+    if kind == "regressions":
+        return (f"{int(observed)} of {count}{where} scored worse on {name} than the baseline "
+                f"(allowed {_count(g['max_regressions'])}).")
+    if kind == "drop":
+        return _drop_sentence(g, name, where, count)
+    return _threshold_sentence(g, name, where, count)
+
+
+def _drop_sentence(g: dict[str, Any], name: str, where: str, count: str) -> str:
+    delta = f"{float(g['observed']):+.3f}"
+    moved = "dropped" if delta.startswith("-") else "rose"
+    allowed = format_bound(g["max_drop"]) if g["max_drop"] is not None else "n/a"
+    p = g["p_value"]
+    p_text = "" if p is None else f"one-sided p {p:.3f}"
+    if g["passed"]:
+        verdict = f"within the {allowed} allowed, or not significant ({p_text})" if p_text else "within bounds"
+    else:
+        alpha = format_bound(g["alpha"]) if g["alpha"] is not None else ""
+        verdict = f"more than the {allowed} allowed, and significant ({p_text}, alpha {alpha})"
+    return f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions): {verdict}."
+
+
+def _threshold_sentence(g: dict[str, Any], name: str, where: str, count: str) -> str:
+    observed, low, high = float(g["observed"]), g["min"], g["max"]
+    value = g["observed_text"] or f"{observed:.3f}"
+    if g["passed"]:
+        bounds = [f"{words} {format_bound(b)}" for words, b in (("at least", low), ("at most", high)) if b is not None]
+        relation = f"within the bound ({' and '.join(bounds)})"
+    elif low is not None and (high is None or observed < low):
+        relation = f"below the minimum {format_bound(low)}"
+    else:
+        relation = f"above the maximum {format_bound(high) if high is not None else 'n/a'}"
+    unit = "records" if g["metric"] in OPERATIONAL_WORDS else "questions"
+    baseline = g["baseline"]
+    before = "" if baseline is None else f"; baseline {baseline:.4g}" if isinstance(baseline, float) else \
+        f"; baseline {baseline}"
+    aggregate = str(g["aggregate"] or "")
+    how = f", {aggregate}," if aggregate not in UNMARKED_AGGREGATES else ""
+    return f"{name}{how} on {where} is {value}, {relation} ({count}{unit}{before})."
+
+
+__all__ = ["BOUNDS", "FIELDS", "OPERATIONAL_WORDS", "format_bound", "format_value", "gate_fields", "gate_sentence",
+           "measure_words", "slice_words", "threshold_words"]
