@@ -8,22 +8,45 @@ parameters.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
+from types import ModuleType
 from typing import Any
 
 import pytest
 from scipy import stats
 
 from scoring.metrics.reference import Output, map_chunks, score_question, suite_labels
-from scoring.io.demo_data import MAX_CLAIMS
-from scoring.io.demo_data import generate_demo
 
-DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "data" / "demo"
+BUILDER = ROOT / "tools" / "demo"
+"""The demo builder: a package beside the product (``python -m tools.demo``), never installed."""
+
+
+def _load_builder() -> ModuleType:
+    """The builder package imported from its folder under a name of its own, so its relative imports
+    resolve without putting the repository on the import path."""
+    name = "ragslice_demo_builder"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, BUILDER / "__init__.py",
+                                                      submodule_search_locations=[str(BUILDER)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+builder = _load_builder()
+MAX_CLAIMS = builder.MAX_CLAIMS
+generate_demo = builder.generate_demo
+
 SUITE = "demo"
 BASELINE, CANDIDATE, SECOND = "prod-baseline", "rerank-v2", "hybrid-v1"
 REPEATS = ("temp07-r1", "temp07-r2", "temp07-r3")
@@ -146,9 +169,9 @@ def _files(root: Path) -> dict[str, bytes]:
 def test_committed_workspace_matches_the_generator_byte_for_byte(tmp_path: Path) -> None:
     generate_demo(tmp_path)
     fresh, committed = _files(tmp_path), _files(DEMO)
-    assert sorted(fresh) == sorted(committed), "regenerate with: python -m scoring.io.demo_data --out data/demo"
+    assert sorted(fresh) == sorted(committed), "regenerate with: python -m tools.demo --out data/demo"
     changed = [name for name in fresh if fresh[name] != committed[name]]
-    assert changed == [], f"differ from the generator: {changed}; regenerate with python -m scoring.io.demo_data"
+    assert changed == [], f"differ from the generator: {changed}; regenerate with python -m tools.demo --out data/demo"
 
 
 def test_generation_is_deterministic_and_uses_its_seed(tmp_path: Path) -> None:

@@ -1,0 +1,124 @@
+"""The free-text run (`TEXT_RUN`): production's answers written as sentences, the suite's judge program
+and its cached answers, and a reviewed sample of the sentences. The judge and its declaration are the
+files ``files/checker.py`` and ``files/judges.toml``, written to the suite as they are."""
+from __future__ import annotations
+
+import random
+import tomllib
+
+from scoring.io.judges import Answer, Judge, cache_entry, declaration_hash, parse_answer
+from scoring.metrics.reference import normalise_sentence, resolve_citations
+
+from .model import MAX_CLAIMS, SEED, Question
+from .prose import prose, verbatim
+from .runs import TEXT_RUN
+from .world import World
+
+JUDGE_NAME = "checker"
+JUDGES_TOML = verbatim("judges.toml")
+"""The suite's judges.toml: it declares the judge `JUDGE_NAME`."""
+JUDGE_SCRIPT = verbatim("checker.py")
+"""The judge's program, written to the suite's judges/checker.py and run here to fill its cache."""
+JUDGE_DECLARATION = tomllib.loads(JUDGES_TOML)["judges"][JUDGE_NAME]
+
+
+def free_text_records(world: World, questions: list[Question], runs: dict[str, list[dict[str, object]]]
+                      ) -> list[dict[str, object]]:
+    """`TEXT_RUN`'s records: prod-baseline's, each answer as sentences citing indexes into `retrieved` (an ID
+    when the cited document is not retrieved); an abstention or a hedge is one sentence citing nothing, and
+    some answers open with the preamble of ``prose/answers.toml``."""
+    rng = random.Random(f"{SEED}/{TEXT_RUN.run_id}")
+    preamble = prose("answers")["preamble"]
+    out = []
+    for record in runs["prod-baseline"]:
+        ranking = list(record["retrieved"])
+        claims = list(record["claims"])
+        if record["error"]:
+            sentences: list[dict[str, object]] = []
+        elif not claims:
+            sentences = [{"text": str(record["answer"]), "citations": []}]
+        else:
+            sentences = [{"text": str(c["text"]), "citations": [ranking.index(d) if d in ranking else d
+                                                                 for d in c["citations"]]} for c in claims]
+            if len(sentences) < MAX_CLAIMS and rng.random() < 0.3:
+                sentences.insert(0, {"text": preamble, "citations": []})
+        latency = record["latency_ms"]
+        out.append({"question_id": record["question_id"], "retrieved": ranking, "context": record["context"],
+                    "answer": " ".join(str(x["text"]) for x in sentences) if sentences else "",
+                    "answer_sentences": sentences, "latency_ms": latency, "cost_usd": record["cost_usd"],
+                    "error": record["error"]})
+    return out
+
+
+def _truth(q: Question, source_record: dict[str, object], sentence: dict[str, object]) -> list[str] | str:
+    """What a reviewer decides for a sentence of `free_text_records`: the expected claim its source claim
+    was, else `unlabelled` (a superseded value, an extra step), or `no_claim` (the preamble, a refusal)."""
+    if not sentence["citations"]:
+        return "no_claim"
+    source = next(c for c in source_record["claims"] if c["text"] == sentence["text"])
+    return [str(source["id"])] if source["id"] in q.claims else "unlabelled"
+
+
+def _requests(world: World, questions: list[Question], records: list[dict[str, object]]
+              ) -> list[tuple[str, dict[str, object]]]:
+    by_id = {q.id: q for q in questions}
+    out = []
+    for record in records:
+        q = by_id[str(record["question_id"])]
+        claims = [{"id": c, "proposition": text} for c, (text, _) in sorted(q.claims.items())]
+        for sentence in record["answer_sentences"]:
+            out.append((q.id, {"question": q.text, "sentence": normalise_sentence(str(sentence["text"])),
+                               "citations": list(resolve_citations(sentence["citations"], record["retrieved"])),
+                               "claims": claims}))
+    return out
+
+
+def judge_cache(world: World, questions: list[Question], records: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The judge's cached answers to every sentence of the free-text run, as `ragslice align` writes them (the
+    judge's own `answer`, run in this process; one line per distinct request, at a fixed time)."""
+    judge = Judge(JUDGE_NAME, command=tuple(JUDGE_DECLARATION["command"]), timeout=JUDGE_DECLARATION["timeout"],
+                  declaration_hash=declaration_hash(JUDGE_DECLARATION))
+    program: dict[str, object] = {}
+    exec(compile(JUDGE_SCRIPT, "checker.py", "exec"), program)  # the very program the demo ships
+    lines, seen = [], set()
+    for n, (question_id, request) in enumerate(_requests(world, questions, records)):
+        entry_key = (question_id, request["sentence"], tuple(request["citations"]))
+        if entry_key in seen:
+            continue
+        seen.add(entry_key)
+        found = parse_answer(program["answer"](request), [c["id"] for c in request["claims"]])
+        assert isinstance(found, Answer), found
+        lines.append(cache_entry(judge, question_id, request, found, at=f"2026-11-08T10:{n // 60 % 60:02d}:{n % 60:02d}Z"))
+    return lines
+
+
+def alignment_reviews(questions: list[Question], runs: dict[str, list[dict[str, object]]]
+                      ) -> dict[str, list[dict[str, object]]]:
+    """A reviewed sample of the free-text run's sentences, split between amara and kofi: every sentence that
+    states a superseded or staging value (the misalignments token overlap makes), eight refusals, six
+    preambles, six extra steps and twelve plain claims, in answer order."""
+    by_id = {q.id: q for q in questions}
+    sources = {r["question_id"]: r for r in runs["prod-baseline"]}
+    wanted = {"wrong": 99, "refusal": 8, "preamble": 6, "extra": 6, "plain": 12}
+    preamble = prose("answers")["preamble"]
+    chosen: list[tuple[str, str, list[str] | str]] = []
+    seen: set[tuple[str, str]] = set()
+    for record in runs[TEXT_RUN.run_id]:
+        q, source = by_id[str(record["question_id"])], sources[record["question_id"]]
+        for sentence in record["answer_sentences"]:
+            text = str(sentence["text"])
+            truth = _truth(q, source, sentence)
+            kind = ("preamble" if text == preamble else "refusal" if truth == "no_claim"
+                    else "plain" if isinstance(truth, list) else
+                    "extra" if any(str(c["id"]).startswith("extra-") and c["text"] == text for c in source["claims"])
+                    else "wrong")
+            if wanted[kind] and (q.id, text) not in seen:
+                wanted[kind] -= 1
+                seen.add((q.id, text))
+                chosen.append((q.id, text, truth))
+    out: dict[str, list[dict[str, object]]] = {"amara": [], "kofi": []}
+    for n, (question_id, text, truth) in enumerate(chosen):
+        reviewer = "amara" if n % 2 == 0 else "kofi"
+        out[reviewer].append({"at": f"2026-11-10T{9 + n // 60:02d}:{n % 60:02d}:00Z", "reviewer": reviewer,
+                              "kind": "alignment", "question_id": question_id, "sentence": text, "claim_ids": truth})
+    return out
