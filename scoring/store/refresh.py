@@ -265,6 +265,15 @@ def read_deferred(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Proble
     return full if full is not None else dataclasses.replace(suite, deferred=False)
 
 
+def override_k(con: duckdb.DuckDBPyConnection, k: int | None, table: str = "stage_runs") -> None:
+    """The what-if cutoff: every run in `table` (the staged runs, or `runs` of an in-memory
+    database) takes cutoff `k` instead of its own; None keeps each run's own k."""
+    if table not in ("stage_runs", "runs"):
+        raise ValueError(f"not a table of runs: {table!r}")
+    if k is not None:
+        con.execute(f"UPDATE {table} SET k = ?", [k])
+
+
 def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *, k: int | None = None,
           bulk: bool = True) -> None:
     """Read, check and stage the records of `runs`; `k` overrides every run's cutoff (what-if).
@@ -280,8 +289,7 @@ def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *
         stage_records(con, runs, problems)
     if not problems:
         align_staged(con, problems, {run.run_id: str(run.records_path) for run in runs})
-    if k is not None:
-        con.execute("UPDATE stage_runs SET k = ?", [k])
+    override_k(con, k)
 
 
 # --- the refresh --------------------------------------------------------------------------------
@@ -542,8 +550,7 @@ def score_workspace_in_memory(workspace: Path, *, k: int | None = None, runs: li
     score_staged(con, level=level)
     write_alignments(con)
     write_runs(con, selected)
-    if k is not None:
-        con.execute("UPDATE runs SET k = ?", [k])
+    override_k(con, k, "runs")
     return con
 
 
@@ -572,7 +579,8 @@ def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnec
     con.execute("USE stored")
     for name, sql in STORED_STAGING.items():
         con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
-    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs AS SELECT run_id, suite, ?::INTEGER AS k FROM runs", [k])
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs AS SELECT run_id, suite, k FROM runs")
+    override_k(con, k)
     con.execute("CREATE OR REPLACE TEMP TABLE question_scores AS SELECT * FROM stored.question_scores LIMIT 0")
     define_eval_views(con)
     con.execute(
