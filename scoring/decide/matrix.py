@@ -1,6 +1,6 @@
 """The release matrix: one baseline against many candidates, set-based.
 
-Where `comparison.compare_many` compares candidates one after the other (every figure of every
+Where `compute.compare_many` compares candidates one after the other (every figure of every
 metric x slice), the matrix computes only the cells asked for (candidates x metrics x slices), all
 at once: one read of `question_scores` for the baseline's and every candidate's runs, and one batch
 of paired statistics (`stats_batch.paired_many`) for every cell. A cell's n, means, delta, counts and
@@ -21,8 +21,9 @@ import pandas as pd
 
 from ..metrics import slices
 from ..metrics.registry import BY_KEY
-from . import aggregates, stats, stats_batch
-from .comparison import SIGNIFICANT, Settings
+from . import aggregates, stats_batch
+from .family import holm_adjusted, significant
+from .paired import Settings
 from .scores import RECORD_STATUSES, _score_source, arrow_floats, position_slots, read_slice_columns
 from .sides import Side
 
@@ -37,7 +38,7 @@ OPERATION_COLUMNS: tuple[str, ...] = ("candidate", "records", "failure_rate", "l
 class Matrix:
     """`cells`: one row per candidate x metric x slice with at least one paired question
     (`CELL_COLUMNS`; `candidate_mean` is the candidate's macro mean over the paired questions,
-    `significant`: p_holm < `comparison.SIGNIFICANT`); `operations`: one row per side, the baseline
+    `significant`: p_holm < `family.SIGNIFICANT`); `operations`: one row per side, the baseline
     first (`OPERATION_COLUMNS`, None where no record has the value); `n_tests`: the non-None
     randomization p-values the Holm adjustment spans; `slices`: the slices the suite has, in order."""
 
@@ -133,10 +134,8 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
                      "improved": r.improved, "regressed": r.regressed, "unchanged": r.unchanged,
                      "higher_is_better": BY_KEY[m].higher_is_better})
     cells = pd.DataFrame(rows, columns=[c for c in CELL_COLUMNS if c not in ("p_holm", "significant")])
-    adjusted = stats.holm([None if p is None or pd.isna(p) else float(p) for p in cells["p_randomization"]])
-    cells["p_holm"] = pd.Series(adjusted, dtype=object).to_numpy()
-    p = pd.to_numeric(cells["p_holm"], errors="coerce")
-    cells["significant"] = (p < SIGNIFICANT).fillna(False).astype(bool)
+    cells["p_holm"] = holm_adjusted(cells["p_randomization"])
+    cells["significant"] = significant(cells["p_holm"])
     ops = []
     for side in (baseline, *candidates):
         status, latency, cost, run = records[side.name]
@@ -148,7 +147,7 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
             "cost_mean": aggregates.operational_values(status, latency, cost, run, "cost", "mean")[0],
             "judged": float(np.nanmean(judged)) if np.any(~np.isnan(judged)) else None,
         })
-    n_tests = sum(x is not None for x in adjusted)
+    n_tests = sum(x is not None for x in cells["p_holm"])
     return Matrix(cells[list(CELL_COLUMNS)], pd.DataFrame(ops, columns=list(OPERATION_COLUMNS)), n_tests, available)
 
 

@@ -3,6 +3,8 @@
 A refresh validates every changed suite and run first, then scores with the SQL engine, then
 replaces the database atomically (see `scoring.store.database`). Runs whose files and suite did not change
 are kept as they are; runs no longer in the workspace are removed.
+When only review files changed, their decisions are applied to the live file in one transaction
+instead (`apply_decisions`); `refresh` names its three routes.
 """
 from __future__ import annotations
 
@@ -265,6 +267,15 @@ def read_deferred(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Proble
     return full if full is not None else dataclasses.replace(suite, deferred=False)
 
 
+def override_k(con: duckdb.DuckDBPyConnection, k: int | None, table: str = "stage_runs") -> None:
+    """The what-if cutoff: every run in `table` (the staged runs, or `runs` of an in-memory
+    database) takes cutoff `k` instead of its own; None keeps each run's own k."""
+    if table not in ("stage_runs", "runs"):
+        raise ValueError(f"not a table of runs: {table!r}")
+    if k is not None:
+        con.execute(f"UPDATE {table} SET k = ?", [k])
+
+
 def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *, k: int | None = None,
           bulk: bool = True) -> None:
     """Read, check and stage the records of `runs`; `k` overrides every run's cutoff (what-if).
@@ -280,8 +291,7 @@ def stage(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems, *
         stage_records(con, runs, problems)
     if not problems:
         align_staged(con, problems, {run.run_id: str(run.records_path) for run in runs})
-    if k is not None:
-        con.execute("UPDATE stage_runs SET k = ?", [k])
+    override_k(con, k)
 
 
 # --- the refresh --------------------------------------------------------------------------------
@@ -297,6 +307,60 @@ def _progress(enabled: bool):
     return Progress(transient=True)
 
 
+@dataclass(frozen=True)
+class _Changes:
+    """What differs between the workspace and the live database: what `refresh` routes on.
+
+    `ws`: the workspace (suites the database holds byte for byte left unread); `suites`: the changed
+    suites (new, edited or with new review files); `run_ids`: the runs to score from their files
+    (new or changed, or every run when the database was scored at another relevance level);
+    `outdated`: the database was written with another schema version (its scored tables are rebuilt).
+    """
+
+    ws: Workspace
+    pins: list
+    outdated: bool
+    exists: bool
+    old_suites: dict[str, tuple[str, str]]
+    suites: list[Suite]
+    run_ids: set[str]
+    removed_runs: list[str]
+    removed_suites: list[str]
+    pins_changed: bool
+
+    @property
+    def nothing(self) -> bool:
+        """Whether the database is up to date with the workspace."""
+        return not (self.suites or self.run_ids or self.removed_runs or self.removed_suites or self.pins_changed) \
+            and self.exists and not self.outdated
+
+    @property
+    def decisions_only(self) -> bool:
+        """Whether the only files that changed are review files (`Suite.reviews_only`)."""
+        return all(s.reviews_only for s in self.suites) and not (
+            self.run_ids or self.removed_runs or self.removed_suites or self.pins_changed or self.outdated)
+
+
+def _changes(workspace: Path, db: Path, problems: Problems, level: int) -> _Changes:
+    """Read the workspace (suites the database holds byte for byte are not parsed again) and compare
+    it with the live database's hashes, pins and relevance level; problems found go to `problems`."""
+    stored_version = Database(db).schema_version()
+    # A database of an older schema keeps its verdicts and logs; its scored tables are rebuilt.
+    outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
+    old_suites, old_runs = store.stored_hashes(db)
+    ws = load_workspace(workspace, problems, stored=old_suites, defer=True)
+    pins = read_pins(ws, problems)  # the standing baselines: published even when no run changed
+    pins_changed = pins != _stored_pins(db, outdated)
+    changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name, ("",))[0] != s.files_hash]
+    changed_runs = {r.run_id for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash}
+    if not outdated and db.exists() and _stored_level(db) != level:
+        changed_runs = set(ws.runs)  # every score was taken at another relevance level
+    removed_runs = sorted(set(old_runs) - set(ws.runs))
+    removed_suites = sorted(set(old_suites) - set(ws.suites))
+    return _Changes(ws, pins, outdated, db.exists(), old_suites, changed_suites, changed_runs, removed_runs,
+                    removed_suites, pins_changed)
+
+
 def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1, bulk: bool = True) -> RefreshSummary:
     """Validate `workspace`, score what changed, and replace `db` atomically.
 
@@ -307,116 +371,133 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
 
     Raises ValidationError listing every problem; the database is then untouched. `bulk=False`
     checks every record rule by rule even when the workspace is clean (slower; for cross-checks).
+
+    One of three routes, by what changed (`_changes`): nothing (`_unchanged`: nothing written);
+    only review files, in a clean workspace (`apply_decisions`: in place, one transaction); anything
+    else, or decisions the stored suites do not match (`_rescore_copy`: on a private copy published
+    in one rename; a new database, or one of another schema version, is built whole this way).
     """
     started = time.perf_counter()
     problems = Problems()
     with store.writer_lock(db):
         store.remove_stale_copies(db)
         store.settle(db)
-        stored_version = Database(db).schema_version()
-        # A database of an older schema keeps its verdicts and logs; its scored tables are rebuilt.
-        outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
-        old_suites, old_runs = store.stored_hashes(db)
-        # Suites the database already holds byte for byte are not parsed again.
-        ws = load_workspace(workspace, problems, stored=old_suites, defer=True)
-        pins = read_pins(ws, problems)  # the standing baselines: published even when no run changed
-        pins_changed = pins != _stored_pins(db, outdated)
-        changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name, ("",))[0] != s.files_hash]
-        changed_runs = {r.run_id for r in ws.runs.values() if old_runs.get(r.run_id) != r.files_hash}
-        if not outdated and db.exists() and _stored_level(db) != level:
-            changed_runs = set(ws.runs)  # every score was taken at another relevance level
-        removed_runs = sorted(set(old_runs) - set(ws.runs))
-        removed_suites = sorted(set(old_suites) - set(ws.suites))
-        if not (changed_suites or changed_runs or removed_runs or removed_suites or pins_changed) and db.exists() \
-                and not outdated:
-            problems.raise_if_any()
-            return RefreshSummary(db, 0, len(ws.runs), 0, 0, time.perf_counter() - started)
-        if all(s.reviews_only for s in changed_suites) and not (changed_runs or removed_runs or removed_suites
-                                                                 or pins_changed or outdated or problems):
-            summary = apply_decisions(workspace, db, ws, changed_suites, problems, level=level, started=started)
+        changes = _changes(workspace, db, problems, level)
+        if changes.nothing:
+            return _unchanged(db, changes, problems, started)
+        if changes.decisions_only and not problems:
+            summary = apply_decisions(workspace, db, changes.ws, changes.suites, problems, level=level,
+                                      started=started)
             if summary is not None:
                 return summary
-        for suite in [s for s in changed_suites if s.reviews_only]:  # read in full after all
-            full = load_suite(suite.folder, problems, defer=True)
-            ws.suites[suite.name] = full if full is not None else suite
-        changed_suites = [ws.suites[s.name] for s in changed_suites]
+        return _rescore_copy(workspace, db, changes, problems, progress=progress, level=level, bulk=bulk,
+                             started=started)
 
-        temp = store.working_copy(db)
-        con = store.open_for_write(temp)
-        if outdated:
-            for table in dict.fromkeys((*SUITE_TABLES, *RUN_TABLES)):
-                con.execute(f"DROP TABLE IF EXISTS {table}")
-            create_schema(con)
-        try:
-            with _progress(progress) as bar:
-                task = bar.add_task("scoring", total=4) if bar else None
-                for suite_name in removed_suites:
-                    for table in SUITE_TABLES:
-                        con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite_name])
-                # suite -> how many of its questions to re-score in its unchanged runs (listed in
-                # `rescore_questions`); a suite absent here re-scores all its runs from their files
-                questions: dict[str, int] = {}
-                con.execute("CREATE OR REPLACE TEMP TABLE rescore_questions (suite VARCHAR, question_id VARCHAR)")
-                for suite in changed_suites:
-                    if suite.deferred:
-                        suite = ws.suites[suite.name] = read_deferred(con, suite, problems)
-                    # a workspace with problems is refused: every run of a changed suite is then
-                    # checked from its files, so that the report names all of them
-                    partial = suite.name in old_suites and not problems
-                    if partial:
-                        snapshot_suite(con, suite.name)
-                    same_documents = write_suite(con, suite, changes_only=partial)
-                    found = changed_questions(con, suite.name) if partial and same_documents else None
-                    if found is not None:
-                        questions[suite.name] = found
-                changed_suites = [ws.suites[s.name] for s in changed_suites]
-                changed_names = {s.name for s in changed_suites}
-                to_score = [r for r in ws.runs.values()
-                            if r.run_id in changed_runs or (r.suite in changed_names and r.suite not in questions)]
-                to_rescore = [r for r in ws.runs.values() if r.run_id not in changed_runs and questions.get(r.suite)]
-                for run_id in [*removed_runs, *(r.run_id for r in to_score)]:
-                    for table in RUN_TABLES:
-                        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
-                for run in ws.runs.values():
-                    # rewriting a suite's tables removed its runs' own chunk maps; staging writes those
-                    # of the runs it stages
-                    if run.suite in changed_names and run.run_id not in {r.run_id for r in to_score}:
-                        write_chunks(con, run.suite, run.run_id, run.chunks or {})
+
+def _unchanged(db: Path, changes: _Changes, problems: Problems, started: float) -> RefreshSummary:
+    """The route when the database is up to date with the workspace: nothing is written. Raises
+    ValidationError for a problem of the workspace (a file the database holds unchanged, or a pin)."""
+    problems.raise_if_any()
+    return RefreshSummary(db, 0, len(changes.ws.runs), 0, 0, time.perf_counter() - started)
+
+
+def _rescore_copy(workspace: Path, db: Path, changes: _Changes, problems: Problems, *, progress: bool, level: int,
+                  bulk: bool, started: float) -> RefreshSummary:
+    """The route for any change but review decisions alone: runs and suites new, changed or removed,
+    pins, another relevance level or schema version, a workspace with problems, or decisions the
+    stored suites do not match. Works on a private copy of the database (`store.working_copy`) and
+    publishes it in one atomic rename: all or nothing, the live file untouched until then. Raises
+    ValidationError listing every problem, the copy removed."""
+    ws, changed_runs, outdated, removed_runs = changes.ws, changes.run_ids, changes.outdated, changes.removed_runs
+    for suite in [s for s in changes.suites if s.reviews_only]:  # read in full after all
+        full = load_suite(suite.folder, problems, defer=True)
+        ws.suites[suite.name] = full if full is not None else suite
+    changed_suites = [ws.suites[s.name] for s in changes.suites]
+
+    temp = store.working_copy(db)
+    con = store.open_for_write(temp)
+    if outdated:
+        for table in dict.fromkeys((*SUITE_TABLES, *RUN_TABLES)):
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        create_schema(con)
+    try:
+        with _progress(progress) as bar:
+            task = bar.add_task("scoring", total=4) if bar else None
+            questions = _write_suites(con, ws, changed_suites, changes, problems)
+            changed_suites = [ws.suites[s.name] for s in changed_suites]
+            changed_names = {s.name for s in changed_suites}
+            to_score = [r for r in ws.runs.values()
+                        if r.run_id in changed_runs or (r.suite in changed_names and r.suite not in questions)]
+            to_rescore = [r for r in ws.runs.values() if r.run_id not in changed_runs and questions.get(r.suite)]
+            for run_id in [*removed_runs, *(r.run_id for r in to_score)]:
+                for table in RUN_TABLES:
+                    con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            for run in ws.runs.values():
+                # rewriting a suite's tables removed its runs' own chunk maps; staging writes those
+                # of the runs it stages
+                if run.suite in changed_names and run.run_id not in {r.run_id for r in to_score}:
+                    write_chunks(con, run.suite, run.run_id, run.chunks or {})
+            bar and bar.advance(task)
+            records = 0
+            con.execute("CREATE OR REPLACE TEMP TABLE scored_runs (run_id VARCHAR)")
+            if to_score or problems:
+                stage(con, to_score, problems, bulk=bulk)
+                problems.raise_if_any()
                 bar and bar.advance(task)
-                records = 0
-                con.execute("CREATE OR REPLACE TEMP TABLE scored_runs (run_id VARCHAR)")
-                if to_score or problems:
-                    stage(con, to_score, problems, bulk=bulk)
-                    problems.raise_if_any()
-                    bar and bar.advance(task)
-                    score_staged(con, level=level)
-                    write_alignments(con)
-                    records = con.execute("SELECT count(*) FROM stage_records").fetchall()[0][0]
-                    write_runs(con, to_score)
-                    con.execute("INSERT INTO scored_runs SELECT run_id FROM stage_runs")
-                rescore_questions(con, to_rescore, problems, level=level)
-                # every run carries its suite's labels hash, whichever way its scores were brought up to date
-                con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM suites x "
-                            "WHERE x.suite = runs.suite AND runs.labels_hash IS DISTINCT FROM x.labels_hash")
-                bar and bar.advance(task)
-                write_pins(con, pins)
-                build_summaries(con, scored=None if outdated else "scored_runs",
-                                rescored="rescore_pairs" if to_rescore else None)
-                runs_scored = len(to_score) + len(to_rescore)
-                skipped = len(ws.runs) - runs_scored
-                _log(con, workspace, level, runs_scored, skipped, len(removed_runs), records, started)
-                con.execute("CHECKPOINT")
-                con.close()
-                bar and bar.advance(task)
-            store.publish(temp, db)
-        except BaseException:
+                score_staged(con, level=level)
+                write_alignments(con)
+                records = con.execute("SELECT count(*) FROM stage_records").fetchall()[0][0]
+                write_runs(con, to_score)
+                con.execute("INSERT INTO scored_runs SELECT run_id FROM stage_runs")
+            rescore_questions(con, to_rescore, problems, level=level)
+            # every run carries its suite's labels hash, whichever way its scores were brought up to date
+            con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM suites x "
+                        "WHERE x.suite = runs.suite AND runs.labels_hash IS DISTINCT FROM x.labels_hash")
+            bar and bar.advance(task)
+            write_pins(con, changes.pins)
+            build_summaries(con, scored=None if outdated else "scored_runs",
+                            rescored="rescore_pairs" if to_rescore else None)
+            runs_scored = len(to_score) + len(to_rescore)
+            skipped = len(ws.runs) - runs_scored
+            _log(con, workspace, level, runs_scored, skipped, len(removed_runs), records, started)
+            con.execute("CHECKPOINT")
             con.close()
-            temp.unlink(missing_ok=True)
-            temp.with_name(temp.name + ".wal").unlink(missing_ok=True)
-            raise
+            bar and bar.advance(task)
+        store.publish(temp, db)
+    except BaseException:
+        con.close()
+        temp.unlink(missing_ok=True)
+        temp.with_name(temp.name + ".wal").unlink(missing_ok=True)
+        raise
     return RefreshSummary(db, runs_scored, skipped, len(removed_runs), records, time.perf_counter() - started,
                           questions_rescored=sum(questions[s] for s in {r.suite for r in to_rescore}),
                           runs_rescored=len(to_rescore))
+
+
+def _write_suites(con: duckdb.DuckDBPyConnection, ws: Workspace, suites: list[Suite], changes: _Changes,
+                  problems: Problems) -> dict[str, int]:
+    """Remove the removed suites' rows and write the changed `suites` (a deferred one is read first,
+    and replaces its entry in `ws.suites`). Returns suite -> how many of its questions to re-score in
+    its unchanged runs, listed in the temp table `rescore_questions`; a suite absent from it re-scores
+    all its runs from their files."""
+    for suite_name in changes.removed_suites:
+        for table in SUITE_TABLES:
+            con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite_name])
+    questions: dict[str, int] = {}
+    con.execute("CREATE OR REPLACE TEMP TABLE rescore_questions (suite VARCHAR, question_id VARCHAR)")
+    for suite in suites:
+        if suite.deferred:
+            suite = ws.suites[suite.name] = read_deferred(con, suite, problems)
+        # a workspace with problems is refused: every run of a changed suite is then
+        # checked from its files, so that the report names all of them
+        partial = suite.name in changes.old_suites and not problems
+        if partial:
+            snapshot_suite(con, suite.name)
+        same_documents = write_suite(con, suite, changes_only=partial)
+        found = changed_questions(con, suite.name) if partial and same_documents else None
+        if found is not None:
+            questions[suite.name] = found
+    return questions
 
 
 def _log(con: duckdb.DuckDBPyConnection, workspace: Path, level: int, runs_scored: int, skipped: int, removed: int,
@@ -542,8 +623,7 @@ def score_workspace_in_memory(workspace: Path, *, k: int | None = None, runs: li
     score_staged(con, level=level)
     write_alignments(con)
     write_runs(con, selected)
-    if k is not None:
-        con.execute("UPDATE runs SET k = ?", [k])
+    override_k(con, k, "runs")
     return con
 
 
@@ -572,7 +652,8 @@ def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnec
     con.execute("USE stored")
     for name, sql in STORED_STAGING.items():
         con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
-    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs AS SELECT run_id, suite, ?::INTEGER AS k FROM runs", [k])
+    con.execute("CREATE OR REPLACE TEMP TABLE stage_runs AS SELECT run_id, suite, k FROM runs")
+    override_k(con, k)
     con.execute("CREATE OR REPLACE TEMP TABLE question_scores AS SELECT * FROM stored.question_scores LIMIT 0")
     define_eval_views(con)
     con.execute(
