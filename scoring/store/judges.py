@@ -42,7 +42,7 @@ from typing import Any
 
 from ..errors import Problems, invalid
 from .files import FOLDER_NAME, WORKSPACE_ID, iter_json_lines, parse_toml
-from .reviews import now, parse_time
+from .times import now, parse_time
 
 PROMPT_VERSION = "align-v1"
 """The version of `PROMPT`; part of every endpoint judge's declaration hash, so a new prompt asks again."""
