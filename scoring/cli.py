@@ -126,13 +126,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 0
     result = import_ragas(args.file, out, k=args.k, skip_bad=args.skip_bad)
     result.refusals.report()
-    run_id = result.runs[0]
-    manifest = json.loads((out / "runs" / run_id / "manifest.json").read_text(encoding="utf-8"))
-    questions = (out / "suites" / RAGAS_SUITE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-    unlabelled = sum(1 for line in questions if not json.loads(line)["relevant"])
-    print(f"wrote {out}: suite {RAGAS_SUITE}, run {run_id}, {len(questions)} questions, k = {manifest['k']}")
-    if unlabelled:
-        print(f"note: {unlabelled} samples have no reference contexts: their retrieval metrics are n/a")
+    counts = result.counts
+    print(f"wrote {out}: suite {RAGAS_SUITE}, run {result.runs[0]}, {counts['questions']} questions, k = {counts['k']}")
+    if counts["unlabelled"]:
+        print(f"note: {counts['unlabelled']} samples have no reference contexts: their retrieval metrics are n/a")
     print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
           "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
     return 0

@@ -14,6 +14,10 @@
 - **Documents** are named by the format's ID when it gives one, else by `context_id` of their
   normalised text; a document the files name but do not give the text of is kept with a text that
   says so.
+- **Lines and JSON.** JSON Lines and TSV files are cut into lines by `scoring.store.lines` (a
+  byte-order mark dropped, LF or CRLF, a line ends at a line feed only) and every JSON text is
+  parsed by `scoring.store.files` (`parse_json_line`, `parse_json`): an object holding a key twice
+  is refused at its line, as a workspace file is. NaN and Infinity are read, as Python writes them.
 """
 from __future__ import annotations
 
@@ -33,7 +37,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import Problem, Problems, ValidationError
-from ..store.files import FOLDER_NAME, WORKSPACE_ID
+from ..store.files import FOLDER_NAME, WORKSPACE_ID, DuplicateKey, parse_json, parse_json_line
+from ..store.lines import Lines, Unreadable, split_lines
 from ..store.workspace import MAX_K
 
 IMPORT_K = 10
@@ -357,27 +362,36 @@ def read_text(path: Path, refusals: Refusals) -> str | None:
 
 
 def read_jsonl(path: Path, refusals: Refusals) -> Iterator[tuple[dict[str, Any], Any]]:
-    """(where, value) for each non-blank line of a JSON Lines file, read line by line; a line that
-    is not UTF-8 or not JSON is refused. `where` is ``{"path", "line"}``."""
+    """(where, value) for each non-blank line of a JSON Lines file, read line by line
+    (`scoring.store.lines`: a byte-order mark dropped, LF or CRLF); a line that is not UTF-8 or not
+    JSON (`parse_json_line`: a key twice in one object included) is refused. `where` is
+    ``{"path", "line"}``."""
+    for where, text in read_text_lines(path, refusals, keep_ends=True):
+        try:
+            yield where, parse_json_line(text, allow_nan=True)
+        except ValueError as error:
+            refusals.refuse(f"not valid JSON ({getattr(error, 'msg', error)})", **where)
+
+
+def read_text_lines(path: Path, refusals: Refusals, *, keep_ends: bool = False
+                    ) -> Iterator[tuple[dict[str, Any], str]]:
+    """(where, text) of each non-blank line of a UTF-8 text file (JSON Lines or TSV), read line by line
+    (`scoring.store.lines`: a byte-order mark dropped, LF or CRLF, the text without its line ending
+    unless `keep_ends`); a line that is not UTF-8 is refused. `where` is ``{"path", "line"}``."""
     if not path.is_file():
         refusals.fatal("no such file", path=str(path))
         return
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            where = {"path": str(path), "line": number}
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                refusals.refuse(f"not UTF-8 text (byte {error.start + 1} of the line)", **where)
-                continue
-            if line.strip():
-                try:
-                    yield where, json.loads(line)
-                except ValueError as error:
-                    refusals.refuse(f"not valid JSON ({getattr(error, 'msg', error)})", **where)
-
+    try:
+        lines = Lines(path, keep_ends=keep_ends)
+    except OSError as error:
+        refusals.fatal(f"cannot read the file ({error.strerror})", path=str(path))
+        return
+    for number, text in lines:
+        where = {"path": str(path), "line": number}
+        if isinstance(text, Unreadable):
+            refusals.refuse(f"not UTF-8 text (byte {text.byte + 1} of the line)", **where)
+        elif text.strip():
+            yield where, text
 
 
 def read_corpus(path: Path, refusals: Refusals, *, id_key: str, empty_text: Callable[[str], str],
@@ -415,14 +429,36 @@ def read_corpus(path: Path, refusals: Refusals, *, id_key: str, empty_text: Call
             kept[doc] = {**({"title": title} if title else {}), "text": body}
     return kept, len(lines)
 
+
 def _jsonl_items(path: Path, text: str, refusals: Refusals) -> Iterator[tuple[dict[str, Any], Any]]:
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(split_lines(text), 1):
         if line.strip():
             where = {"path": str(path), "line": number}
             try:
-                yield where, json.loads(line)
+                yield where, parse_json_line(line, allow_nan=True)
             except ValueError as error:
                 refusals.refuse(f"not valid JSON ({getattr(error, 'msg', error)})", **where)
+
+
+def parse_file_json(text: str, path: Path, refusals: Refusals, *, column: bool = False) -> Any:
+    """A whole-file JSON text (`parse_json`: a key twice in one object is refused too, at its object's
+    line), or ... with the problem refusing the import (`column`: the message names the column)."""
+    try:
+        return parse_json(text, allow_nan=True)
+    except ValueError as error:
+        at = f", column {getattr(error, 'colno', '?')}" if column and not isinstance(error, DuplicateKey) else ""
+        refusals.fatal(f"not valid JSON ({getattr(error, 'msg', error)}{at})", path=str(path),
+                       line=getattr(error, "lineno", None))
+        return ...
+
+
+def _one_value(body: str) -> bool:
+    """Whether `body` is one JSON value (then not JSON Lines), its keys' repeats aside."""
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
 
 
 def read_json_items(path: Path, refusals: Refusals, *, noun: str,
@@ -440,9 +476,9 @@ def read_json_items(path: Path, refusals: Refusals, *, noun: str,
     whole: Any = ...
     if body[0] in "[{":
         try:
-            whole = json.loads(body)
+            whole = parse_json(body, allow_nan=True)
         except ValueError as error:
-            if body[0] == "[":
+            if body[0] == "[" or (isinstance(error, DuplicateKey) and _one_value(body)):
                 refusals.fatal(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path),
                                line=getattr(error, "lineno", None))
                 return []

@@ -38,12 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems
-from ..store.files import FOLDER_NAME
+from ..store.files import FOLDER_NAME, DuplicateKey, parse_json
+from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_RETRIEVED, Suite, load_suite
 from .answer_text import marked_sentences
 from .eval_dataset import normalise_query
 from .importing import (ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted, manifest,
-                        provenance, read_jsonl, read_text, staged, write_json, write_lines, delivered_cutoff)
+                        parse_file_json, provenance, read_jsonl, read_text, staged, write_json, write_lines,
+                        delivered_cutoff)
 
 SOURCE_FORMAT = "openinference"
 PRICE_UNIT = 1_000_000
@@ -83,7 +85,7 @@ def subtree(flat: dict[str, Any], prefix: str) -> Any:
         value = flat[prefix]
         if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
             try:
-                return json.loads(value)
+                return parse_json(value, allow_nan=True)
             except ValueError:
                 return value
         return value
@@ -159,7 +161,10 @@ def _span(where: dict[str, Any], value: Any, problems: Problems) -> _Span | None
         return None
     if isinstance(value.get("attributes"), str):  # some exports keep the attributes as one JSON string
         try:
-            value = {**value, "attributes": json.loads(value["attributes"])}
+            value = {**value, "attributes": parse_json(value["attributes"], allow_nan=True)}
+        except DuplicateKey as error:
+            problems.add(f"not valid JSON ({error})", "attributes", value["attributes"], **where)
+            return None
         except ValueError:
             problems.add("expected an object of attributes (or a JSON string of one)", "attributes",
                          value["attributes"], **where)
@@ -213,11 +218,8 @@ def read_prices(path: Path, refusals: Refusals) -> dict[str, tuple[float, float]
     text = read_text(path, refusals)
     if text is None:
         return {}
-    try:
-        table = json.loads(text)
-    except ValueError as error:
-        refusals.fatal(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path),
-                       line=getattr(error, "lineno", None))
+    table = parse_file_json(text, path, refusals)
+    if table is ...:
         return {}
     rule = ('a price table is {"<llm.model_name>": {"prompt": USD per million tokens, "completion": USD per '
             'million tokens}, ...}')
@@ -620,12 +622,11 @@ def _drop_broken(path: Path, problems: list[Any], dropped: set[str]) -> None:
     lines = {p.line for p in problems if p.line}
     if not lines:
         return
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if number in lines:
-                match = _TRACE_IN_BROKEN_LINE.search(raw.decode("utf-8", "replace"))
-                if match:
-                    dropped.add(match.group(1))
+    for number, text in Lines(path):
+        if number in lines:
+            match = _TRACE_IN_BROKEN_LINE.search(text.text if isinstance(text, Unreadable) else text)
+            if match:
+                dropped.add(match.group(1))
 
 
 def _run_chunks(suite: Suite, slots: RepeatSlots) -> list[dict[str, Any]]:

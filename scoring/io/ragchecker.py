@@ -18,7 +18,6 @@ It becomes one suite (named after the file, or ``--suite``) and one run (named a
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,8 @@ from typing import Any
 from ..store.workspace import MAX_CLAIMS, MAX_RETRIEVED
 from .answer_text import split_sentences
 from .importing import (ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted, manifest,
-                        normalise_context, provenance, read_text, run_id, staged, suite_json, write_json,
-                        write_lines, delivered_cutoff)
+                        normalise_context, parse_file_json, provenance, read_text, run_id, staged, suite_json,
+                        write_json, write_lines, delivered_cutoff)
 
 SOURCE_FORMAT = "ragchecker"
 QUESTION_TYPE = "ragchecker"
@@ -53,11 +52,8 @@ def _entries(path: Path, refusals: Refusals) -> list[tuple[dict[str, Any], Any]]
     text = read_text(path, refusals)
     if text is None:
         return []
-    try:
-        whole = json.loads(text)
-    except ValueError as error:
-        refusals.fatal(f"not valid JSON ({getattr(error, 'msg', error)}, column {getattr(error, 'colno', '?')})",
-                       path=str(path), line=getattr(error, "lineno", None))
+    whole = parse_file_json(text, path, refusals, column=True)
+    if whole is ...:
         return []
     if not isinstance(whole, dict) or not isinstance(whole.get("results"), list):
         refusals.fatal('expected a RAGChecker input: {"results": [{"query_id", "query", "gt_answer", "response", '

@@ -27,6 +27,7 @@ import duckdb
 
 from ..errors import Problems, ValidationError, invalid
 from ..store.files import WORKSPACE_ID
+from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_RETRIEVED
 from .importing import (IMPORT_K, ImportResult, Refusals, Source, check_k, manifest, provenance, run_id,
                         staged, suite_json, write_json)
@@ -97,18 +98,18 @@ def _refuse_bad_ids(con: duckdb.DuckDBPyConnection, path: Path, kind: str, refus
     qids = {q for q, _ in bad if not WORKSPACE_ID.fullmatch(q)}
     docnos = {d for _, d in bad if not WORKSPACE_ID.fullmatch(d)}
     found = 0
-    with path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
-        for number, text in enumerate(handle, 1):
-            fields = _TREC_FIELD.findall(text)  # split as the TREC reader splits: ASCII whitespace only
-            if len(fields) >= 3 and fields[0] in qids:
-                refusals.refuse("a topic ID is 1-128 characters with no whitespace or control characters",
-                                "qid", fields[0], path=str(path), line=number)
-            elif len(fields) >= 3 and fields[2] in docnos:
-                refusals.refuse("a docno is 1-128 characters with no whitespace or control characters",
-                                "docno", fields[2], path=str(path), line=number)
-            else:
-                continue
-            found += 1
+    for number, text in Lines(path):
+        # split as the TREC reader splits: ASCII whitespace only
+        fields = _TREC_FIELD.findall(text.text if isinstance(text, Unreadable) else text)
+        if len(fields) >= 3 and fields[0] in qids:
+            refusals.refuse("a topic ID is 1-128 characters with no whitespace or control characters",
+                            "qid", fields[0], path=str(path), line=number)
+        elif len(fields) >= 3 and fields[2] in docnos:
+            refusals.refuse("a docno is 1-128 characters with no whitespace or control characters",
+                            "docno", fields[2], path=str(path), line=number)
+        else:
+            continue
+        found += 1
     if not found:  # never expected: the file changed while it was read
         refusals.fatal("a topic or docno breaks the ID rule (1-128 characters, no control characters)",
                        "docno", bad[0][1], path=str(path))

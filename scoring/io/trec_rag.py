@@ -20,7 +20,7 @@
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +28,7 @@ from typing import Any, Literal
 import duckdb
 
 from ..store.files import MAX_GRADE
+from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_CLAIMS, MAX_RETRIEVED
 from .importing import (
     ID_RULE,
@@ -43,6 +44,7 @@ from .importing import (
     manifest,
     provenance,
     read_jsonl,
+    read_text_lines,
     run_id,
     staged,
     suite_json,
@@ -66,11 +68,10 @@ def segment_doc(segment: str) -> str | None:
 
 def detect_topics_format(path: Path) -> str:
     """``"2025"`` when the file's first non-blank line starts with ``{`` (JSON Lines), else ``"2024"`` (TSV)."""
-    with path.open("rb") as handle:
-        for raw in handle:
-            text = raw.lstrip(b"\xef\xbb\xbf").strip()
-            if text:
-                return "2025" if text.startswith(b"{") else "2024"
+    for _, text in Lines(path):
+        text = (text.text if isinstance(text, Unreadable) else text).strip()
+        if text:
+            return "2025" if text.startswith("{") else "2024"
     return "2024"
 
 
@@ -234,22 +235,6 @@ def _notes(questions: dict[str, _Topic], runs: list[_RunFile], qrels: str | None
 # --- topics ----------------------------------------------------------------------------------------
 
 
-def _text_lines(path: Path, refusals: Refusals) -> Iterator[tuple[dict[str, Any], str]]:
-    """(where, text) of each non-blank line of a UTF-8 text file (a byte-order mark dropped)."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            where = {"path": str(path), "line": number}
-            try:
-                text = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                refusals.refuse(f"not UTF-8 text (byte {error.start + 1} of the line)", **where)
-                continue
-            if text.strip():
-                yield where, text
-
-
 def _read_topics(path: Path, refusals: Refusals) -> dict[str, _Topic]:
     topics: dict[str, _Topic] = {}
     if detect_topics_format(path) == "2025":
@@ -261,7 +246,7 @@ def _read_topics(path: Path, refusals: Refusals) -> dict[str, _Topic]:
             rows.append((where, value.get("id"), value.get("title"), "id", "title"))
     else:
         rows = []
-        for where, text in _text_lines(path, refusals):
+        for where, text in read_text_lines(path, refusals):
             if "\t" not in text:
                 refusals.refuse("expected 2 tab-separated fields (`topic_id<TAB>query`)", **where)
                 continue
@@ -476,7 +461,5 @@ def _read_qrels(path: str, questions: dict[str, _Topic], unit: str, refusals: Re
         relevant = questions[qid].relevant
         key = _unit_id(doc, unit)
         relevant[key] = max(grade, relevant.get(key, grade))
-
-
 
 
