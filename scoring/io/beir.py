@@ -20,6 +20,7 @@ judgement a line). It becomes one suite, named after the folder:
 """
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,9 +31,9 @@ import duckdb
 
 from ..store.files import MAX_GRADE
 from ..store.workspace import MAX_RETRIEVED
-from .importing import (ID_RULE, IMPORT_K, ImportResult, Refusals, Source, as_id, check_k, counted, manifest,
+from .importing import (ID_RULE, IMPORT_K, Importer, ImportResult, Refusals, Source, as_id, check_k, counted, manifest,
                         provenance, read_corpus, read_jsonl, read_text_lines, run_id, staged, suite_json, write_json,
-                        write_lines)
+                        report_import, write_lines)
 from .trec_import import load_trec_file, ranked_topics
 
 HEADER = ("query-id", "corpus-id", "score")
@@ -248,3 +249,30 @@ def _read_qrels(path: Path, split: str, questions: dict[str, _Question], refusal
         refusals.fatal("the file is empty; expected the header `query-id<TAB>corpus-id<TAB>score` and judgements",
                        path=str(path))
 
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folder", help="the BEIR dataset folder")
+    parser.add_argument("--split", help="import the queries of qrels/NAME.tsv only (default: every qrels file, each "
+                        "query with its split; test becomes ragslice's heldout split, the others dev)")
+    parser.add_argument("--run", action="append", help="a TREC run file over the corpus (repeat for several)")
+    parser.add_argument("--k", type=int, default=IMPORT_K,
+                        help=f"context cutoff written into each manifest; TREC run files do not record one (default "
+                        f"{IMPORT_K})")
+    parser.add_argument("--suite", help="suite name (default: the folder's name)")
+    parser.add_argument("--out", required=True, help="workspace folder to write")
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    result = import_beir(args.folder, out, split=args.split, runs=args.run or [], k=args.k, suite=args.suite,
+                         skip_bad=args.skip_bad)
+    report_import(out, result, "split")
+    return 0
+
+
+IMPORTER = Importer(
+    "beir", "A BEIR folder (corpus.jsonl, queries.jsonl, one qrels TSV per split) and TREC run files to a suite and "
+    "retrieval-only runs",
+    ("ragslice import beir scifact/ --split test --run bm25.trec --out ws/",
+     "ragslice import beir scifact/ --run bm25.trec --run dense.trec --k 10 --out ws/"),
+    _arguments, _run)

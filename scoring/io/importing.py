@@ -1,5 +1,8 @@
 """What every `ragslice import` shares (docs/formats.md, "Importing").
 
+- **Declared formats.** Each importer module declares its format as an `Importer` (its source name,
+  its arguments, the function that runs it and prints its summary); `scoring.io.importers` lists
+  them, and the command line builds ``ragslice import <source>`` from that list.
 - **Refusals.** A line (or list item) an importer cannot use is refused with its place
   (``file:line`` or ``file[i]``), field and reason: a `ValidationError` (exit code 2) and nothing
   written, unless ``--skip-bad`` is given; then the line is left out and listed with its reason,
@@ -21,6 +24,7 @@
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -262,6 +266,37 @@ class ImportResult:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``1 question``, ``2 questions``."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def report_import(out: Path, result: ImportResult, group: str) -> None:
+    """What an import wrote (standard output), after the lines it skipped (standard error): the suite,
+    its questions and documents, and its runs, with each run's k (`group` ``"k"``) or the questions
+    of each split after the count (``"split"``: ``result.counts`` holds ``split:<name>``)."""
+    result.refusals.report()
+    parts = ", ".join(f"{key.split(':', 1)[1]} {n}" for key, n in result.counts.items() if key.startswith(group + ":"))
+    runs = f"runs {', '.join(result.runs)}" if result.runs else "no runs"
+    counts = f" ({parts})" if group == "split" else ""
+    if group == "k" and result.runs:
+        runs = "runs " + ", ".join(f"{r} (k = {result.counts['k:' + r]})" for r in result.runs)
+    print(f"wrote {out}: suite {result.suite}, {counted(result.counts['questions'], 'question')}{counts}, "
+          f"{counted(result.counts['documents'], 'document')}, {runs}")
+    for note in result.notes:
+        print(f"note: {note}")
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One format of ``ragslice import``, declared by its module. `source` names the subcommand, `help`
+    (one sentence, no final stop) and `examples` (command lines) are its help; `arguments` adds its
+    arguments to its parser (every importer also takes ``--skip-bad``, added by the command line);
+    `run` imports what the parsed arguments name, prints what it wrote (`report_import`) and returns
+    the exit code (a `ValidationError` is the command line's to report)."""
+
+    source: str
+    help: str
+    examples: tuple[str, ...]
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
 
 
 # --- IDs, texts, k ---------------------------------------------------------------------------------

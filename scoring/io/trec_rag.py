@@ -20,6 +20,7 @@
 """
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_CLAIMS, MAX_RETRIEVED
 from .importing import (
     ID_RULE,
+    Importer,
     ImportResult,
     Refusals,
     RepeatSlots,
@@ -45,6 +47,7 @@ from .importing import (
     provenance,
     read_jsonl,
     read_text_lines,
+    report_import,
     run_id,
     staged,
     suite_json,
@@ -463,3 +466,36 @@ def _read_qrels(path: str, questions: dict[str, _Topic], unit: str, refusals: Re
         relevant[key] = max(grade, relevant.get(key, grade))
 
 
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topics", required=True, help="TSV topic_id<TAB>query (2024) or JSON Lines {\"id\", "
+                        "\"title\"} (2025; a file whose first line starts with '{')")
+    parser.add_argument("--run", action="append", required=True,
+                        help="a run file, one JSON object per topic, 2024 or 2025 layout (a first line with "
+                        "'metadata' is 2025); repeat for several runs of the suite")
+    parser.add_argument("--qrels", help="TREC qrels `topic Q0 segment_id grade` (default: no relevance labels, "
+                        "retrieval metrics n/a)")
+    parser.add_argument("--unit", choices=["document", "segment"], default="document",
+                        help="document: a segment <doc>#<n> stands for its document (counted once, at its first "
+                        "slot; graded by its best judged segment); segment: each segment is a document (default "
+                        "document)")
+    parser.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most references "
+                        "any topic delivered)")
+    parser.add_argument("--suite", help="suite name (default trec-rag)")
+    parser.add_argument("--out", required=True, help="workspace folder to write")
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    result = import_trec_rag(args.topics, args.run, out, qrels=args.qrels, unit=args.unit, k=args.k,
+                             suite=args.suite, skip_bad=args.skip_bad)
+    report_import(out, result, "k")
+    return 0
+
+
+IMPORTER = Importer(
+    "trec-rag", "TREC RAG 2024 or 2025 topics, run files (answers with citations) and qrels to a suite and runs with "
+    "answer sentences",
+    ("ragslice import trec-rag --topics topics.rag24.tsv --run run-a.jsonl --run run-b.jsonl --qrels qrels.rag24.txt "
+     "--out ws/",
+     "ragslice import trec-rag --topics topics.rag25.jsonl --run run25.jsonl --unit segment --out ws/"),
+    _arguments, _run)
