@@ -452,12 +452,11 @@ def _read_qrels(path: str, questions: dict[str, _Topic], unit: str, refusals: Re
         elif unit == "document" and segment_doc(doc) is None:
             bad[(qid, doc)] = ("a segment ID names its document before '#'; this one has nothing there", "docno", doc)
     if bad:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, text in enumerate(handle, 1):
-                fields = text.split()
-                if len(fields) == 4 and (fields[0], fields[2]) in bad:
-                    rule, name, value = bad[(fields[0], fields[2])]
-                    refusals.refuse(rule, name, value, path=str(path), line=number)
+        for number, text in Lines(path):
+            fields = (text.text if isinstance(text, Unreadable) else text).split()
+            if len(fields) == 4 and (fields[0], fields[2]) in bad:
+                rule, name, value = bad[(fields[0], fields[2])]
+                refusals.refuse(rule, name, value, path=str(path), line=number)
     for qid, doc, grade in rows:
         if (qid, doc) in bad:
             continue
