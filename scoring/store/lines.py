@@ -10,8 +10,10 @@ baselines, and every importer's files), and the JSON whitespace that makes a lin
 - Lines are numbered from 1, blank lines included. Each line is decoded as UTF-8 on its own, so a
   bad byte costs its line only.
 
-`Lines` reads a file by these rules, `split_lines` a text already decoded. The set-based readers
-split in SQL at `LINE_END_SQL` (`scoring.store.suite_bulk`).
+`Lines` reads a file by these rules, `split_lines` a text already decoded. The set-based suite
+reader splits in SQL at `LINE_END_SQL` (`scoring.store.suite_bulk`). The records' reader
+(`scoring.store.records.READ_LINES`) is DuckDB's CSV reader, which also ends a line at a carriage
+return alone: a records line holding one between JSON tokens is cut in two there.
 """
 from __future__ import annotations
 
