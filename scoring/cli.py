@@ -14,8 +14,6 @@ from pathlib import Path
 from .errors import ValidationError
 
 DEFAULT_DB = "ragslice.duckdb"
-IMPORT_K = 10
-"""The context cutoff of imported TREC runs when --k is not given (`scoring.io.importing.IMPORT_K`)."""
 
 
 def _examples(*lines: str) -> str:
@@ -72,95 +70,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    import json
-
-    from .io.importers import RAGAS_SUITE, import_ragas, import_trec
-
-    if args.source == "openinference":
-        from .io.openinference import import_openinference
-
-        result = import_openinference(args.spans, Path(args.into), suite=args.suite, run=args.run_id,
-                                      question_key=args.question_key, citation_key=args.citation_key,
-                                      prices=args.prices, k=args.k, skip_bad=args.skip_bad)
-        result.refusals.report()
-        print(f"wrote {args.into}: run {args.run_id} on suite {result.suite}, "
-              f"{result.counts['questions']} of {result.counts['traces']} traces imported "
-              f"(k = {result.counts['k:' + args.run_id]})")
-        for note in result.notes:
-            print(f"note: {note}")
-        return 0
-    if args.source == "ragchecker":
-        from .io.ragchecker import import_ragchecker
-
-        result = import_ragchecker(args.file, Path(args.out), k=args.k, suite=args.suite, skip_bad=args.skip_bad)
-        _imported(Path(args.out), result, "k")
-        return 0
-    out = Path(args.out)
-    if args.source == "trec":
-        result = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map, k=args.k, skip_bad=args.skip_bad)
-        result.refusals.report()
-        unit = json.loads((out / "suites" / "trec" / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
-        print(f"wrote {out}: suite trec ({unit}-level labels), runs {', '.join(result.runs)}")
-        return 0
-    if args.source == "beir":
-        from .io.beir import import_beir
-
-        result = import_beir(args.folder, out, split=args.split, runs=args.run or [], k=args.k, suite=args.suite,
-                             skip_bad=args.skip_bad)
-        _imported(out, result, "split")
-        return 0
-    if args.source == "trec-rag":
-        from .io.trec_rag import import_trec_rag
-
-        result = import_trec_rag(args.topics, args.run, out, qrels=args.qrels, unit=args.unit, k=args.k,
-                                 suite=args.suite, skip_bad=args.skip_bad)
-        _imported(out, result, "k")
-        return 0
-    if args.source == "eval-dataset":
-        from .io.eval_dataset import import_eval_dataset
-
-        runs = [_run_spec(text) for text in args.run or []]
-        result = import_eval_dataset(args.file, out, runs=runs, corpus=args.corpus, k=args.k, suite=args.suite,
-                                     skip_bad=args.skip_bad)
-        _imported(out, result, "k")
-        return 0
-    result = import_ragas(args.file, out, k=args.k, skip_bad=args.skip_bad)
-    result.refusals.report()
-    run_id = result.runs[0]
-    manifest = json.loads((out / "runs" / run_id / "manifest.json").read_text(encoding="utf-8"))
-    questions = (out / "suites" / RAGAS_SUITE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-    unlabelled = sum(1 for line in questions if not json.loads(line)["relevant"])
-    print(f"wrote {out}: suite {RAGAS_SUITE}, run {run_id}, {len(questions)} questions, k = {manifest['k']}")
-    if unlabelled:
-        print(f"note: {unlabelled} samples have no reference contexts: their retrieval metrics are n/a")
-    print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
-          "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
-    return 0
-
-
-def _run_spec(text: str) -> tuple[str | None, str]:
-    """``NAME=FILE`` -> (NAME, FILE); a text whose part before the first ``=`` is not a run name
-    (letters, digits, '.', '_', '-') is a file path: (None, FILE)."""
-    import re
-
-    name, sep, path = text.partition("=")
-    return (name, path) if sep and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) else (None, text)
-
-
-def _imported(out: Path, result, group: str) -> None:
-    """What an import wrote (standard output), after the lines it skipped (standard error)."""
-    from .io.importing import counted
-
-    result.refusals.report()
-    parts = ", ".join(f"{key.split(':', 1)[1]} {n}" for key, n in result.counts.items() if key.startswith(group + ":"))
-    runs = f"runs {', '.join(result.runs)}" if result.runs else "no runs"
-    counts = f" ({parts})" if group == "split" else ""
-    if group == "k" and result.runs:
-        runs = "runs " + ", ".join(f"{r} (k = {result.counts['k:' + r]})" for r in result.runs)
-    print(f"wrote {out}: suite {result.suite}, {counted(result.counts['questions'], 'question')}{counts}, "
-          f"{counted(result.counts['documents'], 'document')}, {runs}")
-    for note in result.notes:
-        print(f"note: {note}")
+    """The importer of ``args.source`` (`scoring.io.importers`) runs and prints its summary."""
+    return args.importer.run(args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -434,106 +345,16 @@ def build_parser() -> argparse.ArgumentParser:
             "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
             "ragslice import ragas samples.jsonl --out ws/")
     isub = p.add_subparsers(dest="source", required=True)
+    from .io.importers import importers
 
-    def importer(name: str, help_: str, *example: str) -> argparse.ArgumentParser:
-        i = isub.add_parser(name, help=help_, description=help_ + ".", formatter_class=fmt, epilog=_examples(*example))
+    for importer in importers():
+        i = isub.add_parser(importer.source, help=importer.help, description=importer.help + ".",
+                            formatter_class=fmt, epilog=_examples(*importer.examples))
         i.add_argument("--skip-bad", action="store_true",
                        help="leave out the lines that cannot be imported, listing each with its reason on standard "
                        "error (default: refuse the import, exit code 2, nothing written)")
-        return i
-
-    t = importer("trec", "TREC qrels and run files to a suite and retrieval-only runs",
-                 "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
-                 "ragslice import trec --qrels qrels.txt --run bm25.run --k 20 --out ws/")
-    t.add_argument("--qrels", required=True, help="a TREC qrels file: `topic iteration docno grade` per line")
-    t.add_argument("--run", action="append", required=True, help="a TREC run file (repeat for several)")
-    t.add_argument("--chunk-map", help="TSV passage_id<TAB>doc_id: keep passage IDs as chunks")
-    t.add_argument("--k", type=int, default=IMPORT_K,
-                   help=f"context cutoff written into each manifest; TREC run files do not record one (default "
-                   f"{IMPORT_K})")
-    t.add_argument("--out", required=True, help="the workspace folder to write (see docs/formats.md, Importing)")
-    r = importer("ragas", "Ragas single-turn samples (EvaluationDataset.to_jsonl output, or a JSON list) to a suite "
-                 "and a run", "ragslice import ragas samples.jsonl --out ws/",
-                 "ragslice import ragas samples.json --out ws/ --k 5")
-    r.add_argument("file", help="JSON Lines, one sample a line, or a JSON list of samples")
-    r.add_argument("--out", required=True, help="workspace folder to write (suite 'ragas', run named after FILE)")
-    r.add_argument("--k", type=int, help="context cutoff (default: the most contexts any sample delivered)")
-    b = importer("beir", "A BEIR folder (corpus.jsonl, queries.jsonl, one qrels TSV per split) and TREC run files to "
-                 "a suite and retrieval-only runs", "ragslice import beir scifact/ --split test --run bm25.trec --out ws/",
-                 "ragslice import beir scifact/ --run bm25.trec --run dense.trec --k 10 --out ws/")
-    b.add_argument("folder", help="the BEIR dataset folder")
-    b.add_argument("--split", help="import the queries of qrels/NAME.tsv only (default: every qrels file, each "
-                   "query with its split; test becomes ragslice's heldout split, the others dev)")
-    b.add_argument("--run", action="append", help="a TREC run file over the corpus (repeat for several)")
-    b.add_argument("--k", type=int, default=IMPORT_K,
-                   help=f"context cutoff written into each manifest; TREC run files do not record one (default "
-                   f"{IMPORT_K})")
-    b.add_argument("--suite", help="suite name (default: the folder's name)")
-    b.add_argument("--out", required=True, help="workspace folder to write")
-    e = importer("eval-dataset", "An evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs "
-                 "(JSON lists of {\"query\", \"retrieved\"}) to a suite and retrieval-only runs",
-                 "ragslice import eval-dataset eval_dataset.json --run fixed-500=run_a.json "
-                 "--run semantic=run_b.json --k 10 --out ws/",
-                 "ragslice import eval-dataset eval_dataset.json --run run_a.json --corpus corpus.jsonl --out ws/")
-    e.add_argument("file", help="the dataset: a JSON list of {\"query\", \"relevant_docs\": [IDs]}")
-    e.add_argument("--run", action="append", metavar="NAME=FILE",
-                   help="a run: a JSON list of {\"query\", \"retrieved\": [IDs]}, matched to the dataset by query "
-                   "text; NAME is the run ID (default: the file's name); repeat for several")
-    e.add_argument("--corpus", help="JSON Lines of {\"id\", \"text\"}: the documents' texts (default: documents "
-                   "are kept with a text saying the dataset does not give it)")
-    e.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most IDs any query "
-                   "retrieved)")
-    e.add_argument("--suite", help="suite name (default: the dataset file's name)")
-    e.add_argument("--out", required=True, help="workspace folder to write")
-    g = importer("trec-rag", "TREC RAG 2024 or 2025 topics, run files (answers with citations) and qrels to a suite "
-                 "and runs with answer sentences",
-                 "ragslice import trec-rag --topics topics.rag24.tsv --run run-a.jsonl --run run-b.jsonl "
-                 "--qrels qrels.rag24.txt --out ws/",
-                 "ragslice import trec-rag --topics topics.rag25.jsonl --run run25.jsonl --unit segment --out ws/")
-    g.add_argument("--topics", required=True, help="TSV topic_id<TAB>query (2024) or JSON Lines {\"id\", \"title\"} "
-                   "(2025; a file whose first line starts with '{')")
-    g.add_argument("--run", action="append", required=True,
-                   help="a run file, one JSON object per topic, 2024 or 2025 layout (a first line with 'metadata' "
-                   "is 2025); repeat for several runs of the suite")
-    g.add_argument("--qrels", help="TREC qrels `topic Q0 segment_id grade` (default: no relevance labels, retrieval "
-                   "metrics n/a)")
-    g.add_argument("--unit", choices=["document", "segment"], default="document",
-                   help="document: a segment <doc>#<n> stands for its document (counted once, at its first slot; "
-                   "graded by its best judged segment); segment: each segment is a document (default document)")
-    g.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most references any "
-                   "topic delivered)")
-    g.add_argument("--suite", help="suite name (default trec-rag)")
-    g.add_argument("--out", required=True, help="workspace folder to write")
-
-    o = importer("openinference", "OpenInference spans (an Arize Phoenix export, JSON Lines) to a run of an existing "
-                 "suite: per trace, the ranking delivered to the generator, the answer as sentences with citations, "
-                 "latency, cost and errors",
-                 "ragslice import openinference --spans spans.jsonl --into ws/ --suite ops --run-id prod-2026-11 "
-                 "--question-key question_id",
-                 "ragslice import openinference --spans spans.jsonl --into ws/ --suite ops --run-id prod-2026-11 "
-                 "--prices prices.json --citation-key app.citations")
-    o.add_argument("--spans", required=True, help="the spans: JSON Lines, one span a line (nested or dotted "
-                   "attributes)")
-    o.add_argument("--into", required=True, help="the existing workspace the run is added to")
-    o.add_argument("--suite", required=True, help="the suite of that workspace the traces answered")
-    o.add_argument("--run-id", required=True, help="the new run's ID (an existing run is never replaced)")
-    o.add_argument("--question-key", help="the key of the trace's `metadata` attribute holding the suite's "
-                   "question ID (default, and for traces without it: match the question's text)")
-    o.add_argument("--citation-key", help="an attribute holding the answer's citations: a list of {\"text\", "
-                   "\"citations\"} sentences or of document IDs / 0-based indexes (default, and for traces without "
-                   "it: [n] markers in the answer, 1-based positions in the delivered ranking)")
-    o.add_argument("--prices", help="JSON {\"<llm.model_name>\": {\"prompt\": USD, \"completion\": USD}} per "
-                   "million tokens: cost_usd from the LLM spans' token counts (default: cost null)")
-    o.add_argument("--k", type=int, help="context cutoff (default: the most documents any trace delivered)")
-    c = importer("ragchecker", "A RAGChecker input file ({\"results\": [...]}) to a suite and a run: questions, "
-                 "documents from the retrieved contexts, responses as answer sentences; no relevance labels",
-                 "ragslice import ragchecker checking_inputs.json --out ws/",
-                 "ragslice import ragchecker checking_inputs.json --suite rc --k 5 --out ws/")
-    c.add_argument("file", help='the RAGChecker input: {"results": [{"query_id", "query", "gt_answer", "response", '
-                   '"retrieved_context": [{"doc_id", "text"}]}]}')
-    c.add_argument("--k", type=int, help="context cutoff (default: the most contexts any entry delivered)")
-    c.add_argument("--suite", help="suite name (default: the file's name)")
-    c.add_argument("--out", required=True, help="workspace folder to write")
+        importer.arguments(i)
+        i.set_defaults(importer=importer)
 
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")

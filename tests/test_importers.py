@@ -536,11 +536,31 @@ def test_import_subcommand_help_has_an_example(capsys, source):
 
 
 def test_the_command_line_default_k_is_the_importers():
-    """The CLI states the default of --k without importing the importers; the two must agree."""
-    import scoring.cli
+    """The command line's default --k for TREC runs is the importers' (each importer declares its own
+    arguments: `scoring.io.importers`)."""
+    from scoring.cli import build_parser
     from scoring.io.importing import IMPORT_K
 
-    assert scoring.cli.IMPORT_K == IMPORT_K == 10
+    parser = build_parser()
+    trec = parser.parse_args(["import", "trec", "--qrels", "q", "--run", "r", "--out", "o"])
+    beir = parser.parse_args(["import", "beir", "folder", "--out", "o"])
+    assert trec.k == beir.k == IMPORT_K == 10
+
+
+def test_every_declared_importer_is_a_subcommand_in_the_registry_s_order():
+    """`ragslice import <source>` is built from the registry: one subcommand per module of `FORMATS`,
+    each declaring its own `Importer` (a new format is one module and its docs)."""
+    import argparse
+
+    from scoring.cli import build_parser
+    from scoring.io.importers import FORMATS, importers
+
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sources = next(a for a in action.choices["import"]._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sources.choices) == [i.source for i in importers()] == [
+        "trec", "ragas", "beir", "eval-dataset", "trec-rag", "openinference", "ragchecker"]
+    assert len(FORMATS) == len(set(FORMATS)) == 7
 
 
 def test_an_imported_run_s_cutoff_is_k_or_what_it_delivered_within_the_bound(tmp_path):

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from scoring.cli import main
 from scoring.store.background import refresher
 from scoring.store.refresh import refresh
-from scoring.store.reviews import format_time, now
+from scoring.store.times import format_time, now
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "dashboard" / "app.py"

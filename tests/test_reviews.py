@@ -246,3 +246,24 @@ def test_what_the_relabelling_changed(ws, tmp_path):
     assert (precision["baseline_unreviewed"], precision["baseline"]) == (0.5, 1.0)
     assert found.unreviewed.verdict.verdict == "fail" and found.reviewed.verdict.verdict == "pass"
     assert found.verdict_moves and found.gates_that_move() == ["P@k on answerable"]
+
+
+def test_judges_reviews_and_workspace_import_one_another_without_a_cycle():
+    """The store modules that read a suite's files import in one direction: the times they share live in
+    `scoring.store.times`, and reviews names `workspace.Suite` for type checking only."""
+    import ast
+
+    store = REPO / "scoring" / "store"
+    modules = ("judges", "reviews", "workspace", "times", "files", "lines")
+    graph = {}
+    for name in modules:
+        tree = ast.parse((store / f"{name}.py").read_text(encoding="utf-8"))
+        graph[name] = {node.module for node in tree.body  # top level only: not under `if TYPE_CHECKING:`
+                       if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in modules}
+    assert graph["judges"] >= {"times"} and "reviews" not in graph["judges"]
+    assert "workspace" not in graph["reviews"]
+
+    def reaches(start: str, goal: str, seen: frozenset = frozenset()) -> bool:
+        return any(nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})) for nxt in graph[start])
+
+    assert [name for name in modules if reaches(name, name)] == []

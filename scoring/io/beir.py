@@ -20,6 +20,7 @@ judgement a line). It becomes one suite, named after the folder:
 """
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,9 +31,9 @@ import duckdb
 
 from ..store.files import MAX_GRADE
 from ..store.workspace import MAX_RETRIEVED
-from .importing import (ID_RULE, IMPORT_K, ImportResult, Refusals, Source, as_id, check_k, counted, manifest,
-                        provenance,
-                        read_corpus, read_jsonl, run_id, staged, suite_json, write_json, write_lines)
+from .importing import (ID_RULE, IMPORT_K, Importer, ImportResult, Refusals, Source, as_id, check_k, counted, manifest,
+                        provenance, read_corpus, read_jsonl, read_text_lines, run_id, staged, suite_json, write_json,
+                        report_import, write_lines)
 from .trec_import import load_trec_file, ranked_topics
 
 HEADER = ("query-id", "corpus-id", "score")
@@ -206,59 +207,72 @@ def _read_qrels(path: Path, split: str, questions: dict[str, _Question], refusal
     """Judgements of one split; the header is required, a query judged in another split is refused."""
     seen: dict[tuple[str, str], int] = {}
     header_seen = False
-    try:
-        handle = path.open("rb")
-    except OSError as error:
-        refusals.fatal(f"cannot read the file ({error.strerror})", path=str(path))
-        return
-    with handle:
-        for number, raw in enumerate(handle, 1):
-            where = {"path": str(path), "line": number}
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                refusals.refuse(f"not UTF-8 text (byte {error.start + 1} of the line)", **where)
-                continue
-            if not text.strip():
-                continue
-            fields = text.split("\t")
-            if not header_seen:
-                header_seen = True
-                if tuple(f.strip() for f in fields) != HEADER:
-                    refusals.fatal("the first line is the header `query-id<TAB>corpus-id<TAB>score`, found "
-                                   f"{text[:60]!r}", **where)
-                    return
-                continue
-            if len(fields) != 3:
-                refusals.refuse(f"expected 3 tab-separated fields (`query-id<TAB>corpus-id<TAB>score`), found "
-                                f"{len(fields)}", **where)
-                continue
-            qid, doc, grade = fields
-            problems = []
-            if as_id(qid) is None:
-                problems.append((ID_RULE, "query-id", qid))
-            elif qid not in questions:
-                problems.append(("not a query of queries.jsonl", "query-id", qid))
-            if as_id(doc) is None:
-                problems.append((ID_RULE, "corpus-id", doc))
-            if not _GRADE.fullmatch(grade.strip()) or abs(int(grade)) > MAX_GRADE:
-                problems.append((f"the score is a whole number from {-MAX_GRADE} to {MAX_GRADE}", "score", grade))
-            if not problems and (qid, doc) in seen:
-                problems.append((f"already judged for this query at line {seen[(qid, doc)]}; a document is judged "
-                                 "once per query", "corpus-id", doc))
-            question = questions.get(qid)
-            if not problems and question.split not in (None, split):
-                problems.append((f"this query is judged in split {question.split!r} ({question.where['path']}); "
-                                 "a question has one split: import one of them with --split", "query-id", qid))
-            for rule, name, value in problems:
-                refusals.refuse(rule, name, value, question=qid if as_id(qid) else None, **where)
-            if problems:
-                continue
-            seen[(qid, doc)] = number
-            if question.split is None:
-                question.split, question.where = split, where
-            question.relevant[doc] = int(grade)
+    for where, text in read_text_lines(path, refusals):
+        fields = text.split("\t")
+        if not header_seen:
+            header_seen = True
+            if tuple(f.strip() for f in fields) != HEADER:
+                refusals.fatal("the first line is the header `query-id<TAB>corpus-id<TAB>score`, found "
+                               f"{text[:60]!r}", **where)
+                return
+            continue
+        if len(fields) != 3:
+            refusals.refuse(f"expected 3 tab-separated fields (`query-id<TAB>corpus-id<TAB>score`), found "
+                            f"{len(fields)}", **where)
+            continue
+        qid, doc, grade = fields
+        problems = []
+        if as_id(qid) is None:
+            problems.append((ID_RULE, "query-id", qid))
+        elif qid not in questions:
+            problems.append(("not a query of queries.jsonl", "query-id", qid))
+        if as_id(doc) is None:
+            problems.append((ID_RULE, "corpus-id", doc))
+        if not _GRADE.fullmatch(grade.strip()) or abs(int(grade)) > MAX_GRADE:
+            problems.append((f"the score is a whole number from {-MAX_GRADE} to {MAX_GRADE}", "score", grade))
+        if not problems and (qid, doc) in seen:
+            problems.append((f"already judged for this query at line {seen[(qid, doc)]}; a document is judged "
+                             "once per query", "corpus-id", doc))
+        question = questions.get(qid)
+        if not problems and question.split not in (None, split):
+            problems.append((f"this query is judged in split {question.split!r} ({question.where['path']}); "
+                             "a question has one split: import one of them with --split", "query-id", qid))
+        for rule, name, value in problems:
+            refusals.refuse(rule, name, value, question=qid if as_id(qid) else None, **where)
+        if problems:
+            continue
+        seen[(qid, doc)] = where["line"]
+        if question.split is None:
+            question.split, question.where = split, where
+        question.relevant[doc] = int(grade)
     if not header_seen:
         refusals.fatal("the file is empty; expected the header `query-id<TAB>corpus-id<TAB>score` and judgements",
                        path=str(path))
 
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folder", help="the BEIR dataset folder")
+    parser.add_argument("--split", help="import the queries of qrels/NAME.tsv only (default: every qrels file, each "
+                        "query with its split; test becomes ragslice's heldout split, the others dev)")
+    parser.add_argument("--run", action="append", help="a TREC run file over the corpus (repeat for several)")
+    parser.add_argument("--k", type=int, default=IMPORT_K,
+                        help=f"context cutoff written into each manifest; TREC run files do not record one (default "
+                        f"{IMPORT_K})")
+    parser.add_argument("--suite", help="suite name (default: the folder's name)")
+    parser.add_argument("--out", required=True, help="workspace folder to write")
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    result = import_beir(args.folder, out, split=args.split, runs=args.run or [], k=args.k, suite=args.suite,
+                         skip_bad=args.skip_bad)
+    report_import(out, result, "split")
+    return 0
+
+
+IMPORTER = Importer(
+    "beir", "A BEIR folder (corpus.jsonl, queries.jsonl, one qrels TSV per split) and TREC run files to a suite and "
+    "retrieval-only runs",
+    ("ragslice import beir scifact/ --split test --run bm25.trec --out ws/",
+     "ragslice import beir scifact/ --run bm25.trec --run dense.trec --k 10 --out ws/"),
+    _arguments, _run)

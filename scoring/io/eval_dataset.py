@@ -19,7 +19,9 @@ dataset by query text; the corpus, when given, JSON Lines of ``{"id", "text"}``.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,9 +30,9 @@ from typing import Any
 
 from ..store.files import FOLDER_NAME
 from ..store.workspace import MAX_RETRIEVED
-from .importing import (ImportResult, Refusals, RepeatSlots, Source, check_k, counted, id_list,
+from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, check_k, counted, id_list,
                         manifest, provenance, read_corpus, read_json_items, run_id, staged, suite_json, write_json,
-                        write_lines, delivered_cutoff)
+                        write_lines, delivered_cutoff, report_import)
 
 QUESTION_TYPE = "eval-dataset"
 
@@ -220,3 +222,40 @@ def _read_run(rid: str, path: Path, by_text: dict[str, _Question], k: int | None
                              "many documents the answer stage received" if rankings else None)
     return _Run(rid, path, rankings, widest, k if k is not None else max(delivered, 1))
 
+
+def run_spec(text: str) -> tuple[str | None, str]:
+    """A ``--run`` value, ``NAME=FILE`` -> (NAME, FILE); a text whose part before the first ``=`` is
+    not a run name (letters, digits, '.', '_', '-') is a file path: (None, FILE)."""
+    name, sep, path = text.partition("=")
+    return (name, path) if sep and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) else (None, text)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="the dataset: a JSON list of {\"query\", \"relevant_docs\": [IDs]}")
+    parser.add_argument("--run", action="append", metavar="NAME=FILE",
+                        help="a run: a JSON list of {\"query\", \"retrieved\": [IDs]}, matched to the dataset by "
+                        "query text; NAME is the run ID (default: the file's name); repeat for several")
+    parser.add_argument("--corpus", help="JSON Lines of {\"id\", \"text\"}: the documents' texts (default: "
+                        "documents are kept with a text saying the dataset does not give it)")
+    parser.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most IDs any "
+                        "query retrieved)")
+    parser.add_argument("--suite", help="suite name (default: the dataset file's name)")
+    parser.add_argument("--out", required=True, help="workspace folder to write")
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    runs = [run_spec(text) for text in args.run or []]
+    result = import_eval_dataset(args.file, out, runs=runs, corpus=args.corpus, k=args.k, suite=args.suite,
+                                 skip_bad=args.skip_bad)
+    report_import(out, result, "k")
+    return 0
+
+
+IMPORTER = Importer(
+    "eval-dataset", "An evaluation dataset (a JSON list of {\"query\", \"relevant_docs\"}) and runs (JSON lists of "
+    "{\"query\", \"retrieved\"}) to a suite and retrieval-only runs",
+    ("ragslice import eval-dataset eval_dataset.json --run fixed-500=run_a.json --run semantic=run_b.json --k 10 "
+     "--out ws/",
+     "ragslice import eval-dataset eval_dataset.json --run run_a.json --corpus corpus.jsonl --out ws/"),
+    _arguments, _run)

@@ -1,5 +1,8 @@
 """What every `ragslice import` shares (docs/formats.md, "Importing").
 
+- **Declared formats.** Each importer module declares its format as an `Importer` (its source name,
+  its arguments, the function that runs it and prints its summary); `scoring.io.importers` lists
+  them, and the command line builds ``ragslice import <source>`` from that list.
 - **Refusals.** A line (or list item) an importer cannot use is refused with its place
   (``file:line`` or ``file[i]``), field and reason: a `ValidationError` (exit code 2) and nothing
   written, unless ``--skip-bad`` is given; then the line is left out and listed with its reason,
@@ -14,9 +17,14 @@
 - **Documents** are named by the format's ID when it gives one, else by `context_id` of their
   normalised text; a document the files name but do not give the text of is kept with a text that
   says so.
+- **Lines and JSON.** JSON Lines and TSV files are cut into lines by `scoring.store.lines` (a
+  byte-order mark dropped, LF or CRLF, a line ends at a line feed only) and every JSON text is
+  parsed by `scoring.store.files` (`parse_json_line`, `parse_json`): an object holding a key twice
+  is refused at its line, as a workspace file is. NaN and Infinity are read, as Python writes them.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -33,7 +41,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import Problem, Problems, ValidationError
-from ..store.files import FOLDER_NAME, WORKSPACE_ID
+from ..store.files import FOLDER_NAME, WORKSPACE_ID, DuplicateKey, parse_json, parse_json_line
+from ..store.lines import Lines, Unreadable, split_lines
 from ..store.workspace import MAX_K
 
 IMPORT_K = 10
@@ -259,6 +268,37 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def report_import(out: Path, result: ImportResult, group: str) -> None:
+    """What an import wrote (standard output), after the lines it skipped (standard error): the suite,
+    its questions and documents, and its runs, with each run's k (`group` ``"k"``) or the questions
+    of each split after the count (``"split"``: ``result.counts`` holds ``split:<name>``)."""
+    result.refusals.report()
+    parts = ", ".join(f"{key.split(':', 1)[1]} {n}" for key, n in result.counts.items() if key.startswith(group + ":"))
+    runs = f"runs {', '.join(result.runs)}" if result.runs else "no runs"
+    counts = f" ({parts})" if group == "split" else ""
+    if group == "k" and result.runs:
+        runs = "runs " + ", ".join(f"{r} (k = {result.counts['k:' + r]})" for r in result.runs)
+    print(f"wrote {out}: suite {result.suite}, {counted(result.counts['questions'], 'question')}{counts}, "
+          f"{counted(result.counts['documents'], 'document')}, {runs}")
+    for note in result.notes:
+        print(f"note: {note}")
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One format of ``ragslice import``, declared by its module. `source` names the subcommand, `help`
+    (one sentence, no final stop) and `examples` (command lines) are its help; `arguments` adds its
+    arguments to its parser (every importer also takes ``--skip-bad``, added by the command line);
+    `run` imports what the parsed arguments name, prints what it wrote (`report_import`) and returns
+    the exit code (a `ValidationError` is the command line's to report)."""
+
+    source: str
+    help: str
+    examples: tuple[str, ...]
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
 # --- IDs, texts, k ---------------------------------------------------------------------------------
 
 
@@ -357,27 +397,36 @@ def read_text(path: Path, refusals: Refusals) -> str | None:
 
 
 def read_jsonl(path: Path, refusals: Refusals) -> Iterator[tuple[dict[str, Any], Any]]:
-    """(where, value) for each non-blank line of a JSON Lines file, read line by line; a line that
-    is not UTF-8 or not JSON is refused. `where` is ``{"path", "line"}``."""
+    """(where, value) for each non-blank line of a JSON Lines file, read line by line
+    (`scoring.store.lines`: a byte-order mark dropped, LF or CRLF); a line that is not UTF-8 or not
+    JSON (`parse_json_line`: a key twice in one object included) is refused. `where` is
+    ``{"path", "line"}``."""
+    for where, text in read_text_lines(path, refusals, keep_ends=True):
+        try:
+            yield where, parse_json_line(text, allow_nan=True)
+        except ValueError as error:
+            refusals.refuse(f"not valid JSON ({getattr(error, 'msg', error)})", **where)
+
+
+def read_text_lines(path: Path, refusals: Refusals, *, keep_ends: bool = False
+                    ) -> Iterator[tuple[dict[str, Any], str]]:
+    """(where, text) of each non-blank line of a UTF-8 text file (JSON Lines or TSV), read line by line
+    (`scoring.store.lines`: a byte-order mark dropped, LF or CRLF, the text without its line ending
+    unless `keep_ends`); a line that is not UTF-8 is refused. `where` is ``{"path", "line"}``."""
     if not path.is_file():
         refusals.fatal("no such file", path=str(path))
         return
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            where = {"path": str(path), "line": number}
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                refusals.refuse(f"not UTF-8 text (byte {error.start + 1} of the line)", **where)
-                continue
-            if line.strip():
-                try:
-                    yield where, json.loads(line)
-                except ValueError as error:
-                    refusals.refuse(f"not valid JSON ({getattr(error, 'msg', error)})", **where)
-
+    try:
+        lines = Lines(path, keep_ends=keep_ends)
+    except OSError as error:
+        refusals.fatal(f"cannot read the file ({error.strerror})", path=str(path))
+        return
+    for number, text in lines:
+        where = {"path": str(path), "line": number}
+        if isinstance(text, Unreadable):
+            refusals.refuse(f"not UTF-8 text (byte {text.byte + 1} of the line)", **where)
+        elif text.strip():
+            yield where, text
 
 
 def read_corpus(path: Path, refusals: Refusals, *, id_key: str, empty_text: Callable[[str], str],
@@ -415,14 +464,36 @@ def read_corpus(path: Path, refusals: Refusals, *, id_key: str, empty_text: Call
             kept[doc] = {**({"title": title} if title else {}), "text": body}
     return kept, len(lines)
 
+
 def _jsonl_items(path: Path, text: str, refusals: Refusals) -> Iterator[tuple[dict[str, Any], Any]]:
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(split_lines(text), 1):
         if line.strip():
             where = {"path": str(path), "line": number}
             try:
-                yield where, json.loads(line)
+                yield where, parse_json_line(line, allow_nan=True)
             except ValueError as error:
                 refusals.refuse(f"not valid JSON ({getattr(error, 'msg', error)})", **where)
+
+
+def parse_file_json(text: str, path: Path, refusals: Refusals, *, column: bool = False) -> Any:
+    """A whole-file JSON text (`parse_json`: a key twice in one object is refused too, at its object's
+    line), or ... with the problem refusing the import (`column`: the message names the column)."""
+    try:
+        return parse_json(text, allow_nan=True)
+    except ValueError as error:
+        at = f", column {getattr(error, 'colno', '?')}" if column and not isinstance(error, DuplicateKey) else ""
+        refusals.fatal(f"not valid JSON ({getattr(error, 'msg', error)}{at})", path=str(path),
+                       line=getattr(error, "lineno", None))
+        return ...
+
+
+def _one_value(body: str) -> bool:
+    """Whether `body` is one JSON value (then not JSON Lines), its keys' repeats aside."""
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
 
 
 def read_json_items(path: Path, refusals: Refusals, *, noun: str,
@@ -440,9 +511,9 @@ def read_json_items(path: Path, refusals: Refusals, *, noun: str,
     whole: Any = ...
     if body[0] in "[{":
         try:
-            whole = json.loads(body)
+            whole = parse_json(body, allow_nan=True)
         except ValueError as error:
-            if body[0] == "[":
+            if body[0] == "[" or (isinstance(error, DuplicateKey) and _one_value(body)):
                 refusals.fatal(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path),
                                line=getattr(error, "lineno", None))
                 return []

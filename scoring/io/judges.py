@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems
-from ..store.files import MAX_LINE_BYTES
+from ..store.files import MAX_LINE_BYTES, parse_json
 from ..store.judges import (  # the judge files: declarations and cached answers, re-exported for callers
     JUDGEMENTS, JUDGES_FILE, PROMPT_VERSION, Answer, CachedAnswer, Judge, append_cache, cache_entry, cache_path,
     declaration_hash, load_judges, read_cache, request_key,
@@ -134,7 +134,7 @@ def parse_answer(value: Any, claim_ids: Iterable[str]) -> Answer | Failure:
 
 def _parse_answer_text(text: str, claim_ids: Iterable[str]) -> Answer | Failure:
     try:
-        value = json.loads(text)
+        value = parse_json(text, allow_nan=True)
     except ValueError as error:
         return Failure(f"the answer is not JSON ({getattr(error, 'msg', error)}): {_short(text)}")
     return parse_answer(value, claim_ids)

@@ -28,6 +28,7 @@ key given both ways with two values is refused. One trace (all spans of a ``trac
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
@@ -38,12 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems
-from ..store.files import FOLDER_NAME
+from ..store.files import FOLDER_NAME, DuplicateKey, parse_json
+from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_RETRIEVED, Suite, load_suite
 from .answer_text import marked_sentences
 from .eval_dataset import normalise_query
-from .importing import (ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted, manifest,
-                        provenance, read_jsonl, read_text, staged, write_json, write_lines, delivered_cutoff)
+from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted,
+                        manifest, parse_file_json, provenance, read_jsonl, read_text, staged, write_json, write_lines,
+                        delivered_cutoff)
 
 SOURCE_FORMAT = "openinference"
 PRICE_UNIT = 1_000_000
@@ -83,7 +86,7 @@ def subtree(flat: dict[str, Any], prefix: str) -> Any:
         value = flat[prefix]
         if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
             try:
-                return json.loads(value)
+                return parse_json(value, allow_nan=True)
             except ValueError:
                 return value
         return value
@@ -159,7 +162,10 @@ def _span(where: dict[str, Any], value: Any, problems: Problems) -> _Span | None
         return None
     if isinstance(value.get("attributes"), str):  # some exports keep the attributes as one JSON string
         try:
-            value = {**value, "attributes": json.loads(value["attributes"])}
+            value = {**value, "attributes": parse_json(value["attributes"], allow_nan=True)}
+        except DuplicateKey as error:
+            problems.add(f"not valid JSON ({error})", "attributes", value["attributes"], **where)
+            return None
         except ValueError:
             problems.add("expected an object of attributes (or a JSON string of one)", "attributes",
                          value["attributes"], **where)
@@ -213,11 +219,8 @@ def read_prices(path: Path, refusals: Refusals) -> dict[str, tuple[float, float]
     text = read_text(path, refusals)
     if text is None:
         return {}
-    try:
-        table = json.loads(text)
-    except ValueError as error:
-        refusals.fatal(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path),
-                       line=getattr(error, "lineno", None))
+    table = parse_file_json(text, path, refusals)
+    if table is ...:
         return {}
     rule = ('a price table is {"<llm.model_name>": {"prompt": USD per million tokens, "completion": USD per '
             'million tokens}, ...}')
@@ -620,12 +623,11 @@ def _drop_broken(path: Path, problems: list[Any], dropped: set[str]) -> None:
     lines = {p.line for p in problems if p.line}
     if not lines:
         return
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if number in lines:
-                match = _TRACE_IN_BROKEN_LINE.search(raw.decode("utf-8", "replace"))
-                if match:
-                    dropped.add(match.group(1))
+    for number, text in Lines(path):
+        if number in lines:
+            match = _TRACE_IN_BROKEN_LINE.search(text.text if isinstance(text, Unreadable) else text)
+            if match:
+                dropped.add(match.group(1))
 
 
 def _run_chunks(suite: Suite, slots: RepeatSlots) -> list[dict[str, Any]]:
@@ -693,3 +695,42 @@ def _write(path: Path, root: Path, suite: Suite, run: str, k: int, records: list
                 json.dumps({"id": doc, "text": text}, ensure_ascii=False) + "\n" for doc, text in added.items()
             ).encode("utf-8"))
     return list(added)
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spans", required=True, help="the spans: JSON Lines, one span a line (nested or dotted "
+                        "attributes)")
+    parser.add_argument("--into", required=True, help="the existing workspace the run is added to")
+    parser.add_argument("--suite", required=True, help="the suite of that workspace the traces answered")
+    parser.add_argument("--run-id", required=True, help="the new run's ID (an existing run is never replaced)")
+    parser.add_argument("--question-key", help="the key of the trace's `metadata` attribute holding the suite's "
+                        "question ID (default, and for traces without it: match the question's text)")
+    parser.add_argument("--citation-key", help="an attribute holding the answer's citations: a list of {\"text\", "
+                        "\"citations\"} sentences or of document IDs / 0-based indexes (default, and for traces "
+                        "without it: [n] markers in the answer, 1-based positions in the delivered ranking)")
+    parser.add_argument("--prices", help="JSON {\"<llm.model_name>\": {\"prompt\": USD, \"completion\": USD}} per "
+                        "million tokens: cost_usd from the LLM spans' token counts (default: cost null)")
+    parser.add_argument("--k", type=int, help="context cutoff (default: the most documents any trace delivered)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    result = import_openinference(args.spans, Path(args.into), suite=args.suite, run=args.run_id,
+                                  question_key=args.question_key, citation_key=args.citation_key,
+                                  prices=args.prices, k=args.k, skip_bad=args.skip_bad)
+    result.refusals.report()
+    print(f"wrote {args.into}: run {args.run_id} on suite {result.suite}, "
+          f"{result.counts['questions']} of {result.counts['traces']} traces imported "
+          f"(k = {result.counts['k:' + args.run_id]})")
+    for note in result.notes:
+        print(f"note: {note}")
+    return 0
+
+
+IMPORTER = Importer(
+    "openinference", "OpenInference spans (an Arize Phoenix export, JSON Lines) to a run of an existing suite: per "
+    "trace, the ranking delivered to the generator, the answer as sentences with citations, latency, cost and errors",
+    ("ragslice import openinference --spans spans.jsonl --into ws/ --suite ops --run-id prod-2026-11 "
+     "--question-key question_id",
+     "ragslice import openinference --spans spans.jsonl --into ws/ --suite ops --run-id prod-2026-11 "
+     "--prices prices.json --citation-key app.citations"),
+    _arguments, _run)

@@ -9,6 +9,7 @@ claims and the records none, so answer metrics are n/a.
 """
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from ..errors import Problems
 from ..store.files import WORKSPACE_ID
 from ..store.workspace import MAX_RETRIEVED
-from .importing import (ImportResult, Refusals, RepeatSlots, Source, check_k, context_id, manifest,
+from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, check_k, context_id, manifest,
                         normalise_context, provenance, read_json_items, run_id, staged, suite_json, write_json,
                         write_lines, delivered_cutoff)
 
@@ -274,3 +275,28 @@ def _write_ragas(path: Path, out: Path, k: int, samples: list[_Sample], rankings
                                                 **({"text": docs[d].text} if docs[d].text is not None else {})}
                                                for (d, _), c in slots.chunks.items()])
     return rid
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="JSON Lines, one sample a line, or a JSON list of samples")
+    parser.add_argument("--out", required=True, help="workspace folder to write (suite 'ragas', run named after FILE)")
+    parser.add_argument("--k", type=int, help="context cutoff (default: the most contexts any sample delivered)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    result = import_ragas(args.file, out, k=args.k, skip_bad=args.skip_bad)
+    result.refusals.report()
+    counts = result.counts
+    print(f"wrote {out}: suite {RAGAS_SUITE}, run {result.runs[0]}, {counts['questions']} questions, k = {counts['k']}")
+    if counts["unlabelled"]:
+        print(f"note: {counts['unlabelled']} samples have no reference contexts: their retrieval metrics are n/a")
+    print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
+          "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
+    return 0
+
+
+IMPORTER = Importer(
+    "ragas", "Ragas single-turn samples (EvaluationDataset.to_jsonl output, or a JSON list) to a suite and a run",
+    ("ragslice import ragas samples.jsonl --out ws/", "ragslice import ragas samples.json --out ws/ --k 5"),
+    _arguments, _run)

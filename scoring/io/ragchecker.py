@@ -18,16 +18,16 @@ It becomes one suite (named after the file, or ``--suite``) and one run (named a
 """
 from __future__ import annotations
 
-import json
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..store.workspace import MAX_CLAIMS, MAX_RETRIEVED
 from .answer_text import split_sentences
-from .importing import (ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted, manifest,
-                        normalise_context, provenance, read_text, run_id, staged, suite_json, write_json,
-                        write_lines, delivered_cutoff)
+from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted,
+                        manifest, normalise_context, parse_file_json, provenance, read_text, report_import, run_id,
+                        staged, suite_json, write_json, write_lines, delivered_cutoff)
 
 SOURCE_FORMAT = "ragchecker"
 QUESTION_TYPE = "ragchecker"
@@ -53,11 +53,8 @@ def _entries(path: Path, refusals: Refusals) -> list[tuple[dict[str, Any], Any]]
     text = read_text(path, refusals)
     if text is None:
         return []
-    try:
-        whole = json.loads(text)
-    except ValueError as error:
-        refusals.fatal(f"not valid JSON ({getattr(error, 'msg', error)}, column {getattr(error, 'colno', '?')})",
-                       path=str(path), line=getattr(error, "lineno", None))
+    whole = parse_file_json(text, path, refusals, column=True)
+    if whole is ...:
         return []
     if not isinstance(whole, dict) or not isinstance(whole.get("results"), list):
         refusals.fatal('expected a RAGChecker input: {"results": [{"query_id", "query", "gt_answer", "response", '
@@ -214,3 +211,26 @@ def import_ragchecker(file: str | Path, out: Path, *, k: int | None = None, suit
                      "as a chunk of the run's chunk map")
     return ImportResult(name, [rid], refusals, notes, counts={"questions": len(entries), "documents": len(documents),
                                                              f"k:{rid}": k})
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help='the RAGChecker input: {"results": [{"query_id", "query", "gt_answer", '
+                        '"response", "retrieved_context": [{"doc_id", "text"}]}]}')
+    parser.add_argument("--k", type=int, help="context cutoff (default: the most contexts any entry delivered)")
+    parser.add_argument("--suite", help="suite name (default: the file's name)")
+    parser.add_argument("--out", required=True, help="workspace folder to write")
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    result = import_ragchecker(args.file, out, k=args.k, suite=args.suite, skip_bad=args.skip_bad)
+    report_import(out, result, "k")
+    return 0
+
+
+IMPORTER = Importer(
+    "ragchecker", "A RAGChecker input file ({\"results\": [...]}) to a suite and a run: questions, documents from the "
+    "retrieved contexts, responses as answer sentences; no relevance labels",
+    ("ragslice import ragchecker checking_inputs.json --out ws/",
+     "ragslice import ragchecker checking_inputs.json --suite rc --k 5 --out ws/"),
+    _arguments, _run)

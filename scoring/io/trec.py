@@ -74,6 +74,7 @@ import duckdb
 from ..errors import Problem, ValidationError, invalid
 from ..metrics import engine
 from ..metrics.registry import Measure, parse_measure
+from ..store.lines import Lines, Unreadable
 
 DEFAULT_MEASURES = ("P@10", "R@10", "nDCG@10", "RR", "AP")
 SUITE = "trec"
@@ -370,12 +371,11 @@ def _fields_of_lines(path: Path, wanted: set[int]) -> dict[int, list[str]]:
     if not wanted:
         return found
     last = max(wanted)
-    with path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if line_no in wanted:
-                found[line_no] = line.split()
-            if line_no >= last:
-                break
+    for line_no, line in Lines(path):
+        if line_no in wanted:
+            found[line_no] = (line.text if isinstance(line, Unreadable) else line).split()
+        if line_no >= last:
+            break
     return found
 
 

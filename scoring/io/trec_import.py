@@ -17,7 +17,9 @@ retrieved passage stands for its document, counted once at the slot of its first
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -27,8 +29,9 @@ import duckdb
 
 from ..errors import Problems, ValidationError, invalid
 from ..store.files import WORKSPACE_ID
+from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_RETRIEVED
-from .importing import (IMPORT_K, ImportResult, Refusals, Source, check_k, manifest, provenance, run_id,
+from .importing import (IMPORT_K, Importer, ImportResult, Refusals, Source, check_k, manifest, provenance, run_id,
                         staged, suite_json, write_json)
 from .trec import load_qrels, load_run
 
@@ -97,18 +100,18 @@ def _refuse_bad_ids(con: duckdb.DuckDBPyConnection, path: Path, kind: str, refus
     qids = {q for q, _ in bad if not WORKSPACE_ID.fullmatch(q)}
     docnos = {d for _, d in bad if not WORKSPACE_ID.fullmatch(d)}
     found = 0
-    with path.open(encoding="utf-8", errors="replace", newline="\n") as handle:
-        for number, text in enumerate(handle, 1):
-            fields = _TREC_FIELD.findall(text)  # split as the TREC reader splits: ASCII whitespace only
-            if len(fields) >= 3 and fields[0] in qids:
-                refusals.refuse("a topic ID is 1-128 characters with no whitespace or control characters",
-                                "qid", fields[0], path=str(path), line=number)
-            elif len(fields) >= 3 and fields[2] in docnos:
-                refusals.refuse("a docno is 1-128 characters with no whitespace or control characters",
-                                "docno", fields[2], path=str(path), line=number)
-            else:
-                continue
-            found += 1
+    for number, text in Lines(path):
+        # split as the TREC reader splits: ASCII whitespace only
+        fields = _TREC_FIELD.findall(text.text if isinstance(text, Unreadable) else text)
+        if len(fields) >= 3 and fields[0] in qids:
+            refusals.refuse("a topic ID is 1-128 characters with no whitespace or control characters",
+                            "qid", fields[0], path=str(path), line=number)
+        elif len(fields) >= 3 and fields[2] in docnos:
+            refusals.refuse("a docno is 1-128 characters with no whitespace or control characters",
+                            "docno", fields[2], path=str(path), line=number)
+        else:
+            continue
+        found += 1
     if not found:  # never expected: the file changed while it was read
         refusals.fatal("a topic or docno breaks the ID rule (1-128 characters, no control characters)",
                        "docno", bad[0][1], path=str(path))
@@ -253,3 +256,28 @@ def _import_trec(con: duckdb.DuckDBPyConnection, qrels: str, runs: list[str], ou
     refusals.check()
     return written
 
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--qrels", required=True, help="a TREC qrels file: `topic iteration docno grade` per line")
+    parser.add_argument("--run", action="append", required=True, help="a TREC run file (repeat for several)")
+    parser.add_argument("--chunk-map", help="TSV passage_id<TAB>doc_id: keep passage IDs as chunks")
+    parser.add_argument("--k", type=int, default=IMPORT_K,
+                        help=f"context cutoff written into each manifest; TREC run files do not record one (default "
+                        f"{IMPORT_K})")
+    parser.add_argument("--out", required=True, help="the workspace folder to write (see docs/formats.md, Importing)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    result = import_trec(args.qrels, args.run, out, chunk_map=args.chunk_map, k=args.k, skip_bad=args.skip_bad)
+    result.refusals.report()
+    unit = json.loads((out / "suites" / TREC_SUITE / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
+    print(f"wrote {out}: suite {TREC_SUITE} ({unit}-level labels), runs {', '.join(result.runs)}")
+    return 0
+
+
+IMPORTER = Importer(
+    "trec", "TREC qrels and run files to a suite and retrieval-only runs",
+    ("ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
+     "ragslice import trec --qrels qrels.txt --run bm25.run --k 20 --out ws/"),
+    _arguments, _run)

@@ -20,7 +20,8 @@
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,9 +29,11 @@ from typing import Any, Literal
 import duckdb
 
 from ..store.files import MAX_GRADE
+from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_CLAIMS, MAX_RETRIEVED
 from .importing import (
     ID_RULE,
+    Importer,
     ImportResult,
     Refusals,
     RepeatSlots,
@@ -43,6 +46,8 @@ from .importing import (
     manifest,
     provenance,
     read_jsonl,
+    read_text_lines,
+    report_import,
     run_id,
     staged,
     suite_json,
@@ -66,11 +71,10 @@ def segment_doc(segment: str) -> str | None:
 
 def detect_topics_format(path: Path) -> str:
     """``"2025"`` when the file's first non-blank line starts with ``{`` (JSON Lines), else ``"2024"`` (TSV)."""
-    with path.open("rb") as handle:
-        for raw in handle:
-            text = raw.lstrip(b"\xef\xbb\xbf").strip()
-            if text:
-                return "2025" if text.startswith(b"{") else "2024"
+    for _, text in Lines(path):
+        text = (text.text if isinstance(text, Unreadable) else text).strip()
+        if text:
+            return "2025" if text.startswith("{") else "2024"
     return "2024"
 
 
@@ -234,22 +238,6 @@ def _notes(questions: dict[str, _Topic], runs: list[_RunFile], qrels: str | None
 # --- topics ----------------------------------------------------------------------------------------
 
 
-def _text_lines(path: Path, refusals: Refusals) -> Iterator[tuple[dict[str, Any], str]]:
-    """(where, text) of each non-blank line of a UTF-8 text file (a byte-order mark dropped)."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            where = {"path": str(path), "line": number}
-            try:
-                text = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                refusals.refuse(f"not UTF-8 text (byte {error.start + 1} of the line)", **where)
-                continue
-            if text.strip():
-                yield where, text
-
-
 def _read_topics(path: Path, refusals: Refusals) -> dict[str, _Topic]:
     topics: dict[str, _Topic] = {}
     if detect_topics_format(path) == "2025":
@@ -261,7 +249,7 @@ def _read_topics(path: Path, refusals: Refusals) -> dict[str, _Topic]:
             rows.append((where, value.get("id"), value.get("title"), "id", "title"))
     else:
         rows = []
-        for where, text in _text_lines(path, refusals):
+        for where, text in read_text_lines(path, refusals):
             if "\t" not in text:
                 refusals.refuse("expected 2 tab-separated fields (`topic_id<TAB>query`)", **where)
                 continue
@@ -464,12 +452,11 @@ def _read_qrels(path: str, questions: dict[str, _Topic], unit: str, refusals: Re
         elif unit == "document" and segment_doc(doc) is None:
             bad[(qid, doc)] = ("a segment ID names its document before '#'; this one has nothing there", "docno", doc)
     if bad:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, text in enumerate(handle, 1):
-                fields = text.split()
-                if len(fields) == 4 and (fields[0], fields[2]) in bad:
-                    rule, name, value = bad[(fields[0], fields[2])]
-                    refusals.refuse(rule, name, value, path=str(path), line=number)
+        for number, text in Lines(path):
+            fields = (text.text if isinstance(text, Unreadable) else text).split()
+            if len(fields) == 4 and (fields[0], fields[2]) in bad:
+                rule, name, value = bad[(fields[0], fields[2])]
+                refusals.refuse(rule, name, value, path=str(path), line=number)
     for qid, doc, grade in rows:
         if (qid, doc) in bad:
             continue
@@ -478,5 +465,36 @@ def _read_qrels(path: str, questions: dict[str, _Topic], unit: str, refusals: Re
         relevant[key] = max(grade, relevant.get(key, grade))
 
 
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topics", required=True, help="TSV topic_id<TAB>query (2024) or JSON Lines {\"id\", "
+                        "\"title\"} (2025; a file whose first line starts with '{')")
+    parser.add_argument("--run", action="append", required=True,
+                        help="a run file, one JSON object per topic, 2024 or 2025 layout (a first line with "
+                        "'metadata' is 2025); repeat for several runs of the suite")
+    parser.add_argument("--qrels", help="TREC qrels `topic Q0 segment_id grade` (default: no relevance labels, "
+                        "retrieval metrics n/a)")
+    parser.add_argument("--unit", choices=["document", "segment"], default="document",
+                        help="document: a segment <doc>#<n> stands for its document (counted once, at its first "
+                        "slot; graded by its best judged segment); segment: each segment is a document (default "
+                        "document)")
+    parser.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most references "
+                        "any topic delivered)")
+    parser.add_argument("--suite", help="suite name (default trec-rag)")
+    parser.add_argument("--out", required=True, help="workspace folder to write")
 
 
+def _run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    result = import_trec_rag(args.topics, args.run, out, qrels=args.qrels, unit=args.unit, k=args.k,
+                             suite=args.suite, skip_bad=args.skip_bad)
+    report_import(out, result, "k")
+    return 0
+
+
+IMPORTER = Importer(
+    "trec-rag", "TREC RAG 2024 or 2025 topics, run files (answers with citations) and qrels to a suite and runs with "
+    "answer sentences",
+    ("ragslice import trec-rag --topics topics.rag24.tsv --run run-a.jsonl --run run-b.jsonl --qrels qrels.rag24.txt "
+     "--out ws/",
+     "ragslice import trec-rag --topics topics.rag25.jsonl --run run25.jsonl --unit segment --out ws/"),
+    _arguments, _run)

@@ -23,8 +23,9 @@ import json
 import duckdb
 
 from .chunks import chunk_joins, unit_sql
-from .records import READ_LINES, READ_PARQUET, WHITESPACE, has_bom
+from .records import READ_LINES, READ_PARQUET
 from .files import ID_PATTERN, MAX_LINE_BYTES, not_strict_json
+from .lines import JSON_SPACE_SQL, has_bom
 from .workspace import MAX_CITATIONS, MAX_RETRIEVED, Run
 
 RECORD_TYPE = (
@@ -134,7 +135,7 @@ def _parse(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
                          json_keys(raw, '$.answer_sentences[*]') AS sentence_keys,
                          json_transform(raw, '{RECORD_TYPE}') AS r
                   FROM bulk_lines
-                  WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {WHITESPACE}) <> '' END)
+                  WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {JSON_SPACE_SQL}) <> '' END)
         """)
         return not not_strict_json(con, "bulk_lines")
     except duckdb.Error:

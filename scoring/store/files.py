@@ -3,7 +3,9 @@
 and the content hash that lets a refresh skip unchanged suites and runs.
 
 Every module that reads a workspace file (suites, runs, reviews, judges) reads it through here, so a
-problem is reported the same way everywhere: file, line, field, rule.
+problem is reported the same way everywhere: file, line, field, rule. Lines are cut by
+`scoring.store.lines`; every JSON text any reader or importer parses is parsed here (`parse_json_line`,
+`parse_json`), so no reader keeps one of two values of a key.
 """
 from __future__ import annotations
 
@@ -19,11 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems, invalid
+from .lines import BOM, JSON_SPACE, JSON_SPACE_CLASS, Lines
 
 WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
               "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 """Every character Python counts as whitespace (`str.isspace`, what `str.strip()` removes), written out
-so that a pattern built from it means the same in Python and in DuckDB's RE2, whose `\\s` is ASCII."""
+so that a pattern built from it means the same in Python and in DuckDB's RE2, whose `\\s` is ASCII.
+The rule of text (an ID holds none, a name is more than these); JSON's own whitespace, which makes a
+line blank, is `scoring.store.lines.JSON_SPACE`."""
 
 ID_PATTERN = rf"[^{WHITESPACE}\x00-\x1f\x7f-\x9f]{{1,128}}"
 """A workspace ID (document, question, claim): 1-128 characters, no whitespace or control characters.
@@ -39,6 +44,9 @@ MAX_GRADE = 1000
 """Relevance grades lie in -MAX_GRADE..MAX_GRADE (TREC uses -2..4; the bound keeps them in an INTEGER)."""
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
+
+BOM_RULE = "the file starts with a byte-order mark; save it as UTF-8 without BOM"
+"""The problem of a workspace file that starts with a byte-order mark (`scoring.store.lines.has_bom`)."""
 
 def files_hash(paths: list[Path]) -> str:
     """Content hash of files (name and bytes), used to skip unchanged suites and runs.
@@ -81,26 +89,46 @@ def hashing_ahead(file_sets: list[list[Path]]) -> Iterator[Digest]:
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
+
+class DuplicateKey(ValueError):
+    """A JSON object holds a key twice (parsers disagree on which value wins, so no reader keeps one).
+    `keys`: the keys repeated; `lineno`: the line of their object, when `parse_json` found it."""
+
+    def __init__(self, keys: list[str]):
+        super().__init__(f"a key appears twice in one object: {', '.join(map(repr, keys))}")
+        self.keys = keys
+        self.lineno: int | None = None
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [key for key, _ in pairs]
     if len(set(keys)) != len(keys):
-        twice = sorted({key for key in keys if keys.count(key) > 1})
-        raise ValueError(f"a key appears twice in one object: {', '.join(map(repr, twice))}")
+        raise DuplicateKey(sorted({key for key in keys if keys.count(key) > 1}))
     return dict(pairs)
 
-def _loads(text: str) -> Any:
-    """Strict JSON: no NaN/Infinity, no key twice in one object (parsers disagree on which wins)."""
+
+_DECODERS = {
+    False: json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_keys),
+    True: json.JSONDecoder(object_pairs_hook=_unique_keys),
+}
+"""The strict parsers: no key twice; with `allow_nan`, NaN and Infinity read as Python writes them."""
+
+
+def _loads(text: str, allow_nan: bool = False) -> Any:
+    """Strict JSON: no NaN/Infinity (unless `allow_nan`), no key twice in one object (parsers disagree
+    on which wins)."""
     try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        return _DECODERS[allow_nan].decode(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
 
 _PLAIN_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_PLAIN_DECODERS = {False: _PLAIN_DECODER, True: json.JSONDecoder()}
 
-_KEY_END = re.compile(r'"[ \t\r\n]*:')
+_KEY_END = re.compile(f'"{JSON_SPACE_CLASS}*:')
 """Where a key can end: its closing quote, optional JSON whitespace, a colon."""
 
-_QUOTE_THEN_SPACE = re.compile(r'"[ \t\r\n]')
+_QUOTE_THEN_SPACE = re.compile(f'"{JSON_SPACE_CLASS}')
 
 def _no_key_lost(text: str, value: dict[str, Any]) -> bool:
     """Whether the object line `text`, parsed into `value` by a parser that keeps the last of two
@@ -121,19 +149,52 @@ def _no_key_lost(text: str, value: dict[str, Any]) -> bool:
         return len(_KEY_END.findall(text)) == shown
     return text.count('":') == shown
 
-def _loads_object_line(text: str) -> Any:
+def _loads_object_line(text: str, allow_nan: bool = False) -> Any:
     """`_loads`, faster for the usual line: the same value, and the same error for every bad line.
 
     The plain parser's result is returned when it is an object that lost no key (`_no_key_lost`);
     any other line (not JSON, not an object, a key twice, a colon inside a string, ...) is parsed
     again by `_loads`, which raises or returns exactly what it would have on its own."""
     try:
-        value = _PLAIN_DECODER.decode(text)
+        value = _PLAIN_DECODERS[allow_nan].decode(text)
     except (ValueError, RecursionError):
-        return _loads(text)
+        return _loads(text, allow_nan)
     if type(value) is dict and _no_key_lost(text, value):
         return value
-    return _loads(text)
+    return _loads(text, allow_nan)
+
+
+def parse_json(text: str, *, allow_nan: bool = False) -> Any:
+    """A whole JSON text (a file), by the rules of `parse_json_line`; a `DuplicateKey` names the line
+    of the object holding the key twice (`lineno`), as a syntax error does."""
+    try:
+        return _loads(text, allow_nan)
+    except DuplicateKey as error:
+        error.lineno = _line_of_duplicate(text)
+        raise
+
+
+def _line_of_duplicate(text: str) -> int | None:
+    """The line where the innermost object holding a key twice starts (the error path of `parse_json`:
+    parsed again by the pure-Python scanner, which tells where each object starts)."""
+    starts: list[int] = []
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any) -> Any:
+        try:
+            return json.decoder.JSONObject(s_and_end, *args)
+        except DuplicateKey:
+            starts.append(s_and_end[1] - 1)
+            raise
+
+    decoder.parse_object = parse_object
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    try:
+        decoder.decode(text)
+    except (ValueError, RecursionError):
+        pass
+    return text.count("\n", 0, starts[0]) + 1 if starts else None
+
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
@@ -154,15 +215,12 @@ garbage collector's permanent generation (`gc.freeze`, which moves every object 
 holds no reference cycles, reference counting frees it when dropped, and no later collection of
 the process walks its objects again (each walk of a 1M-record suite costs about a second)."""
 
-_JSON_SPACE = " \t\r\n"
-"""The whitespace JSON allows between tokens; a line of only these is blank."""
-
 def key_lines(text: str) -> dict[str, int]:
     """1-based line of each top-level key of a JSON object text; "" maps to the opening brace's line.
 
     Only called on text that already parsed, so problems in `suite.json` and `manifest.json` can name
     the line of the field they are about."""
-    space = re.compile(r"[ \t\r\n]*")
+    space = re.compile(f"{JSON_SPACE_CLASS}*")
     decoder = json.JSONDecoder()
     pos = space.match(text).end()
     found = {"": text.count("\n", 0, pos) + 1}
@@ -190,8 +248,8 @@ def read_json_file(path: Path, problems: Problems, lines: dict[str, int] | None 
     except OSError as error:
         problems.add(f"cannot read the file ({error.strerror})", path=str(path))
         return None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM", path=str(path), line=1)
+    if raw.startswith(BOM):
+        problems.add(BOM_RULE, path=str(path), line=1)
         return None
     try:
         text = raw.decode("utf-8")
@@ -211,7 +269,7 @@ def read_json_file(path: Path, problems: Problems, lines: dict[str, int] | None 
         lines.update(key_lines(text))
     return value
 
-LENIENT_SUSPECTS = r",[ \t\r\n]*[}\]]"
+LENIENT_SUSPECTS = rf",{JSON_SPACE_CLASS}*[}}\]]"
 """A comma before a closing bracket, which DuckDB's JSON parser accepts and strict JSON does not, can
 only be on a line matching this; `not_strict_json` decides. (DuckDB also reads NaN and Infinity: the
 rules refuse them as values of the fields that take numbers, and every other field by its type.)"""
@@ -232,52 +290,43 @@ def not_strict_json(con: Any, relation: str) -> list[tuple[Any, int]]:
     return refused
 
 
-def parse_json_line(text: str) -> Any:
-    """One line of a JSON-lines file, parsed by the rules of `iter_json_lines` (strict JSON, no key
-    twice); ValueError when it breaks one."""
-    return _loads_object_line(text)
+def parse_json_line(text: str, *, allow_nan: bool = False) -> Any:
+    """One line of a JSON Lines file, parsed by the rules every reader and importer keeps: strict JSON,
+    no key twice in one object (`DuplicateKey`); NaN and Infinity refused, unless `allow_nan` (an
+    importer reads them as Python writes them). ValueError when the line breaks a rule."""
+    return _loads_object_line(text, allow_nan)
 
 
 def iter_json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; problems recorded for the rest."""
+    """(line number, object) for each non-blank line of a workspace file (`scoring.store.lines`; a line of
+    `JSON_SPACE` only is blank, the file carries no byte-order mark, a line is at most `MAX_LINE_BYTES`);
+    problems recorded for the rest."""
     try:
-        handle = path.open("rb", buffering=1 << 20)
+        lines = Lines(path, keep_ends=True, max_bytes=MAX_LINE_BYTES)
     except OSError as error:
         problems.add(f"cannot read the file ({error.strerror})", path=str(path))
         return
     seen_any = False
-    with handle:
-        number = 0
-        while raw := handle.readline(MAX_LINE_BYTES + 3):
-            number += 1
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM",
-                             path=str(path), line=1)
-                raw = raw[3:]
-            if len(raw) > MAX_LINE_BYTES and len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
-                problems.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB", path=str(path), line=number)
-                seen_any = True
-                while not raw.endswith(b"\n") and (raw := handle.readline(MAX_LINE_BYTES + 3)):
-                    pass
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                problems.add("the line is not valid UTF-8", path=str(path), line=number)
-                seen_any = True
-                continue
-            if not text.startswith("{") and not text.strip(_JSON_SPACE):
-                continue
+    for number, text in lines:
+        if number == 1 and lines.bom:
+            problems.add(BOM_RULE, path=str(path), line=1)
+        if type(text) is not str:
             seen_any = True
-            try:
-                value = _loads_object_line(text)
-            except ValueError as error:
-                problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path), line=number)
-                continue
-            if not isinstance(value, dict):
-                problems.add("expected a JSON object on each line", path=str(path), line=number)
-                continue
-            yield number, value
+            problems.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB" if text.too_long else
+                         "the line is not valid UTF-8", path=str(path), line=number)
+            continue
+        if not text.startswith("{") and not text.strip(JSON_SPACE):
+            continue
+        seen_any = True
+        try:
+            value = _loads_object_line(text)
+        except ValueError as error:
+            problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=str(path), line=number)
+            continue
+        if not isinstance(value, dict):
+            problems.add("expected a JSON object on each line", path=str(path), line=number)
+            continue
+        yield number, value
     if not seen_any:
         problems.add("the file holds no records", path=str(path))
 

@@ -42,7 +42,8 @@ from typing import Any
 
 from ..errors import Problems, invalid
 from .files import FOLDER_NAME, WORKSPACE_ID, iter_json_lines, parse_toml
-from .reviews import now, parse_time
+from .lines import split_lines
+from .times import now, parse_time
 
 PROMPT_VERSION = "align-v1"
 """The version of `PROMPT`; part of every endpoint judge's declaration hash, so a new prompt asks again."""
@@ -181,7 +182,7 @@ class _Lines:
     """The line of a top-level key, of a ``[judges.<name>]`` header, and of a key inside that table."""
 
     def __init__(self, text: str):
-        self.lines = text.splitlines()
+        self.lines = split_lines(text)
 
     @staticmethod
     def _key(key: str) -> re.Pattern[str]:

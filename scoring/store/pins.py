@@ -18,6 +18,8 @@ from pathlib import Path
 import duckdb
 
 from ..errors import Problems, invalid
+from .files import parse_json_line
+from .lines import split_lines
 from .workspace import Workspace
 
 PIN_FILE = "baseline.jsonl"
@@ -66,13 +68,13 @@ def read_pins(ws: Workspace, problems: Problems) -> list[Pin]:
             continue
         shown = str(path)
         pins: list[Pin] = []
-        for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for number, raw in enumerate(split_lines(path.read_text(encoding="utf-8")), start=1):
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as error:
-                problems.add(f"not valid JSON ({error.msg})", path=shown, line=number)
+                row = parse_json_line(raw)
+            except ValueError as error:
+                problems.add(f"not valid JSON ({getattr(error, 'msg', error)})", path=shown, line=number)
                 continue
             if not isinstance(row, dict):
                 problems.add("expected a JSON object", path=shown, line=number)

@@ -28,13 +28,13 @@ suites and the runs' own chunk maps.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import duckdb
 
 from ..errors import Problems
 from .chunks import chunk_joins, unit_sql
-from .files import ID_PATTERN, MAX_LINE_BYTES, iter_json_lines, not_strict_json
+from .files import BOM_RULE, ID_PATTERN, MAX_LINE_BYTES, iter_json_lines, not_strict_json
+from .lines import JSON_SPACE_SQL, has_bom
 from .workspace import MAX_CITATIONS, MAX_CLAIMS, MAX_RETRIEVED, Run
 
 RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "answer_sentences", "latency_ms", "cost_usd",
@@ -53,9 +53,6 @@ READ_PARQUET = (
     "json_merge_patch(to_json(p), '{\"file_row_number\": null}')::VARCHAR AS raw "
     "FROM read_parquet(?, file_row_number=true) p"
 )
-
-WHITESPACE = "chr(32) || chr(9) || chr(13) || chr(10)"
-"""SQL for the bytes JSON allows between tokens: a line of only these is blank."""
 
 _TWICE = ("to_json(list_sort(list_distinct(list_filter(json_keys({obj}), "
           "lambda key, i: list_position(json_keys({obj}), key) < i))))")
@@ -212,20 +209,13 @@ def _checks(table: str, rules: list[tuple[str | None, str, str, str]]) -> str:
     return "SELECT * FROM (" + " UNION ALL ".join(parts) + ")"
 
 
-def has_bom(path: Path) -> bool:
-    """Whether a file starts with a UTF-8 byte-order mark (refused: docs/formats.md)."""
-    with path.open("rb") as handle:
-        return handle.read(3) == b"\xef\xbb\xbf"
-
-
 def read_lines(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Problems) -> None:
     """Load every run's records as numbered raw lines into `stage_lines`."""
     con.execute("CREATE OR REPLACE TEMP TABLE stage_lines (run_id VARCHAR, line INTEGER, raw VARCHAR)")
     for run in runs:
         path = run.records_path
         if has_bom(path):
-            problems.add("the file starts with a byte-order mark; save it as UTF-8 without BOM",
-                         path=str(path), line=1)
+            problems.add(BOM_RULE, path=str(path), line=1)
             continue
         query = READ_PARQUET if path.suffix == ".parquet" else READ_LINES
         try:
@@ -245,9 +235,9 @@ def read_lines(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Proble
     counts = dict.fromkeys(paths, 0)
     too_long: list[tuple[str, int]] = []
     for run_id, n_records, long_lines in con.execute(
-        """SELECT run_id, count(*) FILTER (WHERE trim(raw, {WHITESPACE}) <> ''),
+        """SELECT run_id, count(*) FILTER (WHERE trim(raw, {JSON_SPACE}) <> ''),
                   list(line ORDER BY line) FILTER (WHERE strlen(raw) > ? AND strlen(rtrim(raw, chr(13))) > ?)
-           FROM stage_lines GROUP BY run_id""".replace("{WHITESPACE}", WHITESPACE),
+           FROM stage_lines GROUP BY run_id""".replace("{JSON_SPACE}", JSON_SPACE_SQL),
         [MAX_LINE_BYTES, MAX_LINE_BYTES],
     ).fetchall():
         counts[run_id] = n_records
@@ -305,7 +295,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
                  CASE WHEN json_valid(l.raw) AND n.line IS NULL THEN l.raw::JSON END AS j
           FROM stage_lines l JOIN stage_runs r USING (run_id)
           LEFT JOIN not_strict n ON n.run_id = l.run_id AND n.line = l.line
-          WHERE trim(l.raw, {WHITESPACE}) <> ''
+          WHERE trim(l.raw, {JSON_SPACE}) <> ''
         ),
         typed AS (
           SELECT *, coalesce(json_type(j) = 'OBJECT', false) AS is_obj,
@@ -322,7 +312,7 @@ def stage_records(con: duckdb.DuckDBPyConnection, runs: list[Run], problems: Pro
         FROM typed t
         LEFT JOIN questions q ON q.suite = t.suite AND q.question_id = t.qid
         LEFT JOIN suites s ON s.suite = t.suite
-    """.replace("{WHITESPACE}", WHITESPACE).replace("{MAX_CLAIMS}", str(MAX_CLAIMS)))
+    """.replace("{JSON_SPACE}", JSON_SPACE_SQL).replace("{MAX_CLAIMS}", str(MAX_CLAIMS)))
     line_rules = [(None if f is None else f"'{f}'", v, r, c) for f, v, r, c in LINE_RULES]
     _collect(con, _checks("parsed", line_rules), paths, problems)
 

@@ -40,7 +40,7 @@ import json
 import os
 from collections.abc import Collection, Container, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ from ..errors import Problems, invalid
 from ..metrics.alignment import canonical_outcome
 from ..metrics.reference import normalise_sentence
 from .files import FOLDER_NAME, MAX_GRADE, iter_json_lines
+from .times import format_time, now, parse_time
 
 if TYPE_CHECKING:
     from .workspace import Suite
@@ -125,19 +126,6 @@ def review_files(suite_folder: Path) -> list[Path]:
     """The suite's review files, by reviewer name."""
     folder = suite_folder / REVIEWS
     return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An ISO-8601 time in UTC (``2026-11-30T14:02:11Z`` or ``+00:00``), else None."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None or moment.utcoffset() != timezone.utc.utcoffset(None):
-        return None
-    return moment.astimezone(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -465,18 +453,6 @@ def append_decision(suite_folder: Path, decision: dict[str, Any]) -> Path:
     return path
 
 
-def format_time(moment: datetime) -> str:
-    """A decision's `at`: ISO-8601 in UTC with a `Z`, to the second, or to the millisecond when it has them."""
-    spec = "milliseconds" if moment.microsecond else "seconds"
-    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec=spec) + "Z"
-
-
-def now() -> str:
-    """The current time as a decision's `at`, to the millisecond (a verdict recorded in the same second is
-    still before or after it)."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 __all__ = ["KINDS", "LABELS_HASH_SQL", "REVIEWS", "Change", "Decision", "Disagreement", "Known", "Review",
-           "append_decision", "apply_reviews", "check_decision", "format_time", "latest", "now", "parse_time", "read_reviews",
+           "append_decision", "apply_reviews", "check_decision", "latest", "read_reviews",
            "record_decision", "result_problems", "review_files"]

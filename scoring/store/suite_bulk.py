@@ -23,7 +23,7 @@ import duckdb
 
 from ..metrics.alignment import UNLABELLED_ID
 from .files import ID_PATTERN, MAX_GRADE, MAX_LINE_BYTES, WHITESPACE, not_strict_json
-from .records import WHITESPACE as BLANK, has_bom
+from .lines import JSON_SPACE_SQL, LINE_END_SQL, has_bom
 from .workspace import MAX_CITATIONS, MAX_LABELS, SPLITS, Suite
 
 STAGED = ("_suite_documents", "_suite_questions", "_suite_labels", "_suite_claims", "_suite_chunks")
@@ -53,9 +53,9 @@ def _strings(value: str) -> str:
 
 LINES = (
     "SELECT line::INTEGER AS line, raw FROM (SELECT unnest(l) AS raw, generate_subscripts(l, 1) AS line "
-    "FROM (SELECT string_split(content, chr(10)) AS l FROM read_text(?)))"
+    f"FROM (SELECT string_split(content, {LINE_END_SQL}) AS l FROM read_text(?)))"
 )
-"""A file's lines as Python reads them (split at line feeds only), numbered from 1."""
+"""A file's lines as Python reads them (split at line feeds only: `scoring.store.lines`), numbered from 1."""
 
 
 
@@ -111,9 +111,11 @@ def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: _Field
     con.execute(f"CREATE OR REPLACE TEMP TABLE _suite_lines AS SELECT NULL AS run_id, * FROM ({LINES})", [path])
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {table} AS
-        SELECT line, strlen(raw) AS n_bytes, ltrim(raw, {BLANK}) LIKE '{{%' AS is_object, json_keys(raw) AS keys,
+        SELECT line, strlen(raw) AS n_bytes, ltrim(raw, {JSON_SPACE_SQL}) LIKE '{{%' AS is_object,
+               json_keys(raw) AS keys,
                json_type(raw, {fields.paths()}) AS t, json_transform(raw, '{fields.structure()}') AS v
-        FROM _suite_lines WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {BLANK}) <> '' END""")
+        FROM _suite_lines
+        WHERE CASE WHEN starts_with(raw, '{{') THEN true ELSE trim(raw, {JSON_SPACE_SQL}) <> '' END""")
     if not_strict_json(con, "_suite_lines"):
         return False
     con.execute("DROP TABLE _suite_lines")
