@@ -42,7 +42,7 @@ from collections.abc import Collection, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import Problems, invalid
 from ..metrics.alignment import canonical_outcome
@@ -50,8 +50,18 @@ from ..metrics.reference import normalise_sentence
 from .files import FOLDER_NAME, MAX_GRADE, iter_json_lines
 from .times import format_time, now, parse_time
 
-if TYPE_CHECKING:
-    from .workspace import Suite
+
+
+class Suite(Protocol):
+    """What reading and applying decisions needs of a suite (`scoring.store.workspace.Suite` has it): its
+    name, folder and unit, its documents and chunks by ID, and its questions by ID (changed in place)."""
+
+    name: str
+    folder: Path
+    unit: str
+    documents: Mapping[str, Any]
+    chunks: Mapping[str, Any]
+    questions: dict[str, Any]
 
 KINDS: tuple[str, ...] = ("relevance", "support", "dispute", "alignment")
 KEYS: dict[str, tuple[str, ...]] = {

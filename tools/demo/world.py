@@ -1,13 +1,11 @@
-"""The corpus and its facts (`World`), built in one fixed order from one random stream: the services'
-documents (`services`), the policies (`policies`), the on-call pages (`oncall`), the postmortems and the
-restricted documents (`incidents`)."""
+"""The corpus and its facts (`World`) with the building blocks the corpus modules write with; the
+corpus itself is written by `corpus.build_world`."""
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
 from typing import Any
 
-from . import incidents, oncall, policies, services
 from .model import Doc, Fact, Service, Trap
 from .prose import fill
 
@@ -35,13 +33,6 @@ class World:
         self.restricted_facts: list[Fact] = []
         self.label_gap = ""
         """The question whose regression under the reranker is a label gap (`labels.plant_label_gap`)."""
-
-    def build(self) -> None:
-        services.add_services(self)
-        policies.add_policies(self)
-        oncall.add_oncall(self)
-        incidents.add_postmortems(self)
-        incidents.add_restricted(self)
 
     # building blocks
 

@@ -16,6 +16,7 @@ from .prose import prose, verbatim
 from .questions import QuestionSet
 from .runs import MODEL, PROMPT, RUNS, TEXT_PROMPT, TEXT_RUN, RunSpec
 from .simulator import Simulator
+from .corpus import build_world
 from .world import World
 
 
@@ -29,8 +30,7 @@ def build_with_chunks(seed: int = SEED) -> tuple[World, list[Question], dict[str
                                                  dict[str, list[dict[str, object]]]]:
     """`build` plus the chunk map (rows in document order) of each run that retrieves chunks."""
     rng = random.Random(seed)
-    world = World(rng)
-    world.build()
+    world = build_world(rng)
     questions = QuestionSet(world, rng).build()
     sim = Simulator(world, questions, seed)
     runs = {spec.run_id: sim.run(spec) for spec in RUNS}
