@@ -10,7 +10,8 @@ Two kinds of cache, both made here and nowhere else: `copied` (small tables, `st
 caller gets a copy) and `shared` (what many figures of a page share, `st.cache_resource`: one copy,
 never modified). A cached function of the file takes the file's path and signature first; `on_file`
 calls it on the current file, and inside it `reading` opens the file. `query` / `query_many` run SQL
-with bound parameters. The catalog (meta, suites, runs, table names) is read once per file, shared.
+with bound parameters; `read` runs a scoring function of a read-only connection. The catalog (meta,
+suites, runs, table names) is read once per file, shared.
 
 Rules: every value is a bound parameter; the only identifiers spliced into SQL are metric columns
 the registry declares (`allowed_metric`) and table names from fixed lists.
@@ -164,6 +165,19 @@ def query_uncached(sql: str, params: Sequence[Any]) -> pd.DataFrame:
         raise _unreadable(path, error) from error
 
 
+@copied(max_entries=128)
+def _read(path: str, sig: Signature, name: str, args: tuple[Any, ...], _reader: Callable[..., Any]) -> Any:
+    del name  # cache key only: which function `_reader` is
+    with reading(path, sig) as con:
+        return _reader(con, *args)
+
+
+def read(reader: Callable[..., T], *args: Any) -> T:
+    """`reader(con, *args)`, a scoring function of a read-only connection, on the current file;
+    cached on the reader's name and `args` (each caller gets a copy) until the file changes."""
+    return on_file(_read, f"{reader.__module__}.{reader.__qualname__}", args, reader)
+
+
 # -- the catalog -----------------------------------------------------------------------------------
 
 CATALOG = (
@@ -233,4 +247,4 @@ def allowed_metric(key: str) -> str:
 __all__ = ["CATALOG", "DB_ENV", "DEFAULT_DB", "METRIC_KEYS", "POLICY_ENV", "REVIEWER_ENV", "WORKSPACE_ENV",
            "DatabaseMissing", "Statement", "allowed_metric", "catalog", "catalog_at", "copied", "current", "db_path",
            "file_signature", "has", "meta", "on_file", "policy_path", "query", "query_many", "query_uncached",
-           "reading", "review_mode", "runs", "schema_problem", "shared", "suites"]
+           "read", "reading", "review_mode", "runs", "schema_problem", "shared", "suites"]
