@@ -1,7 +1,7 @@
 """Per-question deltas of one metric: both sides' values, candidate - baseline and the status of
 every question of the suite (from the shared `Pair`), filtered, in the order asked for, with the
 IDs, text and tags of the rows shown only. Statuses, what scored worse and the worst-first order
-come from `scoring.decide.change`.
+come from `scoring.decide.change`; which regressions may be label gaps from `scoring.decide.pool`.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pandas as pd
 
 from scoring.decide import change
 from scoring.decide import scores as scoring_scores
+from scoring.decide.pool import label_gaps
 from scoring.decide.sides import Side
 from scoring.metrics import BY_KEY
 
@@ -97,11 +98,10 @@ def _delta_rows(suite: str, q: pd.DataFrame, pair: Pair, metric: str, at: np.nda
 
 
 def _label_gaps(pair: Pair, metric: str) -> np.ndarray:
-    """Per question: regressed on `metric` while the candidate's first k hold a document nobody judged
-    (its Judged@k below 1): the regression may be a label gap."""
+    """Per question, whether its regression on `metric` may be a label gap (`scoring.decide.pool.label_gaps`,
+    on the candidate's Judged@k as read; n/a where it was not read)."""
     judged = pair.side(1, "judged") if "judged" in pair.metrics else np.full(len(pair.missing), np.nan)
-    with np.errstate(invalid="ignore"):
-        return (pair.codes(metric) == STATUSES.index("regressed")) & (judged < 1 - change.TIE)
+    return label_gaps(pair.codes(metric), judged)
 
 
 def _slots(q: pd.DataFrame, positions: np.ndarray) -> np.ndarray:
