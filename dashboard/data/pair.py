@@ -57,7 +57,7 @@ class Pair:
     baseline, 1 candidate) the per-question mean over its runs of each metric held and, for the
     whole pair, of every pooling count (NaN: n/a, or no row), and whether the side has a row;
     `missing`, `failed`: either side has no record / a failed record for the question (no row at all
-    counts as missing); `records`: the questions and score rows `scoring.decide.scores.read_scores` read
+    counts as missing, `scoring.decide.scores.pair_records`); `records`: the questions and score rows `scoring.decide.scores.read_scores` read
     when every record's detail was read (a group of repeats, or a live policy: the statistics need
     them), else None. Derived arrays are computed on first use and kept."""
 
@@ -138,8 +138,8 @@ def pair_at(path: str, sig: Signature, suite: str, base: tuple[str, ...], cand: 
         else:
             scores = scoring_scores.read_side_scores(con, suite, base, cand, positions, columns)
     metrics = tuple(c for c in columns if c in BY_KEY)
-    missing = scores.missing[0] | scores.missing[1] | ~scores.present[0] | ~scores.present[1]
-    return Pair(metrics, scores, missing, scores.failed[0] | scores.failed[1], kept, {})
+    missing, failed = scoring_scores.pair_records(scores)
+    return Pair(metrics, scores, missing, failed, kept, {})
 
 
 def pair_of(suite: str, base: Side, cand: Side, metrics: Sequence[str] | None = None) -> Pair:

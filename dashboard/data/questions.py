@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.decide import change
+from scoring.decide import scores as scoring_scores
 from scoring.decide.sides import Side
 from scoring.metrics import REGISTRY
 
@@ -54,8 +55,8 @@ def question_labels(suite: str, question_id: str) -> tuple[pd.DataFrame, pd.Data
 
 
 def question_pair(suite: str, base: Side, cand: Side, question_id: str) -> pd.DataFrame:
-    """One row per registry metric for one question: baseline, candidate (means over repeats for a
-    group), delta and status, as in `question_deltas`."""
+    """One row per registry metric for one question: baseline, candidate (for a group, the mean over
+    its repeats, `scoring.decide.scores.question_side_scores`), delta and status, as in `question_deltas`."""
     found = question(suite, question_id)
     metrics = ", ".join(f"CAST(s.{allowed_metric(k)} AS DOUBLE) AS {k}" for k in METRIC_KEYS)
     if found is not None and has("scores_by_position"):
@@ -66,19 +67,14 @@ def question_pair(suite: str, base: Side, cand: Side, question_id: str) -> pd.Da
     rows = query(f"SELECT s.run_id, s.missing, s.failed, {metrics} FROM {source} "
                  f"WHERE s.suite = $suite AND {where} AND list_contains($runs, s.run_id)",
                  {"suite": suite, "key": key, "runs": [*base.run_ids, *cand.run_ids]})
-    values, missing, failed = [], False, False
-    for side in (base, cand):
-        own = rows[rows["run_id"].isin(list(side.run_ids))]
-        values.append(own[list(METRIC_KEYS)].astype(float).mean(axis=0, skipna=True).to_numpy()[None, :]
-                      if len(own) else np.full((1, len(METRIC_KEYS)), np.nan))
-        missing |= bool(own["missing"].any()) or own.empty
-        failed |= bool(own["failed"].any())
     if found is None:  # not a question of the suite
         return pd.DataFrame(columns=["metric", "baseline", "candidate", "delta", "status"])
-    record = change.record_codes(np.array([missing]), np.array([failed]))
-    codes = [int(change.status_codes(values[0][:, j], values[1][:, j], m.higher_is_better, record)[0])
-             for j, m in enumerate(REGISTRY)]
-    b, c = values[0][0], values[1][0]
+    scores = scoring_scores.question_side_scores(rows, base.run_ids, cand.run_ids, int(found["position"]), METRIC_KEYS)
+    record = change.record_codes(*scoring_scores.pair_records(scores))
+    b = np.array([scores.columns[0][k][0] for k in METRIC_KEYS])
+    c = np.array([scores.columns[1][k][0] for k in METRIC_KEYS])
+    codes = [int(change.status_codes(scores.columns[0][m.key], scores.columns[1][m.key], m.higher_is_better,
+                                     record)[0]) for m in REGISTRY]
     return pd.DataFrame({"metric": list(METRIC_KEYS), "baseline": b, "candidate": c, "delta": c - b,
                          "status": [STATUSES[i] for i in codes]})
 
