@@ -1,5 +1,6 @@
-"""Runs and releases: each run's totals (`scoring.store.summaries`), how a group's repeats spread,
-what two sides' manifests configure differently, the standing baseline and the history of releases.
+"""Runs and releases: each run's totals (`scoring.store.summaries`), how a group's repeats spread and
+the history of releases (`scoring.decide.releases`), what two sides' manifests configure differently,
+and the standing baseline.
 """
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from scoring.decide import releases as scoring_releases
 from scoring.decide.sides import Side
 from scoring.store.summaries import RUN_TOTAL_COLUMNS, run_totals_sql
 
@@ -28,21 +30,8 @@ WHERE r.suite = $suite ORDER BY r.created_at, r.run_id"""
 
 def group_spread(suite: str) -> pd.DataFrame:
     """Per group of repeats and metric: the runs, and the lowest, mean and highest macro mean over
-    the repeats (how much one configuration moves from run to run)."""
-    stats = run_stats(suite)
-    grouped = stats[stats["run_group"].notna()]
-    rows = []
-    for group, members in grouped.groupby("run_group", sort=True):
-        for key in METRIC_KEYS:
-            values = pd.to_numeric(members[key]).dropna()
-            rows.append({
-                "group": str(group), "runs": ", ".join(members["run_id"].astype(str)), "repeats": len(members),
-                "metric": key,
-                "lowest": values.min() if len(values) else None,
-                "mean": values.mean() if len(values) else None,
-                "highest": values.max() if len(values) else None,
-            })
-    return pd.DataFrame(rows, columns=["group", "runs", "repeats", "metric", "lowest", "mean", "highest"])
+    the repeats (how much one configuration moves from run to run; `scoring.decide.releases.group_spread`)."""
+    return scoring_releases.group_spread(run_stats(suite), METRIC_KEYS)
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, str]:
@@ -92,19 +81,9 @@ def pinned_baseline(suite: str) -> str | None:
 
 
 def release_history(suite: str) -> pd.DataFrame:
-    """One row per release of the suite, oldest first: a run's release is its manifest's `release`
-    field, else the run itself. Columns: release, created_at (the earliest manifest time of its
-    runs, UTC), runs (their IDs), groups (the groups of repeats they belong to), and per metric the mean over its runs of each run's macro mean
-    (`run_stats`; one run: its macro mean). Ordered by created_at, then release."""
-    stats = run_stats(suite)
-    manifests = runs(suite).set_index("run_id")["manifest"]
-    stats["release"] = [str(json.loads(manifests.loc[r]).get("release") or r) for r in stats["run_id"]]
-    stats["created_at"] = pd.to_datetime(stats["created_at"], utc=True)
-    keys = [k for k in METRIC_KEYS if k in stats.columns]
-    grouped = stats.groupby("release", sort=False)
-    out = grouped[keys].mean()
-    out["created_at"] = grouped["created_at"].min()
-    out["runs"] = grouped["run_id"].agg(list)
-    out["groups"] = grouped["run_group"].agg(lambda g: sorted({str(v) for v in g.dropna()}))
-    out = out.reset_index().sort_values(["created_at", "release"], kind="stable").reset_index(drop=True)
-    return out[["release", "created_at", "runs", "groups", *keys]]
+    """One row per release of the suite, oldest first (`scoring.decide.releases.release_history`: a
+    run's release is its manifest's `release` field, else the run itself): release, created_at (the
+    earliest manifest time of its runs, UTC), runs, groups, and per metric the mean over its runs of
+    each run's macro mean (`run_stats`)."""
+    return scoring_releases.release_history(run_stats(suite), runs(suite).set_index("run_id")["manifest"],
+                                            METRIC_KEYS)
