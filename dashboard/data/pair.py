@@ -125,7 +125,7 @@ def needs_records(base: Sequence[str], cand: Sequence[str]) -> bool:
 
 @shared(max_entries=6)
 def pair_at(path: str, sig: Signature, suite: str, base: tuple[str, ...], cand: tuple[str, ...],
-          columns: tuple[str, ...] = scoring_scores.SCORE_COLUMNS, records: bool = False) -> Pair:
+            columns: tuple[str, ...] = scoring_scores.SCORE_COLUMNS, records: bool = False) -> Pair:
     """`columns` (metrics, and pooling counts) of both sides (`scoring.decide.scores.read_side_scores`: a
     float per column, question and side, about 300 bytes per question for every column); with
     `records`, every record's detail instead (`scoring.decide.scores.read_scores`, kept for the statistics)."""

@@ -107,7 +107,7 @@ def _comparison_inputs(path: str, sig: Signature, base: str, cand: str, suite: s
     paired = suite is not None and not set(base_runs) & set(cand_runs)
     detail = judged or len(base_runs) != 1 or len(cand_runs) != 1 or not paired
     pair = pair_at(path, sig, suite, base_runs, cand_runs, scoring_scores.SCORE_COLUMNS,
-                 needs_records(base_runs, cand_runs) or detail) if paired else None
+                   needs_records(base_runs, cand_runs) or detail) if paired else None
     with reading(path, sig) as con:
         if detail:
             return scoring_compare.read_inputs(con, base, cand, with_text=False,
