@@ -8,6 +8,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from scoring.decide import change
+
 PICK = "pick"
 """Name of the point selection on the per-question delta chart (`event.selection[PICK]`)."""
 
@@ -89,16 +91,14 @@ def slice_bars(frame: pd.DataFrame, *, metric_name: str, family: str, height: in
 def slice_delta_bars(frame: pd.DataFrame, *, metric_name: str, family: str, higher_is_better: bool,
                      height: int = 220) -> alt.LayerChart:
     """Candidate - baseline macro mean of one metric per slice: one bar from 0 each, green when it moves in
-    the metric's direction, red against it, grey when the change reads as zero at three decimals; each bar
-    labelled with its delta and the questions scored on each side (so 0.01 differences are visible).
+    the metric's direction, red against it, grey when it is no change (`scoring.decide.change.moved`); each
+    bar labelled with its delta and the questions scored on each side (so 0.01 differences are visible).
 
     `frame`: slice, b_macro, c_macro, b_n, c_n, delta_macro (one row per slice, one metric). Slices whose
     delta is n/a are left out."""
     data = frame.loc[frame["delta_macro"].notna(), ["slice", "b_macro", "c_macro", "b_n", "c_n", "delta_macro"]].copy()
     data["delta"] = pd.to_numeric(data["delta_macro"])
-    gain = data["delta"] if higher_is_better else -data["delta"]
-    data["moves"] = ["unchanged" if round(abs(d), 3) == 0 else "better" if g > 0 else "worse"
-                     for d, g in zip(data["delta"], gain)]
+    data["moves"] = [change.moved(d, higher_is_better) for d in data["delta"]]
     data["label"] = [f"{d:+.3f} (n={int(b)}/{int(c)})" for d, b, c in zip(data["delta"], data["b_n"], data["c_n"])]
     data["slice"] = data["slice"].astype(str)
     order = sorted(data["slice"].unique().tolist())

@@ -4,17 +4,19 @@ An unjudged document counts as not relevant, so a retriever that surfaces docume
 read as a regression (the pooling bias of IR evaluation). `unjudged` lists them for the runs given,
 the most influential first: retrieved by more of the runs, then at a better rank, then on questions
 whose outcome differs between the runs (a label there can change the comparison), then suite order.
+`label_gaps` marks the regressions that may be such a reading.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from ..errors import invalid
 from ..metrics.registry import REGISTRY
-from .change import TIE
+from .change import STATUSES, TIE
 
 POOL_COLUMNS: tuple[str, ...] = ("question_id", "doc_id", "runs", "best_rank", "differs")
 
@@ -127,4 +129,12 @@ def _unjudged_wide(con: duckdb.DuckDBPyConnection, runs: list[str], depth: int |
                           "limit": limit if limit is not None else 2**62}).df()
 
 
-__all__ = ["POOL_COLUMNS", "unjudged"]
+def label_gaps(codes: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """Per question: regressed (`codes`, its status as `scoring.decide.change.status_codes` numbers it)
+    while the candidate's first k hold a document nobody judged (`judged`, the candidate's Judged@k, below
+    1 by more than `TIE`; never where it is n/a): the regression may be a label gap."""
+    with np.errstate(invalid="ignore"):
+        return (np.asarray(codes) == STATUSES.index("regressed")) & (np.asarray(judged, dtype=float) < 1 - TIE)
+
+
+__all__ = ["POOL_COLUMNS", "label_gaps", "unjudged"]

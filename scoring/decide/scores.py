@@ -4,8 +4,10 @@
 database has it): per run and question, the record's status and the score columns asked for, with
 latency and cost when read with detail. Everything else is a view of those rows: `side_scores`
 collapses them per side (a group's value is the mean over the repeats that score the question),
-`read_side_scores` reads without detail and collapses. `read_questions` and `read_slice_columns`
-read the suite's questions in suite order (the latter only the columns slices need).
+`read_side_scores` reads without detail and collapses, `question_side_scores` collapses the rows of
+one question the same way; `pair_records` is what a question's records say of the pair (missing,
+failed). `read_questions` and `read_slice_columns` read the suite's questions in suite order (the
+latter only the columns slices need).
 """
 from __future__ import annotations
 
@@ -288,24 +290,56 @@ def _collapse(rows: ScoreRows, side: int, ids: pd.Index) -> pd.DataFrame:
     """Per-question means over the side's repeats (NaN where no repeat scored the question), in suite order."""
     own = np.flatnonzero(rows.side == side)
     slot = rows.slot[own]
-    width = rows.values.shape[1]
     if len(own) == len(ids) and len(own) and own[-1] - own[0] == len(own) - 1 and \
             (slot == np.arange(len(ids))).all():  # one row per question, consecutive, in suite order
         block = rows.values[own[0]:own[-1] + 1]
         return pd.DataFrame(block, index=ids, columns=list(rows.columns), copy=False)
-    out = np.full((len(ids), width), np.nan, order="F")  # column-major, as pandas stores it
+    return pd.DataFrame(_means(rows.values, own, slot, len(ids)), index=ids, columns=list(rows.columns), copy=False)
+
+
+def _means(values: np.ndarray, own: np.ndarray, slot: np.ndarray, size: int) -> np.ndarray:
+    """Per question 0 .. size - 1, each column's mean over the rows `own` of `values` at that question
+    (`slot[i]`: the question of row `own[i]`) that score it; NaN where none does. The one mean over a
+    side's repeats."""
+    out = np.full((size, values.shape[1]), np.nan, order="F")  # column-major, as pandas stores it
     single = len(slot) == 0 or np.bincount(slot).max() == 1  # one row per question: nothing to average
     with np.errstate(invalid="ignore", divide="ignore"):
-        for k in range(width):
-            column = rows.values[own, k]
+        for k in range(values.shape[1]):
+            column = values[own, k]
             if single:
                 out[slot, k] = column
                 continue
             scored = ~np.isnan(column)
-            total = np.bincount(slot, weights=np.where(scored, column, 0.0), minlength=len(ids))
-            count = np.bincount(slot, weights=scored, minlength=len(ids))
+            total = np.bincount(slot, weights=np.where(scored, column, 0.0), minlength=size)
+            count = np.bincount(slot, weights=scored, minlength=size)
             out[:, k] = np.where(count > 0, total / count, np.nan)
-    return pd.DataFrame(out, index=ids, columns=list(rows.columns), copy=False)
+    return out
+
+
+def question_side_scores(rows: pd.DataFrame, baseline: Sequence[str], candidate: Sequence[str], position: int,
+                         columns: Sequence[str]) -> SideScores:
+    """Both sides' `columns` on the one question at `position`, from its score rows (`run_id`, `missing`,
+    `failed` and `columns`; one row per run that has one): `SideScores` over that question alone, each
+    side's value the mean over its runs that score it, as `side_scores` gives it for every question."""
+    values = rows[list(columns)].to_numpy(dtype=float).reshape(len(rows), len(columns))
+    found, present, missing, failed = [], [], [], []
+    for runs in (baseline, candidate):
+        own = np.flatnonzero(rows["run_id"].isin(list(runs)).to_numpy())
+        means = _means(values, own, np.zeros(len(own), dtype=np.int64), 1)
+        found.append({n: means[:, k] for k, n in enumerate(columns)})
+        present.append(np.array([len(own) > 0]))
+        missing.append(np.array([bool(rows["missing"].to_numpy(dtype=bool).take(own).any())]))
+        failed.append(np.array([bool(rows["failed"].to_numpy(dtype=bool).take(own).any())]))
+    return SideScores((tuple(baseline), tuple(candidate)), np.array([position], dtype=np.int64),
+                      (found[0], found[1]), (present[0], present[1]), (missing[0], missing[1]), (failed[0], failed[1]))
+
+
+def pair_records(scores: SideScores) -> tuple[np.ndarray, np.ndarray]:
+    """Per question, (missing, failed) for the pair, what its status says before any value
+    (`scoring.decide.change.record_codes`): either side's record is missing, or the side has no row
+    for the question at all / either side's record failed."""
+    missing = scores.missing[0] | scores.missing[1] | ~scores.present[0] | ~scores.present[1]
+    return missing, scores.failed[0] | scores.failed[1]
 
 
 def read_questions(con: duckdb.DuckDBPyConnection, suite: str, *, with_text: bool = True) -> pd.DataFrame:
@@ -327,5 +361,5 @@ def read_scores(con: duckdb.DuckDBPyConnection, suite: str, baseline: Sequence[s
 
 
 __all__ = ["COUNT_COLUMNS", "METRIC_KEYS", "RECORD_STATUSES", "SCORE_COLUMNS", "SIDES", "ScoreRows", "SideScores",
-           "arrow_floats", "position_slots", "read_questions", "read_rows", "read_scores", "read_side_scores",
-           "read_slice_columns", "record_frame", "side_scores", "side_values"]
+           "arrow_floats", "pair_records", "position_slots", "question_side_scores", "read_questions", "read_rows",
+           "read_scores", "read_side_scores", "read_slice_columns", "record_frame", "side_scores", "side_values"]

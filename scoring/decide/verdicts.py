@@ -5,6 +5,10 @@ Both are the only rows written outside a refresh: `record` appends them to the l
 transaction, under the writer lock refreshes take (`scoring.store.database`). A comparison is its
 runs, its policy text and its labels (`comparison_key`): the held-out budget counts comparisons, not
 invocations. The tables are declared in `scoring.store.schema` (`VERDICT_TABLES`).
+
+The `read_*` functions are every read of the recorded verdicts (the commands' and the dashboard's):
+a database without a `verdicts` table has recorded none. A verdict was recorded for a comparison when
+each side's runs are the comparison's, in any order (`_same_runs`).
 """
 from __future__ import annotations
 
@@ -84,10 +88,20 @@ def read_labels_hash(con: duckdb.DuckDBPyConnection, suite: str) -> str:
     return str(found[0][0]) if found else ""
 
 
+def _same_runs(column: str, param: str) -> str:
+    """SQL: whether the run list in `column` holds the runs of the bound list `$param`, in any order."""
+    return f"list_sort({column}) = list_sort(${param}::VARCHAR[])"
+
+
+def _recorded(con: duckdb.DuckDBPyConnection, tables: set[str] | None) -> bool:
+    """Whether the database has a `verdicts` table (none: nothing was recorded)."""
+    return "verdicts" in (table_names(con) if tables is None else tables)
+
+
 def read_earlier_verdicts(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, tables: set[str] | None = None
                       ) -> tuple[tuple[str, str, str, datetime], ...]:
     """(policy_name, policy_hash, verdict, created_at) of every verdict recorded for these side names, newest first."""
-    if "verdicts" not in (table_names(con) if tables is None else tables):
+    if not _recorded(con, tables):
         return ()
     rows = con.execute(
         "SELECT policy_name, policy_hash, verdict, created_at FROM verdicts WHERE baseline = ? AND candidate = ? "
@@ -164,7 +178,7 @@ def record(db: Path, comparison: Decided, *, wait_seconds: float = 5.0) -> str |
 
 def read_verdicts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Stored verdicts, newest first (empty when none was stored yet)."""
-    if "verdicts" not in table_names(con):
+    if not _recorded(con, None):
         return pd.DataFrame(columns=["verdict_id", "created_at", "baseline", "candidate", "suite", "suite_version",
                                      "policy_name", "policy_hash", "verdict"])
     return con.execute(
@@ -173,5 +187,104 @@ def read_verdicts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     ).df()
 
 
-__all__ = ["Decided", "HeldoutLog", "comparison_key", "create_verdict_tables", "policy_edits", "read_earlier_verdicts",
-           "read_heldout_log", "read_labels_hash", "read_verdicts", "record"]
+def read_latest_verdict(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Sequence[str],
+                        candidate_runs: Sequence[str], tables: set[str] | None = None) -> dict[str, Any] | None:
+    """The newest verdict recorded for exactly these runs on the suite, every column but `policy_text`,
+    with `gates` decoded as a DataFrame (one row per gate) and `warnings` as a list; None when none was
+    recorded."""
+    if not _recorded(con, tables):
+        return None
+    rows = con.execute(
+        f"""SELECT * EXCLUDE (policy_text) FROM verdicts
+            WHERE suite = $suite AND {_same_runs("baseline_runs", "base")} AND {_same_runs("candidate_runs", "cand")}
+            ORDER BY created_at DESC LIMIT 1""",
+        {"suite": suite, "base": list(baseline_runs), "cand": list(candidate_runs)}).df()
+    if rows.empty:
+        return None
+    out = rows.iloc[0].to_dict()
+    out["gates"] = pd.DataFrame(json.loads(out["gates"]))
+    out["warnings"] = list(json.loads(out["warnings"]))
+    return out
+
+
+def read_newest_verdict(con: duckdb.DuckDBPyConnection, tables: set[str] | None = None) -> tuple[str, str, str] | None:
+    """(suite, baseline, candidate) of the newest recorded verdict, the sides named as `ragslice compare`
+    took them; None when none was recorded."""
+    if not _recorded(con, tables):
+        return None
+    rows = con.execute("SELECT suite, baseline, candidate FROM verdicts ORDER BY created_at DESC LIMIT 1").fetchall()
+    return tuple(str(v) for v in rows[0]) if rows else None  # type: ignore[return-value]
+
+
+HISTORY_COLUMNS: tuple[str, ...] = ("created_at", "baseline", "candidate", "policy_name", "policy_hash", "verdict",
+                                    "verdict_without_disputed", "this_comparison")
+"""The columns of `read_verdict_history`."""
+
+
+def read_verdict_history(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Sequence[str],
+                         candidate_runs: Sequence[str], tables: set[str] | None = None) -> pd.DataFrame:
+    """Every verdict recorded for the suite, newest first (`HISTORY_COLUMNS`): when (UTC), the sides by
+    name, the policy's name and sha256, the verdict, the verdict without disputed questions, and
+    `this_comparison` (recorded for exactly these runs). Empty when none was recorded."""
+    if not _recorded(con, tables):
+        return pd.DataFrame(columns=list(HISTORY_COLUMNS))
+    return con.execute(
+        f"""SELECT created_at, baseline, candidate, policy_name, policy_hash, verdict, verdict_without_disputed,
+                   {_same_runs("baseline_runs", "base")} AND {_same_runs("candidate_runs", "cand")} AS this_comparison
+            FROM verdicts WHERE suite = $suite ORDER BY created_at DESC, verdict_id""",
+        {"suite": suite, "base": list(baseline_runs), "cand": list(candidate_runs)}).df()
+
+
+RECORDED_COLUMNS: tuple[str, ...] = ("candidate", "verdict", "policy_name", "created_at")
+"""The columns of `read_recorded_verdicts`."""
+
+
+def read_recorded_verdicts(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Sequence[str],
+                           tables: set[str] | None = None) -> pd.DataFrame:
+    """The newest verdict recorded of each candidate against exactly these baseline runs
+    (`RECORDED_COLUMNS`: the candidate named as recorded), by candidate name. Empty when none."""
+    if not _recorded(con, tables):
+        return pd.DataFrame(columns=list(RECORDED_COLUMNS))
+    return con.execute(
+        f"""SELECT candidate, arg_max(verdict, created_at) AS verdict, arg_max(policy_name, created_at) AS policy_name,
+                   max(created_at) AS created_at
+            FROM verdicts WHERE suite = $suite AND {_same_runs("baseline_runs", "base")}
+            GROUP BY candidate ORDER BY candidate""",
+        {"suite": suite, "base": list(baseline_runs)}).df()
+
+
+SUITE_VERDICT_COLUMNS: tuple[str, ...] = ("created_at", "baseline", "candidate", "candidate_runs", "policy_name",
+                                          "verdict", "verdict_without_disputed")
+"""The columns of `read_suite_verdicts`."""
+
+
+def read_suite_verdicts(con: duckdb.DuckDBPyConnection, suite: str, tables: set[str] | None = None) -> pd.DataFrame:
+    """Every verdict recorded for the suite, oldest first (`SUITE_VERDICT_COLUMNS`, with the candidate's
+    runs); empty when none was recorded."""
+    if not _recorded(con, tables):
+        return pd.DataFrame(columns=list(SUITE_VERDICT_COLUMNS))
+    return con.execute(
+        """SELECT created_at, baseline, candidate, candidate_runs, policy_name, verdict, verdict_without_disputed
+           FROM verdicts WHERE suite = $suite ORDER BY created_at, verdict_id""", {"suite": suite}).df()
+
+
+def refreshed_after(refreshed_at: Any, created_at: Any) -> bool:
+    """Whether the database was refreshed (`refreshed_at`, ISO text, UTC) after the verdict was recorded
+    (`created_at`, a naive UTC timestamp): the scores it was decided on may have changed since. False
+    when either time cannot be read."""
+    try:
+        refreshed = pd.Timestamp(refreshed_at)
+        created = pd.Timestamp(created_at)
+    except (TypeError, ValueError):
+        return False
+    if refreshed.tzinfo is not None:
+        refreshed = refreshed.tz_convert("UTC").tz_localize(None)
+    if created.tzinfo is not None:
+        created = created.tz_convert("UTC").tz_localize(None)
+    return bool(refreshed > created)
+
+
+__all__ = ["HISTORY_COLUMNS", "RECORDED_COLUMNS", "SUITE_VERDICT_COLUMNS", "Decided", "HeldoutLog", "comparison_key",
+           "create_verdict_tables", "policy_edits", "read_earlier_verdicts", "read_heldout_log", "read_labels_hash",
+           "read_latest_verdict", "read_newest_verdict", "read_recorded_verdicts", "read_suite_verdicts",
+           "read_verdict_history", "read_verdicts", "record", "refreshed_after"]

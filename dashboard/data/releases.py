@@ -1,0 +1,89 @@
+"""Runs and releases: each run's totals (`scoring.store.summaries`), how a group's repeats spread and
+the history of releases (`scoring.decide.releases`), what two sides' manifests configure differently,
+and the standing baseline.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from scoring.decide import releases as scoring_releases
+from scoring.decide.sides import Side
+from scoring.store.summaries import RUN_TOTAL_COLUMNS, run_totals_sql
+
+from .database import METRIC_KEYS, has, query, runs
+
+
+def run_stats(suite: str) -> pd.DataFrame:
+    """Per run of the suite: questions, records, missing, failed, latency p50 / p95 (ms, over
+    records with a latency), total and mean cost (USD, over records with a cost), and the macro mean
+    of every metric (`scoring.store.summaries.run_totals_sql`: read from `run_totals` when present)."""
+    source = "run_totals" if has("run_totals") else f"({run_totals_sql()})"
+    columns = ", ".join(f"t.{c}" for c in RUN_TOTAL_COLUMNS)
+    sql = f"""SELECT r.run_id, r.run_group, r.repeat, r.created_at, r.k, r.model, r.n_records AS records, {columns}
+FROM runs r LEFT JOIN {source} t USING (run_id)
+WHERE r.suite = $suite ORDER BY r.created_at, r.run_id"""
+    return query(sql, {"suite": suite})
+
+
+def group_spread(suite: str) -> pd.DataFrame:
+    """Per group of repeats and metric: the runs, and the lowest, mean and highest macro mean over
+    the repeats (how much one configuration moves from run to run; `scoring.decide.releases.group_spread`)."""
+    return scoring_releases.group_spread(run_stats(suite), METRIC_KEYS)
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    """A manifest as {dotted.field: JSON text of the leaf value}."""
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for key in sorted(value):
+            out.update(flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: json.dumps(value, sort_keys=True)}
+
+
+def manifest_diff(suite: str, base: Side, cand: Side) -> pd.DataFrame:
+    """Manifest fields whose value differs between the sides (field, baseline, candidate). A side
+    whose repeats disagree on a field shows every distinct value, joined by ' | '."""
+    table = runs(suite).set_index("run_id")
+
+    def side_fields(side: Side) -> dict[str, str]:
+        flat = [flatten(json.loads(table.loc[r, "manifest"])) for r in side.run_ids if r in table.index]
+        fields = sorted({f for m in flat for f in m})
+        return {f: " | ".join(dict.fromkeys(m.get(f, "(absent)") for m in flat)) for f in fields}
+
+    b, c = side_fields(base), side_fields(cand)
+    rows = [(f, b.get(f, "(absent)"), c.get(f, "(absent)")) for f in sorted(set(b) | set(c))]
+    return pd.DataFrame([r for r in rows if r[1] != r[2]], columns=["field", "baseline", "candidate"])
+
+
+def configuration_changes(suite: str, base: Side, cand: Side) -> pd.DataFrame:
+    """`manifest_diff` without the bookkeeping fields (`scoring.decide.report.is_setting`): what was
+    configured differently."""
+    from scoring.decide.report import is_setting
+
+    diff = manifest_diff(suite, base, cand)
+    return diff[diff["field"].map(is_setting)].reset_index(drop=True)
+
+
+# -- the standing baseline and the history of releases --------------------------------------------
+
+
+def pinned_baseline(suite: str) -> str | None:
+    """The side name pinned as the suite's standing baseline (table `baseline_pins`, published by a
+    refresh from the workspace's `suites/<suite>/baseline.jsonl`: the last line wins), or None."""
+    if not has("baseline_pins"):
+        return None
+    found = query("SELECT baseline FROM baseline_pins WHERE suite = ? ORDER BY line DESC LIMIT 1", [suite])
+    return None if found.empty else str(found.iloc[0, 0])
+
+
+def release_history(suite: str) -> pd.DataFrame:
+    """One row per release of the suite, oldest first (`scoring.decide.releases.release_history`: a
+    run's release is its manifest's `release` field, else the run itself): release, created_at (the
+    earliest manifest time of its runs, UTC), runs, groups, and per metric the mean over its runs of
+    each run's macro mean (`run_stats`)."""
+    return scoring_releases.release_history(run_stats(suite), runs(suite).set_index("run_id")["manifest"],
+                                            METRIC_KEYS)
