@@ -7,7 +7,6 @@ so `[x](javascript:...)`, `:red[...]` and `<script>` render as typed.
 """
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from datetime import datetime
@@ -16,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from scoring.decide.gate_words import missing
 from scoring.metrics import BY_KEY, Metric
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|:~$&=\"'^%@/])")
@@ -26,16 +26,6 @@ def escape(text: Any) -> str:
     (`:red[...]`, `:material/...:`, emoji shortcodes), LaTeX or HTML could read is backslash-escaped;
     newlines become spaces."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-
-
-def missing(value: Any) -> bool:
-    """True for None, NaN and pandas' NA."""
-    if value is None:
-        return True
-    try:
-        return bool(value != value) or (isinstance(value, float) and math.isnan(value))
-    except (TypeError, ValueError):
-        return str(value) == "<NA>"
 
 
 def items(value: Any) -> list[str] | None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from scoring.decide import manifests as manifests_
 from scoring.decide import releases as scoring_releases
 from scoring.decide.sides import Side
 from scoring.store.summaries import RUN_TOTAL_COLUMNS, run_totals_sql
@@ -34,38 +35,24 @@ def group_spread(suite: str) -> pd.DataFrame:
     return scoring_releases.group_spread(run_stats(suite), METRIC_KEYS)
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, str]:
-    """A manifest as {dotted.field: JSON text of the leaf value}."""
-    if isinstance(value, dict):
-        out: dict[str, str] = {}
-        for key in sorted(value):
-            out.update(flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    return {prefix: json.dumps(value, sort_keys=True)}
-
-
 def manifest_diff(suite: str, base: Side, cand: Side) -> pd.DataFrame:
-    """Manifest fields whose value differs between the sides (field, baseline, candidate). A side
-    whose repeats disagree on a field shows every distinct value, joined by ' | '."""
+    """Manifest fields whose value differs between the sides (field, baseline, candidate), by
+    `scoring.decide.manifests.manifest_diff`: a side whose repeats disagree on a field shows every
+    distinct value, joined by ' | '; an empty object is the value `{}`, apart from a missing field."""
     table = runs(suite).set_index("run_id")
 
-    def side_fields(side: Side) -> dict[str, str]:
-        flat = [flatten(json.loads(table.loc[r, "manifest"])) for r in side.run_ids if r in table.index]
-        fields = sorted({f for m in flat for f in m})
-        return {f: " | ".join(dict.fromkeys(m.get(f, "(absent)") for m in flat)) for f in fields}
+    def manifests(side: Side) -> list[dict[str, Any]]:
+        return [json.loads(table.loc[r, "manifest"]) for r in side.run_ids if r in table.index]
 
-    b, c = side_fields(base), side_fields(cand)
-    rows = [(f, b.get(f, "(absent)"), c.get(f, "(absent)")) for f in sorted(set(b) | set(c))]
-    return pd.DataFrame([r for r in rows if r[1] != r[2]], columns=["field", "baseline", "candidate"])
+    rows = manifests_.manifest_diff(manifests(base), manifests(cand))
+    return pd.DataFrame(rows, columns=["field", "baseline", "candidate"])
 
 
 def configuration_changes(suite: str, base: Side, cand: Side) -> pd.DataFrame:
-    """`manifest_diff` without the bookkeeping fields (`scoring.decide.report.is_setting`): what was
+    """`manifest_diff` without the bookkeeping fields (`scoring.decide.manifests.is_setting`): what was
     configured differently."""
-    from scoring.decide.report import is_setting
-
     diff = manifest_diff(suite, base, cand)
-    return diff[diff["field"].map(is_setting)].reset_index(drop=True)
+    return diff[diff["field"].map(manifests_.is_setting)].reset_index(drop=True)
 
 
 # -- the standing baseline and the history of releases --------------------------------------------

@@ -92,7 +92,8 @@ def measure_words(metric: str) -> str:
 # --- the parts -----------------------------------------------------------------------------------
 
 
-def _missing(value: Any) -> bool:
+def missing(value: Any) -> bool:
+    """True for None, NaN and pandas' NA (a value a gate or a table cell does not have)."""
     if value is None:
         return True
     try:
@@ -111,7 +112,7 @@ def gate_fields(gate: Any) -> dict[str, Any]:
             out.update(_recorded_bounds(str(out["kind"]), str(gate.get("threshold") or "")))
     else:
         out = {key: getattr(gate, key, None) for key in FIELDS}
-    return {key: None if _missing(value) else value for key, value in out.items()}
+    return {key: None if missing(value) else value for key, value in out.items()}
 
 
 _RECORDED = {
