@@ -9,6 +9,8 @@ Fixtures (tests/data/openinference/), written from the formats' public descripti
 - otlp-traces.jsonl: two OTLP/JSON ``ExportTraceServiceRequest`` lines as a collector's file exporter
   writes them (hex IDs, one in capitals; times and intValue as decimal strings; a kvlistValue; status
   codes as integers).
+- json-outputs.jsonl: a LangChain RetrievalQA root whose output is ``{"query", "result"}`` JSON, and LLM
+  spans whose output is a raw chat completion (``application/json``), one with output messages.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import pytest
 from fixtures import import_leftovers, near, read_jsonl, stored_scores, write_jsonl
 from scoring.cli import main
 from scoring.io.openinference import epoch_time
+from scoring.io.span_outputs import json_answer
 
 OI = Path(__file__).resolve().parent / "data" / "openinference"
 FRAME, OTLP, JSON_OUTPUTS, PRICES = (OI / "phoenix-frame.jsonl", OI / "otlp-traces.jsonl", OI / "json-outputs.jsonl",
@@ -269,4 +272,54 @@ def test_an_unknown_layout_is_refused_naming_what_was_expected(tmp_path, capsys)
             'attributes), or an OTLP/JSON traces request ({"resourceSpans": [{"resource": ..., "scopeSpans": '
             '[{"scope": ..., "spans": [...]}]}]}); the object\'s keys are: data') in err
     assert "required" not in err
+
+
+# --- JSON outputs --------------------------------------------------------------------------------------
+
+
+def test_json_outputs_become_the_answer_text_they_hold(tmp_path, capsys):
+    """J1: the RetrievalQA root's output {"query", "result"} (application/json) gives "result". J2: the
+    LLM span's output messages give the answer (its output is the raw completion). J3: the raw chat
+    completion alone gives choices[0].message.content. The [n] markers are read in those texts."""
+    ws = workspace(tmp_path)
+    assert run_import(ws, JSON_OUTPUTS, "--question-key", "question_id") == 0
+    got = {r["question_id"]: (r["answer"], r["answer_sentences"]) for r in records(ws)}
+    assert got == {
+        "q1": ("A tier-1 deploy needs two reviewers [1]. They come from the weekly release rota [2].",
+               [{"text": "A tier-1 deploy needs two reviewers.", "citations": [0]},
+                {"text": "They come from the weekly release rota.", "citations": [1]}]),
+        "q2": ("The release window opens on Monday [1].",
+               [{"text": "The release window opens on Monday.", "citations": [0]}]),
+        "q4": ("The Aurora team owns the pager [1].", [{"text": "The Aurora team owns the pager.", "citations": [0]}]),
+    }
+
+
+def test_a_json_output_without_an_answer_is_refused(tmp_path, capsys):
+    given = read_jsonl(JSON_OUTPUTS)[:3]
+    given[0]["attributes"]["output"]["value"] = json.dumps({"query": "Who approves a tier-1 deploy?", "docs": []})
+    spans = write_jsonl(tmp_path / "spans.jsonl", given)
+    err = refused(tmp_path, capsys, spans, "--question-key", "question_id")
+    assert (f"{spans}:1: field 'attributes.output.value': the JSON output holds no answer text under any of "
+            "result, answer, output, response, text, content, message, parts, choices, candidates") in err
+    given[0]["attributes"]["output"]["value"] = "{not json"
+    spans = write_jsonl(tmp_path / "again" / "spans.jsonl", given)
+    err = refused(tmp_path / "again", capsys, spans, "--question-key", "question_id")
+    assert "output.mime_type is application/json, but output.value is not valid JSON" in err
+
+
+@pytest.mark.parametrize("value, answer", [
+    ({"query": "q", "result": "R."}, "R."),
+    ({"input": "q", "context": [], "answer": "A."}, "A."),
+    ({"output": "O."}, "O."),
+    ({"choices": [{"message": {"role": "assistant", "content": "C."}}, {"message": {"content": "no"}}]}, "C."),
+    ({"choices": [{"text": "T."}]}, "T."),
+    ({"content": [{"type": "text", "text": "One."}, {"type": "text", "text": "Two."}], "role": "assistant"},
+     "One.\nTwo."),
+    ({"candidates": [{"content": {"parts": [{"text": "G."}]}}]}, "G."),
+    ({"output": [{"type": "message", "content": [{"type": "output_text", "text": "Resp."}]}]}, "Resp."),
+    ("Plain.", "Plain."),
+    ({"docs": [1, 2]}, None),
+])
+def test_the_answer_of_a_json_output_is_found_under_the_documented_keys(value, answer):
+    assert json_answer(value) == answer
 

@@ -18,7 +18,8 @@ key given both ways with two values is refused. One trace (all spans of a ``trac
   last (``reranker.output_documents.{i}.document.id``), else the one RETRIEVER span's
   ``retrieval.documents.{i}.document.id``, in index order (scores are not re-sorted); a document
   without an ID is named by `context_id` of its ``content``.
-- answer: the root span's ``output.value``, else that of the LLM span that ended last; cut into
+- answer: the root span's answer (`scoring.io.span_outputs`: its output messages, else its JSON
+  output's answer, else its ``output.value``), else that of the LLM span that ended last; cut into
   answer sentences whose citations come from ``--citation-key`` or from ``[n]`` markers (1-based
   positions in ``retrieved``), written as 0-based index citations.
 - latency_ms: the root span's end minus start; cost_usd: with ``--prices``, the LLM spans' token
@@ -50,6 +51,7 @@ from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, a
                         manifest, parse_file_json, provenance, read_text, staged, write_json, write_lines,
                         delivered_cutoff)
 from .span_files import flatten, is_parquet, span_items, subtree
+from .span_outputs import span_answer
 
 SOURCE_FORMAT = "openinference"
 PRICE_UNIT = 1_000_000
@@ -357,12 +359,17 @@ def _record(trace: _Trace, question: str, suite: Suite, refusals: Refusals,
         message = root.message or "the root span's status is ERROR (no message)"
         return _Record(tid, root.where, question, retrieved, contents, None, None, latency, cost, message, models,
                        priced, False)
-    source = root if root.text("output.value") else next((s for s in reversed(llms) if s.text("output.value")), None)
+    answers = {id(span): span_answer(span.attrs) for span in [root, *llms]}
+    source = root if answers[id(root)] else next((s for s in reversed(llms) if answers[id(s)]), None)
     if source is None:
-        refusals.refuse(_rule("no answer: neither the root span nor an LLM span has an output.value", tid),
-                        "attributes.output.value", **root.where)
+        refusals.refuse(_rule("no answer: neither the root span nor an LLM span has an output.value (or "
+                              "llm.output_messages)", tid), "attributes.output.value", **root.where)
         return None
-    answer = source.attrs["output.value"]
+    given = answers[id(source)]
+    if given.text is None:
+        refusals.refuse(_rule(given.problem or "no answer", tid), given.field, **source.where)
+        return None
+    answer, answer_field = given.text, given.field
     sentences = None
     if citation_key is not None:
         for span in (source, root):
@@ -380,17 +387,15 @@ def _record(trace: _Trace, question: str, suite: Suite, refusals: Refusals,
             if wrong:
                 refusals.refuse(_rule(f"citation marker [{wrong[0]}] in the answer: markers are 1-based positions in "
                                       f"the delivered ranking of {len(retrieved)} documents", tid),
-                                "attributes.output.value", **source.where)
+                                answer_field, **source.where)
                 return None
             sentences.append({"text": sentence.text, "citations": [m - 1 for m in sentence.markers]})
     if not sentences:
-        refusals.refuse(_rule("the answer (output.value) has no sentence", tid), "attributes.output.value",
-                        **source.where)
+        refusals.refuse(_rule("the answer (output.value) has no sentence", tid), answer_field, **source.where)
         return None
     if len(sentences) > suite.max_claims:
         refusals.refuse(_rule(f"the answer has {len(sentences)} sentences; suite {suite.name!r} allows at most "
-                              f"{suite.max_claims} claims (max_claims)", tid), "attributes.output.value",
-                        **source.where)
+                              f"{suite.max_claims} claims (max_claims)", tid), answer_field, **source.where)
         return None
     cited = any(s["citations"] for s in sentences)
     return _Record(tid, root.where, question, retrieved, contents, answer, sentences, latency, cost, None, models,
