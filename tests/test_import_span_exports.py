@@ -323,3 +323,39 @@ def test_a_json_output_without_an_answer_is_refused(tmp_path, capsys):
 def test_the_answer_of_a_json_output_is_found_under_the_documented_keys(value, answer):
     assert json_answer(value) == answer
 
+
+# --- smaller ---------------------------------------------------------------------------------------------
+
+
+def _spans_t1() -> list[dict]:
+    return [s for s in read_jsonl(OI / "spans.jsonl") if (s.get("context") or {}).get("trace_id", "").endswith("51")]
+
+
+def test_two_rerankers_ending_at_the_same_time_with_different_outputs_are_refused_as_ambiguous(tmp_path, capsys):
+    """T1's reranker (line 3) delivered [d1, d6, d2]; a second RERANKER span ends at the same time with
+    [d2, d1]: which ranking the generator received is ambiguous, as with two RETRIEVER spans."""
+    given = _spans_t1()
+    second = json.loads(json.dumps(given[2]))
+    second["context"]["span_id"] = "a104"
+    second["attributes"]["reranker"]["output_documents"] = [{"document": {"id": "d2"}}, {"document": {"id": "d1"}}]
+    spans = write_jsonl(tmp_path / "spans.jsonl", given + [second])
+    err = refused(tmp_path, capsys, spans)
+    assert (f"{spans}:5: field 'attributes.openinference.span.kind': 'RERANKER': RERANKER spans a102 (line 3) and "
+            "a104 ended at the same time, with different outputs: which ranking the generator received is "
+            "ambiguous (trace 7c4f0b6a1e2d4c3b9a8f0e1d2c3b4a51 is not imported)") in err
+    second["attributes"]["reranker"]["output_documents"] = given[2]["attributes"]["reranker"]["output_documents"]
+    spans = write_jsonl(tmp_path / "same" / "spans.jsonl", given + [second])
+    ws = workspace(tmp_path / "same")
+    assert run_import(ws, spans) == 0  # the same output twice: no ambiguity
+    assert records(ws)[0]["retrieved"] == ["d1", "d6", "d2"]
+
+
+def test_a_span_whose_status_code_is_given_twice_is_refused_at_its_line(tmp_path, capsys):
+    """T3's root says ERROR, then OK: a reader keeping the last value would import a failure as a success."""
+    lines = (OI / "spans.jsonl").read_text().splitlines()
+    assert '"status_code": "ERROR"' in lines[7]
+    lines[7] = lines[7][:-1] + ', "status_code": "OK"}'
+    spans = tmp_path / "spans.jsonl"
+    spans.write_text("\n".join(lines) + "\n")
+    err = refused(tmp_path, capsys, spans, "--question-key", "question_id")
+    assert f"{spans}:8: not valid JSON (a key appears twice in one object: 'status_code')" in err

@@ -17,7 +17,8 @@ key given both ways with two values is refused. One trace (all spans of a ``trac
 - retrieved: the ranking delivered to the generator: the output of the RERANKER span that ended
   last (``reranker.output_documents.{i}.document.id``), else the one RETRIEVER span's
   ``retrieval.documents.{i}.document.id``, in index order (scores are not re-sorted); a document
-  without an ID is named by `context_id` of its ``content``.
+  without an ID is named by `context_id` of its ``content``. Two RERANKER spans that ended last
+  together with different outputs, like two RETRIEVER spans, are ambiguous: the trace is refused.
 - answer: the root span's answer (`scoring.io.span_outputs`: its output messages, else its JSON
   output's answer, else its ``output.value``), else that of the LLM span that ended last; cut into
   answer sentences whose citations come from ``--citation-key`` or from ``[n]`` markers (1-based
@@ -334,7 +335,18 @@ def _record(trace: _Trace, question: str, suite: Suite, refusals: Refusals,
     retrievers = [s for s in trace.spans if s.kind == "RETRIEVER"]
     ranking: tuple[list[str], dict[str, str]] | None = ([], {})
     if rerankers:
-        ranking = _ranking(rerankers[-1], "reranker.output_documents", refusals, tid)
+        last = rerankers[-1]
+        ranking = _ranking(last, "reranker.output_documents", refusals, tid)
+        for other in (s for s in rerankers[:-1] if s.order()[:2] == last.order()[:2]):
+            theirs = _ranking(other, "reranker.output_documents", refusals, tid)
+            if theirs is None or ranking is None:
+                return None
+            if theirs[0] != ranking[0]:
+                when = "ended at the same time" if last.end is not None else "have no end time"
+                refusals.refuse(_rule(f"RERANKER spans {other.id} (line {other.where['line']}) and {last.id} {when}, "
+                                      "with different outputs: which ranking the generator received is ambiguous",
+                                      tid), "attributes.openinference.span.kind", "RERANKER", **last.where)
+                return None
     elif len(retrievers) > 1:
         refusals.refuse(_rule(f"{len(retrievers)} RETRIEVER spans and no RERANKER span: which ranking the generator "
                               "received is ambiguous", tid), "attributes.openinference.span.kind", "RETRIEVER",
