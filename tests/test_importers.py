@@ -405,6 +405,21 @@ def test_ragas_help_has_an_example(capsys):
     assert "example:" in out and "ragslice import ragas samples.jsonl --out ws/" in out and "--k" in out
 
 
+def test_ragas_one_reference_text_under_two_ids_makes_both_relevant(tmp_path, capsys):
+    """shared-text.jsonl: sample 1 retrieves B ("Shared text.") and N, with no reference; sample 2
+    retrieves A, holding the same text, and U, and its reference context is "Shared text.". Every ID
+    holding the reference's text is relevant to sample 2: relevant [B, A] (file order). k = 2: A at rank
+    1, B not retrieved: P@2 = 1/2, R@2 = 1/2, RR = 1 (it was relevant [B] alone: all three 0). The
+    import notes the text and its IDs."""
+    samples, ws = RAGAS / "shared-text.jsonl", tmp_path / "ws"
+    assert import_ragas(samples, ws) == 0
+    out = capsys.readouterr().out
+    assert (f"note: reference context 'Shared text.' is the text of 2 context IDs (B, A): each is relevant to the "
+            f"1 sample it is a reference of (first at {samples}:2)\n") in out
+    assert [q["relevant"] for q in read_jsonl(ws / "suites" / "ragas" / "questions.jsonl")] == [[], ["B", "A"]]
+    assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 2, None, None, None), ("q-00002", 2, 0.5, 0.5, 1.0)]
+
+
 # --- what every importer shares: refusals, --skip-bad, staging, provenance --------------------------
 
 
