@@ -359,3 +359,19 @@ def test_a_span_whose_status_code_is_given_twice_is_refused_at_its_line(tmp_path
     spans.write_text("\n".join(lines) + "\n")
     err = refused(tmp_path, capsys, spans, "--question-key", "question_id")
     assert f"{spans}:8: not valid JSON (a key appears twice in one object: 'status_code')" in err
+
+
+def test_a_document_id_holding_an_invisible_character_is_imported_with_a_note(tmp_path, capsys):
+    """d1 followed by U+200B ZERO WIDTH SPACE is another ID than d1 (trec_eval reads it so too): imported
+    as given, as a document the suite lacks, and noted with its file and line."""
+    given = _spans_t1()
+    given[2]["attributes"]["reranker"]["output_documents"][0]["document"]["id"] = "d1\u200b"
+    spans = write_jsonl(tmp_path / "spans.jsonl", given)
+    ws = workspace(tmp_path)
+    assert run_import(ws, spans) == 0
+    out = capsys.readouterr().out
+    assert (f"note: {spans}:3: field 'attributes.reranker.output_documents.0.document.id': 'd1\\u200b': holds "
+            "U+200B ZERO WIDTH SPACE, an invisible format character: imported as given, an ID apart from 'd1'\n"
+            in out)
+    assert records(ws)[0]["retrieved"] == ["d1\u200b", "d6", "d2"]
+

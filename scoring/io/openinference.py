@@ -49,7 +49,7 @@ from ..store.workspace import MAX_RETRIEVED, Suite, load_suite
 from .answer_text import marked_sentences
 from .eval_dataset import normalise_query
 from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted,
-                        manifest, parse_file_json, provenance, read_text, staged, write_json, write_lines,
+                        manifest, parse_file_json, print_notes, provenance, read_text, staged, write_json, write_lines,
                         delivered_cutoff)
 from .span_files import flatten, is_parquet, span_items, subtree
 from .span_outputs import span_answer
@@ -273,6 +273,7 @@ def _ranking(span: _Span, prefix: str, refusals: Refusals, tid: str) -> tuple[li
                                       "characters, or a whole number", tid),
                                 f"attributes.{prefix}.{index}.document.id", doc["id"], **span.where)
                 return None
+            refusals.check_id(name, f"attributes.{prefix}.{index}.document.id", **span.where)
         elif content is not None:
             name = context_id(content)
         else:
@@ -733,8 +734,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"wrote {args.into}: run {args.run_id} on suite {result.suite}, "
           f"{result.counts['questions']} of {result.counts['traces']} traces imported "
           f"(k = {result.counts['k:' + args.run_id]})")
-    for note in result.notes:
-        print(f"note: {note}")
+    print_notes(result)
     return 0
 
 

@@ -18,7 +18,7 @@ from ..errors import Problems
 from ..store.files import WORKSPACE_ID
 from ..store.workspace import MAX_RETRIEVED
 from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, check_k, context_id, counted,
-                        manifest, normalise_context, provenance, read_json_items, run_id, staged,
+                        manifest, normalise_context, print_notes, provenance, read_json_items, run_id, staged,
                         suite_json, write_json, write_lines, delivered_cutoff)
 
 RAGAS_SUITE = "ragas"
@@ -194,6 +194,11 @@ def import_ragas(file: str, out: Path, *, k: int | None = None, skip_bad: bool =
             refusals.refuse_all(problems.items)
             continue
         qids[qid] = where
+        if sample.id is not None:
+            refusals.check_id(sample.id, "id", **where)
+        for (_, id_field), side in zip(_CONTEXT_FIELDS, (sample.retrieved, sample.references)):
+            for index, doc in enumerate(side.ids or []):
+                refusals.check_id(doc, f"{id_field}[{index}]", **where)
         sample.id = qid
         docs.update(pending)
         for norm, ids in texts.items():
@@ -305,8 +310,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"wrote {out}: suite {RAGAS_SUITE}, run {result.runs[0]}, {counts['questions']} questions, k = {counts['k']}")
     if counts["unlabelled"]:
         print(f"note: {counts['unlabelled']} samples have no reference contexts: their retrieval metrics are n/a")
-    for note in result.notes:
-        print(f"note: {note}")
+    print_notes(result)
     print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
           "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
     return 0
