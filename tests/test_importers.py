@@ -405,6 +405,42 @@ def test_ragas_help_has_an_example(capsys):
     assert "example:" in out and "ragslice import ragas samples.jsonl --out ws/" in out and "--k" in out
 
 
+def test_ragas_one_reference_text_under_two_ids_makes_both_relevant(tmp_path, capsys):
+    """shared-text.jsonl: sample 1 retrieves B ("Shared text.") and N, with no reference; sample 2
+    retrieves A, holding the same text, and U, and its reference context is "Shared text.". Every ID
+    holding the reference's text is relevant to sample 2: relevant [B, A] (file order). k = 2: A at rank
+    1, B not retrieved: P@2 = 1/2, R@2 = 1/2, RR = 1 (it was relevant [B] alone: all three 0). The
+    import notes the text and its IDs."""
+    samples, ws = RAGAS / "shared-text.jsonl", tmp_path / "ws"
+    assert import_ragas(samples, ws) == 0
+    out = capsys.readouterr().out
+    assert (f"note: reference context 'Shared text.' is the text of 2 context IDs (B, A): each is relevant to the "
+            f"1 sample it is a reference of (first at {samples}:2)\n") in out
+    assert [q["relevant"] for q in read_jsonl(ws / "suites" / "ragas" / "questions.jsonl")] == [[], ["B", "A"]]
+    assert scored(ws, tmp_path / "db.duckdb") == [("q-00001", 2, None, None, None), ("q-00002", 2, 0.5, 0.5, 1.0)]
+
+
+def test_an_id_holding_an_invisible_character_is_imported_with_a_note_naming_its_line(tmp_path, capsys):
+    """"c\u200b1" (U+200B ZERO WIDTH SPACE inside) is another ID than "c1", as trec_eval reads it: the
+    Ragas and TREC importers keep it as given and say where it is."""
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"user_input": "q1", "retrieved_context_ids": ["c1"], "reference_context_ids": ["c1"]},
+        {"user_input": "q2", "retrieved_context_ids": ["c\u200b1", "c2"], "reference_context_ids": ["c1"]},
+    ])
+    assert import_ragas(samples, tmp_path / "ws") == 0
+    out = capsys.readouterr().out
+    assert (f"note: {samples}:2: field 'retrieved_context_ids[0]': 'c\\u200b1': holds U+200B ZERO WIDTH SPACE, an "
+            "invisible format character: imported as given, an ID apart from 'c1'\n") in out
+    assert read_jsonl(tmp_path / "ws" / "runs" / "s" / "records.jsonl")[1]["retrieved"] == ["c\u200b1", "c2"]
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("1 0 d1 1\n", encoding="utf-8")
+    run.write_text("1 Q0 d1 1 2.0 sys\n1 Q0 d\u20601 2 1.0 sys\n", encoding="utf-8")
+    assert main(["import", "trec", "--qrels", str(qrels), "--run", str(run), "--out", str(tmp_path / "trec")]) == 0
+    out = capsys.readouterr().out
+    assert (f"note: {run}:2: field 'docno': 'd\\u20601': holds U+2060 WORD JOINER, an invisible format character: "
+            "imported as given, an ID apart from 'd1'\n") in out
+
+
 # --- what every importer shares: refusals, --skip-bad, staging, provenance --------------------------
 
 

@@ -198,6 +198,7 @@ def _read_queries(path: Path, refusals: Refusals) -> dict[str, _Question]:
         if qid in questions:
             refusals.refuse(f"duplicate query ID (first at line {lines[qid]})", "_id", qid, **where)
             continue
+        refusals.check_id(qid, "_id", **where)
         lines[qid] = where["line"]
         questions[qid] = _Question(qid, text, len(questions))
     return questions
@@ -242,6 +243,7 @@ def _read_qrels(path: Path, split: str, questions: dict[str, _Question], refusal
         if problems:
             continue
         seen[(qid, doc)] = where["line"]
+        refusals.check_id(doc, "corpus-id", **where)
         if question.split is None:
             question.split, question.where = split, where
         question.relevant[doc] = int(grade)

@@ -21,6 +21,9 @@
   byte-order mark dropped, LF or CRLF, a line ends at a line feed only) and every JSON text is
   parsed by `scoring.store.files` (`parse_json_line`, `parse_json`): an object holding a key twice
   is refused at its line, as a workspace file is. NaN and Infinity are read, as Python writes them.
+- **Notes.** An ID holding an invisible format character (`invisible`: U+200B ZERO WIDTH SPACE, ...) is
+  imported as given, another ID than the one it looks like, as trec_eval reads it; each importer
+  records where (`Refusals.check_id`) and prints it on a ``note:`` line (`print_notes`).
 """
 from __future__ import annotations
 
@@ -195,6 +198,8 @@ class Refusals:
     skip_bad: bool = False
     lines: list[Problem] = field(default_factory=list)
     fatal_problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    """Places whose input is imported but deserves a look (an ID holding an invisible character)."""
 
     def refuse(self, rule: str, field: str | None = None, value: Any = ..., **where: Any) -> None:
         problems = Problems()
@@ -226,6 +231,24 @@ class Refusals:
         for problem in error.problems:
             (self.lines if problem.line is not None else self.fatal_problems).append(problem)
 
+    def check_id(self, value: Any, field: str, **where: Any) -> None:
+        """Warn (`warnings`) when an ID holds an invisible format character (`invisible`): it is imported
+        as given, a different ID from the one without it, as trec_eval reads it too."""
+        found = invisible(value) if isinstance(value, str) else None
+        if found is not None:
+            problems = Problems()
+            problems.add(f"holds {found}, an invisible format character: imported as given, an ID apart from "
+                         f"{strip_invisible(value)!r}", field, value, **where)
+            self.warnings.extend(problems.items)
+
+    def warning_notes(self) -> list[str]:
+        """The warnings as notes for the user: the first `MAX_WARNINGS` with their places, then a count."""
+        shown = [str(p) for p in self.warnings[:MAX_WARNINGS]]
+        if len(self.warnings) > MAX_WARNINGS:
+            shown.append(f"{len(self.warnings) - MAX_WARNINGS} more IDs hold an invisible format character "
+                         "(not listed)")
+        return shown
+
     @property
     def skipped(self) -> list[Problem]:
         """The problems of the lines left out (``--skip-bad``), in file order."""
@@ -242,6 +265,26 @@ class Refusals:
         n = len(self.skipped_places())
         if n:
             print(f"skipped {n} line{'s' if n != 1 else ''} (--skip-bad): not imported", file=stream)
+
+
+MAX_WARNINGS = 10
+"""At most this many warnings are listed one by one; the rest are counted."""
+
+
+def invisible(text: str) -> str | None:
+    """The first invisible format character (Unicode category Cf: U+200B ZERO WIDTH SPACE, U+200D, U+2060,
+    U+FEFF, U+00AD SOFT HYPHEN, ...) of `text`, as ``U+200B ZERO WIDTH SPACE``; None when it holds none."""
+    if text.isascii():
+        return None
+    for char in text:
+        if unicodedata.category(char) == "Cf":
+            return f"U+{ord(char):04X} {unicodedata.name(char, 'FORMAT CHARACTER')}"
+    return None
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without its invisible format characters (what a reader sees)."""
+    return "".join(char for char in text if unicodedata.category(char) != "Cf")
 
 
 def _order(problem: Problem) -> tuple[str, int, int]:
@@ -280,7 +323,13 @@ def report_import(out: Path, result: ImportResult, group: str) -> None:
         runs = "runs " + ", ".join(f"{r} (k = {result.counts['k:' + r]})" for r in result.runs)
     print(f"wrote {out}: suite {result.suite}, {counted(result.counts['questions'], 'question')}{counts}, "
           f"{counted(result.counts['documents'], 'document')}, {runs}")
-    for note in result.notes:
+    print_notes(result)
+
+
+def print_notes(result: ImportResult) -> None:
+    """The import's notes on standard output, each on a ``note:`` line: the warnings of its refusals (an
+    ID holding an invisible character, with its place), then the importer's own."""
+    for note in result.refusals.warning_notes() + result.notes:
         print(f"note: {note}")
 
 
@@ -457,6 +506,7 @@ def read_corpus(path: Path, refusals: Refusals, *, id_key: str, empty_text: Call
         if doc in lines:
             refusals.refuse(f"duplicate document ID (first at line {lines[doc]})", id_key, doc, **where)
             continue
+        refusals.check_id(doc, id_key, **where)
         lines[doc] = where["line"]
         if wanted is None or doc in wanted:
             title = title.strip() if title else ""
@@ -542,5 +592,6 @@ def id_list(value: Any, field: str, refusals: Refusals, where: dict[str, Any], *
             refusals.refuse(ID_RULE, f"{field}[{index}]", item, **where)
             ok = False
         else:
+            refusals.check_id(doc, f"{field}[{index}]", **where)
             out.append(doc)
     return out if ok else None

@@ -1,9 +1,11 @@
-"""`ragslice import openinference`: OpenInference spans (an Arize Phoenix export) -> a run of an existing
-suite (docs/formats.md, "OpenInference spans").
+"""`ragslice import openinference`: OpenInference spans (an Arize Phoenix export, a spans data frame,
+OTLP/JSON) -> a run of an existing suite (docs/formats.md, "OpenInference spans").
 
-The spans file is JSON Lines, one span a line: ``context.trace_id``, ``span_id`` (or
-``context.span_id``), ``parent_id``, ``name``, ``start_time``/``end_time`` (ISO 8601),
-``status_code``/``status_message`` and ``attributes``. Every span is normalised once (`flatten`):
+The spans file (`scoring.io.span_files`: JSON Lines, a JSON document, Parquet; OTLP spans converted
+by `scoring.io.otlp`) gives each span as ``context.trace_id``, ``span_id`` (or ``context.span_id``),
+``parent_id``, ``name``, ``start_time``/``end_time`` (ISO 8601, an epoch number whose magnitude tells
+its unit, `epoch_time`, or a timestamp), ``status_code``/``status_message`` and ``attributes``. Every
+span is normalised once (`flatten`):
 nested objects and lists become dotted keys (``{"retrieval": {"documents": [{"document": {"id":
 "d"}}]}}`` is ``retrieval.documents.0.document.id``), so nested and flattened exports read alike; a
 key given both ways with two values is refused. One trace (all spans of a ``trace_id``) is one record:
@@ -15,12 +17,14 @@ key given both ways with two values is refused. One trace (all spans of a ``trac
 - retrieved: the ranking delivered to the generator: the output of the RERANKER span that ended
   last (``reranker.output_documents.{i}.document.id``), else the one RETRIEVER span's
   ``retrieval.documents.{i}.document.id``, in index order (scores are not re-sorted); a document
-  without an ID is named by `context_id` of its ``content``.
-- answer: the root span's ``output.value``, else that of the LLM span that ended last; cut into
+  without an ID is named by `context_id` of its ``content``. Two RERANKER spans that ended last
+  together with different outputs, like two RETRIEVER spans, are ambiguous: the trace is refused.
+- answer: the root span's answer (`scoring.io.span_outputs`: its output messages, else its JSON
+  output's answer, else its ``output.value``), else that of the LLM span that ended last; cut into
   answer sentences whose citations come from ``--citation-key`` or from ``[n]`` markers (1-based
   positions in ``retrieved``), written as 0-based index citations.
 - latency_ms: the root span's end minus start; cost_usd: with ``--prices``, the LLM spans' token
-  counts times the table's prices (`read_prices`), else null.
+  counts (`token_count`: ``900.0`` is 900) times the table's prices (`read_prices`), else null.
 - error: the root span's ``status_code`` ERROR makes the record failed, with the span's message.
 - documents the suite does not hold are added to its documents.jsonl (the span's ``content`` as
   their text, else a text saying it is not in the spans), as every importer keeps the documents its
@@ -33,8 +37,8 @@ import json
 import math
 import re
 import shutil
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +49,17 @@ from ..store.workspace import MAX_RETRIEVED, Suite, load_suite
 from .answer_text import marked_sentences
 from .eval_dataset import normalise_query
 from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, as_id, check_k, context_id, counted,
-                        manifest, parse_file_json, provenance, read_jsonl, read_text, staged, write_json, write_lines,
+                        manifest, parse_file_json, print_notes, provenance, read_text, staged, write_json, write_lines,
                         delivered_cutoff)
+from .span_files import flatten, is_parquet, span_items, subtree
+from .span_outputs import span_answer
 
 SOURCE_FORMAT = "openinference"
 PRICE_UNIT = 1_000_000
 """Prices in a ``--prices`` table are US dollars per this many tokens."""
-_TRACE_IN_BROKEN_LINE = re.compile(r'"(?:context\.)?trace_id"\s*:\s*"([^"\s]{1,128})"')
+_TRACE_IN_BROKEN_LINE = re.compile(r'"(?:context\.)?trace_id"\s*:\s*"([^"\s]{1,128})"'
+                                   r'|"traceId"\s*:\s*"([0-9a-fA-F]{32})"')
+"""A trace ID in the text of a line that cannot be read: a Phoenix span's, or an OTLP span's (in hex)."""
 _DOCUMENT_KEY = re.compile(r"(\d+)\.document\.(id|content|score)")
 _OTLP_STATUS = ("UNSET", "OK", "ERROR")
 """OTLP's numeric status codes 0, 1, 2."""
@@ -59,58 +67,6 @@ _NOT_IN_SPANS = "Document {doc} (retrieved in OpenInference spans; its text is n
 
 
 # --- one span ---------------------------------------------------------------------------------------
-
-
-def flatten(value: Any, problems: Problems, where: dict[str, Any], prefix: str = "",
-            out: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`value` as one level of dotted keys: an object's keys joined with ``.``, a list's items by
-    their index; a key reached twice with different values is a problem."""
-    out = {} if out is None else out
-    if isinstance(value, dict) and (value or not prefix):
-        for key, item in value.items():
-            flatten(item, problems, where, f"{prefix}.{key}" if prefix else str(key), out)
-    elif isinstance(value, list) and value:
-        for index, item in enumerate(value):
-            flatten(item, problems, where, f"{prefix}.{index}", out)
-    elif prefix in out and out[prefix] != value:
-        problems.add("given twice (nested and as a dotted key) with different values", prefix, value, **where)
-    else:
-        out[prefix] = value
-    return out
-
-
-def subtree(flat: dict[str, Any], prefix: str) -> Any:
-    """The value under `prefix` of a flattened object, rebuilt: objects whose keys are 0..n-1 become
-    lists; a JSON string that holds an object or a list is read as that value."""
-    if prefix in flat:
-        value = flat[prefix]
-        if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
-            try:
-                return parse_json(value, allow_nan=True)
-            except ValueError:
-                return value
-        return value
-    head = prefix + "."
-    tree: dict[str, Any] = {}
-    for key, value in flat.items():
-        if key.startswith(head):
-            node, parts = tree, key[len(head):].split(".")
-            for part in parts[:-1]:
-                node = node.setdefault(part, {})
-                if not isinstance(node, dict):
-                    break
-            else:
-                node[parts[-1]] = value
-    return _lists(tree) if tree else None
-
-
-def _lists(node: Any) -> Any:
-    if not isinstance(node, dict):
-        return node
-    items = {key: _lists(value) for key, value in node.items()}
-    if items and all(key.isdigit() for key in items) and sorted(map(int, items)) == list(range(len(items))):
-        return [items[str(i)] for i in range(len(items))]
-    return items
 
 
 @dataclass
@@ -142,16 +98,40 @@ class _Span:
         return (end is not None, end.timestamp() if end else 0.0, self.where["line"])
 
 
+EPOCH_UNITS = ((10 ** 11, 1), (10 ** 14, 10 ** 3), (10 ** 17, 10 ** 6), (None, 10 ** 9))
+"""An epoch time's unit by its magnitude: below 10^11 seconds (10^11 s is the year 5138), below 10^14
+milliseconds, below 10^17 microseconds, else nanoseconds; (bound, units per second)."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_TIME_RULE = ("expected an ISO 8601 date and time such as 2026-12-01T09:30:00.250+00:00, or a time since "
+              "1970-01-01 UTC in seconds, milliseconds, microseconds or nanoseconds (a number >= 0)")
+
+
+def epoch_time(value: int | float) -> datetime:
+    """A number of seconds, milliseconds, microseconds or nanoseconds since 1970-01-01 UTC, the unit told by
+    its magnitude (`EPOCH_UNITS`), as a UTC time (to the microsecond)."""
+    per_second = next(units for bound, units in EPOCH_UNITS if bound is None or value < bound)
+    if isinstance(value, int):
+        return _EPOCH + timedelta(microseconds=value * 10 ** 6 // per_second)
+    return _EPOCH + timedelta(microseconds=round(value * 10 ** 6 / per_second))
+
+
 def _time(flat: dict[str, Any], key: str, problems: Problems, where: dict[str, Any]) -> datetime | None:
     value = flat.get(key)
     if value is None:
         return None
+    if isinstance(value, datetime):  # a Parquet timestamp, an OTLP time
+        return value
     if isinstance(value, str):
         try:
             return datetime.fromisoformat(value.strip())
         except ValueError:
             pass
-    problems.add("expected an ISO 8601 date and time such as 2026-12-01T09:30:00.250+00:00", key, value, **where)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        try:
+            return epoch_time(value)
+        except OverflowError:
+            pass
+    problems.add(_TIME_RULE, key, value, **where)
     return None
 
 
@@ -293,6 +273,7 @@ def _ranking(span: _Span, prefix: str, refusals: Refusals, tid: str) -> tuple[li
                                       "characters, or a whole number", tid),
                                 f"attributes.{prefix}.{index}.document.id", doc["id"], **span.where)
                 return None
+            refusals.check_id(name, f"attributes.{prefix}.{index}.document.id", **span.where)
         elif content is not None:
             name = context_id(content)
         else:
@@ -355,7 +336,18 @@ def _record(trace: _Trace, question: str, suite: Suite, refusals: Refusals,
     retrievers = [s for s in trace.spans if s.kind == "RETRIEVER"]
     ranking: tuple[list[str], dict[str, str]] | None = ([], {})
     if rerankers:
-        ranking = _ranking(rerankers[-1], "reranker.output_documents", refusals, tid)
+        last = rerankers[-1]
+        ranking = _ranking(last, "reranker.output_documents", refusals, tid)
+        for other in (s for s in rerankers[:-1] if s.order()[:2] == last.order()[:2]):
+            theirs = _ranking(other, "reranker.output_documents", refusals, tid)
+            if theirs is None or ranking is None:
+                return None
+            if theirs[0] != ranking[0]:
+                when = "ended at the same time" if last.end is not None else "have no end time"
+                refusals.refuse(_rule(f"RERANKER spans {other.id} (line {other.where['line']}) and {last.id} {when}, "
+                                      "with different outputs: which ranking the generator received is ambiguous",
+                                      tid), "attributes.openinference.span.kind", "RERANKER", **last.where)
+                return None
     elif len(retrievers) > 1:
         refusals.refuse(_rule(f"{len(retrievers)} RETRIEVER spans and no RERANKER span: which ranking the generator "
                               "received is ambiguous", tid), "attributes.openinference.span.kind", "RETRIEVER",
@@ -380,12 +372,17 @@ def _record(trace: _Trace, question: str, suite: Suite, refusals: Refusals,
         message = root.message or "the root span's status is ERROR (no message)"
         return _Record(tid, root.where, question, retrieved, contents, None, None, latency, cost, message, models,
                        priced, False)
-    source = root if root.text("output.value") else next((s for s in reversed(llms) if s.text("output.value")), None)
+    answers = {id(span): span_answer(span.attrs) for span in [root, *llms]}
+    source = root if answers[id(root)] else next((s for s in reversed(llms) if answers[id(s)]), None)
     if source is None:
-        refusals.refuse(_rule("no answer: neither the root span nor an LLM span has an output.value", tid),
-                        "attributes.output.value", **root.where)
+        refusals.refuse(_rule("no answer: neither the root span nor an LLM span has an output.value (or "
+                              "llm.output_messages)", tid), "attributes.output.value", **root.where)
         return None
-    answer = source.attrs["output.value"]
+    given = answers[id(source)]
+    if given.text is None:
+        refusals.refuse(_rule(given.problem or "no answer", tid), given.field, **source.where)
+        return None
+    answer, answer_field = given.text, given.field
     sentences = None
     if citation_key is not None:
         for span in (source, root):
@@ -403,21 +400,31 @@ def _record(trace: _Trace, question: str, suite: Suite, refusals: Refusals,
             if wrong:
                 refusals.refuse(_rule(f"citation marker [{wrong[0]}] in the answer: markers are 1-based positions in "
                                       f"the delivered ranking of {len(retrieved)} documents", tid),
-                                "attributes.output.value", **source.where)
+                                answer_field, **source.where)
                 return None
             sentences.append({"text": sentence.text, "citations": [m - 1 for m in sentence.markers]})
     if not sentences:
-        refusals.refuse(_rule("the answer (output.value) has no sentence", tid), "attributes.output.value",
-                        **source.where)
+        refusals.refuse(_rule("the answer (output.value) has no sentence", tid), answer_field, **source.where)
         return None
     if len(sentences) > suite.max_claims:
         refusals.refuse(_rule(f"the answer has {len(sentences)} sentences; suite {suite.name!r} allows at most "
-                              f"{suite.max_claims} claims (max_claims)", tid), "attributes.output.value",
-                        **source.where)
+                              f"{suite.max_claims} claims (max_claims)", tid), answer_field, **source.where)
         return None
     cited = any(s["citations"] for s in sentences)
     return _Record(tid, root.where, question, retrieved, contents, answer, sentences, latency, cost, None, models,
                    priced, cited)
+
+
+def token_count(value: Any) -> Any:
+    """A token count as a data frame gives it: a float that is a whole number (``900.0``: pandas keeps a
+    column holding a missing value as floats) is that whole number, NaN (pandas' missing value) is
+    null; anything else is returned as it is, for the caller's rule."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if value.is_integer():
+            return int(value)
+    return value
 
 
 def _cost(llms: list[_Span], prices: dict[str, tuple[float, float]] | None, refusals: Refusals,
@@ -429,7 +436,7 @@ def _cost(llms: list[_Span], prices: dict[str, tuple[float, float]] | None, refu
     for span in llms:
         counts = []
         for key in ("llm.token_count.prompt", "llm.token_count.completion"):
-            value = span.attrs.get(key)
+            value = token_count(span.attrs.get(key))
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 refusals.refuse(_rule("a token count is a whole number >= 0", tid), f"attributes.{key}", value,
                                 **span.where)
@@ -584,18 +591,23 @@ def import_openinference(spans: str | Path, into: Path, *, suite: str, run: str,
 
 
 def _read_spans(path: Path, refusals: Refusals) -> tuple[dict[str, _Trace], set[str]]:
-    """The traces of the spans file, in the order of their first span, and the IDs of those with a
-    refused span, to be left out whole (a line that is not JSON takes down the trace its text names,
-    when it names one)."""
+    """The traces of the spans file (`scoring.io.span_files`: Phoenix JSON Lines, OTLP/JSON, a Parquet
+    frame), in the order of their first span, and the IDs of those with a refused span, to be left out
+    whole (a line that is not JSON takes down the traces its text names)."""
     traces: dict[str, _Trace] = {}
     dropped: set[str] = set()
     seen: dict[tuple[str, str], int] = {}
-    for where, value in read_jsonl(path, refusals):
-        problems = Problems()
-        span = _span(where, value, problems)
+    for item in span_items(path, refusals):
+        problems, span = item.problems, None
+        if item.value is not None:
+            found = Problems()
+            span = _span(item.where, item.value, found)
+            problems.items.extend(replace(p, field=item.field_name(p.field)) for p in found.items)
         if span is None:
-            trace = as_id(value.get("context", {}).get("trace_id") if isinstance(value, dict) and isinstance(
-                value.get("context"), dict) else value.get("context.trace_id") if isinstance(value, dict) else None)
+            value = item.value
+            trace = item.trace or as_id(value.get("context", {}).get("trace_id") if isinstance(value, dict) and
+                                        isinstance(value.get("context"), dict) else
+                                        value.get("context.trace_id") if isinstance(value, dict) else None)
             rule_suffix = f" (trace {trace} is not imported)" if trace else ""
             for problem in problems.items:
                 refusals.refuse(problem.rule + rule_suffix, problem.field,
@@ -606,12 +618,13 @@ def _read_spans(path: Path, refusals: Refusals) -> tuple[dict[str, _Trace], set[
         key = (span.trace, span.id)
         if key in seen:
             refusals.refuse(_rule(f"span {span.id} of this trace is already at line {seen[key]}", span.trace),
-                            "span_id", span.id, **where)
+                            item.field_name("span_id"), span.id, **item.where)
             dropped.add(span.trace)
             continue
-        seen[key] = where["line"]
+        seen[key] = item.where["line"]
         traces.setdefault(span.trace, _Trace(span.trace)).spans.append(span)
-    _drop_broken(path, [p for p in refusals.lines if p.path == str(path)], dropped)
+    if not is_parquet(path):
+        _drop_broken(path, [p for p in refusals.lines if p.path == str(path)], dropped)
     if not traces and not refusals.lines and not refusals.fatal_problems:
         refusals.fatal("the file holds no spans", path=str(path))
     return traces, dropped
@@ -625,9 +638,8 @@ def _drop_broken(path: Path, problems: list[Any], dropped: set[str]) -> None:
         return
     for number, text in Lines(path):
         if number in lines:
-            match = _TRACE_IN_BROKEN_LINE.search(text.text if isinstance(text, Unreadable) else text)
-            if match:
-                dropped.add(match.group(1))
+            for match in _TRACE_IN_BROKEN_LINE.finditer(text.text if isinstance(text, Unreadable) else text):
+                dropped.add(match.group(1) or match.group(2).lower())
 
 
 def _run_chunks(suite: Suite, slots: RepeatSlots) -> list[dict[str, Any]]:
@@ -698,8 +710,9 @@ def _write(path: Path, root: Path, suite: Suite, run: str, k: int, records: list
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--spans", required=True, help="the spans: JSON Lines, one span a line (nested or dotted "
-                        "attributes)")
+    parser.add_argument("--spans", required=True, help="the spans: Phoenix JSON Lines, one span a line (nested or "
+                        "dotted attributes), a Phoenix spans data frame (pandas JSON or Parquet), or OTLP/JSON (a "
+                        "collector's file exporter lines, or one document)")
     parser.add_argument("--into", required=True, help="the existing workspace the run is added to")
     parser.add_argument("--suite", required=True, help="the suite of that workspace the traces answered")
     parser.add_argument("--run-id", required=True, help="the new run's ID (an existing run is never replaced)")
@@ -721,13 +734,13 @@ def _run(args: argparse.Namespace) -> int:
     print(f"wrote {args.into}: run {args.run_id} on suite {result.suite}, "
           f"{result.counts['questions']} of {result.counts['traces']} traces imported "
           f"(k = {result.counts['k:' + args.run_id]})")
-    for note in result.notes:
-        print(f"note: {note}")
+    print_notes(result)
     return 0
 
 
 IMPORTER = Importer(
-    "openinference", "OpenInference spans (an Arize Phoenix export, JSON Lines) to a run of an existing suite: per "
+    "openinference", "OpenInference spans (an Arize Phoenix export, a spans data frame, or OTLP/JSON) to a run of "
+    "an existing suite: per "
     "trace, the ranking delivered to the generator, the answer as sentences with citations, latency, cost and errors",
     ("ragslice import openinference --spans spans.jsonl --into ws/ --suite ops --run-id prod-2026-11 "
      "--question-key question_id",

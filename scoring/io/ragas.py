@@ -17,9 +17,9 @@ from typing import Any
 from ..errors import Problems
 from ..store.files import WORKSPACE_ID
 from ..store.workspace import MAX_RETRIEVED
-from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, check_k, context_id, manifest,
-                        normalise_context, provenance, read_json_items, run_id, staged, suite_json, write_json,
-                        write_lines, delivered_cutoff)
+from .importing import (Importer, ImportResult, Refusals, RepeatSlots, Source, check_k, context_id, counted,
+                        manifest, normalise_context, print_notes, provenance, read_json_items, run_id, staged,
+                        suite_json, write_json, write_lines, delivered_cutoff)
 
 RAGAS_SUITE = "ragas"
 RAGAS_FIELDS = ("user_input", "retrieved_contexts", "retrieved_context_ids", "reference_contexts",
@@ -148,7 +148,8 @@ def import_ragas(file: str, out: Path, *, k: int | None = None, skip_bad: bool =
     out and listed in the result).
 
     Contexts are documents, identified by their ID when given, else by `context_id` of their text.
-    Relevance: `reference_context_ids`, else `reference_contexts` matched by normalised text. The
+    Relevance: `reference_context_ids`, else `reference_contexts` matched by normalised text (every
+    ID given with the text in the file is relevant; the import notes the texts held by several). The
     run's `k` is the largest number of contexts a sample delivered, unless `k` is given. A context
     repeated in one sample's retrieved list keeps its slot as a chunk of the run's chunk map."""
     path = Path(file)
@@ -156,8 +157,8 @@ def import_ragas(file: str, out: Path, *, k: int | None = None, skip_bad: bool =
     check_k(k, refusals)
     samples: list[_Sample] = []
     docs: dict[str, _Doc] = {}
-    by_text: dict[str, str] = {}
-    """Normalised text -> the first context ID given with it (file order)."""
+    by_text: dict[str, list[str]] = {}
+    """Normalised text -> every context ID given with it, in file order."""
     qids: dict[str, dict[str, Any]] = {}
     items = read_json_items(path, refusals, noun="samples", wrapper="samples", marker="user_input")
     for position, (where, value) in enumerate(items, 1):
@@ -174,7 +175,7 @@ def import_ragas(file: str, out: Path, *, k: int | None = None, skip_bad: bool =
             refusals.refuse(rule, "id", qid, **where)
             continue
         pending: dict[str, _Doc] = {}
-        texts: dict[str, str] = {}
+        texts: dict[str, list[str]] = {}
         for (text_field, id_field), side in zip(_CONTEXT_FIELDS, (sample.retrieved, sample.references)):
             given = side.texts if side.texts is not None else [None] * len(side.ids or [])
             for index, (doc, text) in enumerate(zip(side.ids or [], given)):
@@ -187,42 +188,57 @@ def import_ragas(file: str, out: Path, *, k: int | None = None, skip_bad: bool =
                                  f"{id_field}[{index}]", doc, **where)
                 elif known.text is None and text is not None:
                     pending[doc] = _Doc(text, norm, where)
-                if norm is not None:
-                    texts.setdefault(norm, doc)
+                if norm is not None and doc not in texts.setdefault(norm, []):
+                    texts[norm].append(doc)
         if problems:
             refusals.refuse_all(problems.items)
             continue
         qids[qid] = where
+        if sample.id is not None:
+            refusals.check_id(sample.id, "id", **where)
+        for (_, id_field), side in zip(_CONTEXT_FIELDS, (sample.retrieved, sample.references)):
+            for index, doc in enumerate(side.ids or []):
+                refusals.check_id(doc, f"{id_field}[{index}]", **where)
         sample.id = qid
         docs.update(pending)
-        for norm, doc in texts.items():
-            by_text.setdefault(norm, doc)
+        for norm, ids in texts.items():
+            known = by_text.setdefault(norm, [])
+            known.extend(doc for doc in ids if doc not in known)
         samples.append(sample)
     if not samples and not refusals.fatal_problems:
         refusals.fatal("the file holds no samples" if not refusals.lines else
                        "no sample is left to import (every sample was refused)", path=str(path))
     refusals.check()
 
-    def by_text_id(text: str) -> str:
+    def by_text_ids(text: str) -> list[str]:
+        """Every context ID given with the text (file order), else the ID made of the text."""
         norm = normalise_context(text)
-        doc = by_text.get(norm)
-        if doc is None:
+        ids = by_text.get(norm)
+        if ids is None:
             doc = context_id(text)
             known = docs.setdefault(doc, _Doc(text, norm, {}))
             if known.norm != norm:
                 refusals.fatal(f"context ID {doc!r} is also the ID of a context with another text; rename that ID",
                                path=str(path))
                 refusals.check()
-        return doc
+            ids = [doc]
+        return ids
 
     rankings, relevance = [], []
+    shared: dict[str, list[dict[str, Any]]] = {}
+    """Normalised reference text held by several IDs -> the places of the samples it made all of them relevant."""
     for sample in samples:
-        ranking = sample.retrieved.ids if sample.retrieved.ids is not None else list(
-            map(by_text_id, sample.retrieved.texts or []))
+        ranking = sample.retrieved.ids if sample.retrieved.ids is not None else [
+            by_text_ids(text)[0] for text in sample.retrieved.texts or []]
         if sample.references.ids is not None:
             relevant = sample.references.ids
         else:
-            relevant = list(map(by_text_id, sample.references.texts or []))
+            relevant = []
+            for text in sample.references.texts or []:
+                ids = by_text_ids(text)
+                relevant += ids
+                if len(ids) > 1:
+                    shared.setdefault(normalise_context(text), []).append(sample.where)
         rankings.append(ranking)
         relevance.append(list(dict.fromkeys(relevant)))
     delivered = max(map(len, rankings))
@@ -237,8 +253,11 @@ def import_ragas(file: str, out: Path, *, k: int | None = None, skip_bad: bool =
     with staged(out) as temp:
         rid = _write_ragas(path, temp, k, samples, rankings, relevance, docs)
     unlabelled = sum(1 for relevant in relevance if not relevant)
-    return ImportResult(RAGAS_SUITE, [rid], refusals, counts={"questions": len(samples), "unlabelled": unlabelled,
-                                                                "k": k})
+    notes = [f"reference context {docs[by_text[norm][0]].text!r} is the text of {len(by_text[norm])} context IDs "
+             f"({', '.join(by_text[norm])}): each is relevant to the {counted(len(places), 'sample')} it is a "
+             f"reference of (first at {_place(places[0])})" for norm, places in shared.items()]
+    return ImportResult(RAGAS_SUITE, [rid], refusals, notes, counts={"questions": len(samples),
+                                                                       "unlabelled": unlabelled, "k": k})
 
 
 def _write_ragas(path: Path, out: Path, k: int, samples: list[_Sample], rankings: list[list[str]],
@@ -291,6 +310,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"wrote {out}: suite {RAGAS_SUITE}, run {result.runs[0]}, {counts['questions']} questions, k = {counts['k']}")
     if counts["unlabelled"]:
         print(f"note: {counts['unlabelled']} samples have no reference contexts: their retrieval metrics are n/a")
+    print_notes(result)
     print("note: Ragas samples carry no claims: the suite has no expected claims, so answer metrics (Support, "
           "Coverage, Abstention, FalseAbstention) are n/a; responses are stored as answers for review")
     return 0

@@ -107,6 +107,9 @@ def _entry(where: dict[str, Any], value: Any, refusals: Refusals) -> _Entry | No
                         f"{MAX_CLAIMS}", "response", **where)
     if len(refusals.lines) > before:
         return None
+    refusals.check_id(qid, "query_id", **where)
+    for index, item in enumerate(given):
+        refusals.check_id(as_id(item.get("doc_id")), f"retrieved_context[{index}].doc_id", **where)
     return _Entry(where, qid, query, reference if reference and reference.strip() else None, response, contexts)
 
 

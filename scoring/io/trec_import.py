@@ -31,8 +31,8 @@ from ..errors import Problems, ValidationError, invalid
 from ..store.files import WORKSPACE_ID
 from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_RETRIEVED
-from .importing import (IMPORT_K, Importer, ImportResult, Refusals, Source, check_k, manifest, provenance, run_id,
-                        staged, suite_json, write_json)
+from .importing import (IMPORT_K, Importer, ImportResult, Refusals, Source, check_k, invisible, manifest,
+                        print_notes, provenance, run_id, staged, suite_json, write_json)
 from .trec import load_qrels, load_run
 
 TREC_SUITE = "trec"
@@ -63,6 +63,7 @@ def load_trec_file(con: duckdb.DuckDBPyConnection, path: str | Path, kind: Liter
             refusals.check()
             raise
         _refuse_bad_ids(con, original, kind, refusals)
+        _warn_invisible(con, original, kind, refusals)
         return found or ""
     data = original.read_bytes() if original.is_file() else b""
     lines = [part + b"\n" for part in data.split(b"\n")]
@@ -84,7 +85,26 @@ def load_trec_file(con: duckdb.DuckDBPyConnection, path: str | Path, kind: Liter
                 current = Path(folder) / original.name
                 current.write_bytes(b"".join(lines))
     _refuse_bad_ids(con, original, kind, refusals)
+    _warn_invisible(con, original, kind, refusals)
     return found or ""
+
+
+def _warn_invisible(con: duckdb.DuckDBPyConnection, path: Path, kind: str, refusals: Refusals) -> None:
+    """Warn of each line whose topic or docno holds an invisible format character (Unicode category Cf:
+    `Refusals.check_id`); the lines are found by a scan of the file, only when the table holds one."""
+    table = f"trec_{kind}"  # kind is one of two literals
+    found = con.execute(f"SELECT DISTINCT qid, docno FROM {table} WHERE regexp_matches(qid, $cf) "
+                        "OR regexp_matches(docno, $cf)", {"cf": r"\p{Cf}"}).fetchall()
+    qids = {q for q, _ in found if invisible(q)}
+    docnos = {d for _, d in found if invisible(d)}
+    if not qids and not docnos:
+        return
+    for number, text in Lines(path):
+        fields = _TREC_FIELD.findall(text.text if isinstance(text, Unreadable) else text)
+        if len(fields) >= 3:
+            for name, value, wanted in (("qid", fields[0], qids), ("docno", fields[2], docnos)):
+                if value in wanted:
+                    refusals.check_id(value, name, path=str(path), line=number)
 
 
 def _refuse_bad_ids(con: duckdb.DuckDBPyConnection, path: Path, kind: str, refusals: Refusals) -> None:
@@ -273,6 +293,7 @@ def _run(args: argparse.Namespace) -> int:
     result.refusals.report()
     unit = json.loads((out / "suites" / TREC_SUITE / "suite.json").read_text(encoding="utf-8")).get("unit", "document")
     print(f"wrote {out}: suite {TREC_SUITE} ({unit}-level labels), runs {', '.join(result.runs)}")
+    print_notes(result)
     return 0
 
 

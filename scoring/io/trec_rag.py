@@ -270,6 +270,7 @@ def _read_topics(path: Path, refusals: Refusals) -> dict[str, _Topic]:
             refusals.refuse(f"duplicate topic ID (first at line {topics[qid].where['line']})", id_field, topic,
                             **where)
             continue
+        refusals.check_id(qid, id_field, **where)
         topics[qid] = _Topic(qid, " ".join(query.split()), where)
     return topics
 
