@@ -76,7 +76,7 @@ class HeldoutUse:
 COMPARISON_COLUMNS: tuple[str, ...] = (
     "metric", "metric_name", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high",
     "p_ttest", "p_wilcoxon", "p_randomization", "p_holm", "improved", "regressed", "unchanged",
-    "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings", "method",
+    "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings", "method", "p_fdr", "p_floor",
 )
 
 
@@ -88,7 +88,9 @@ class Comparison:
     - `questions`: the suite's questions (index question_id) with type, split, critical, tags,
       answerable, disputed, text, position;
     - `table`: one row per metric x slice with n >= 1 (`COMPARISON_COLUMNS`); `method` is
-      ``resampling`` or ``normal`` (`scoring.decide.stats`), None where n < 2;
+      ``resampling`` or ``normal`` (`scoring.decide.stats`), None where n < 2; `p_holm` and `p_fdr`
+      adjust the randomization p across the family (Holm; Benjamini-Hochberg); `p_floor` is the
+      smallest randomization p the row's test could report (`scoring.decide.family.resolve`);
     - `deltas`: one row per question x metric where either side has a value: baseline, candidate,
       delta, change (improved | regressed | unchanged | n/a); built on first use;
     - `spread`: per side with repeats, per question x metric: repeats, mean, sd, min, max;
@@ -116,6 +118,9 @@ class Comparison:
     """Free-text answers: sentences and claims by aligner, agreement (None when no run answers in sentences)."""
     resting: dict[tuple[str, str], int] = field(default_factory=dict)
     """(aligner, decided_by) -> generated claims of either side resting on that automatic aligner."""
+    resolution: Any = None
+    """How finely the table's randomization p-values are resolved for its family
+    (`scoring.decide.family.Resolution`; a `Family` sets the family's), None when not known."""
     values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     rows: ScoreRows | None = field(default=None, repr=False)
     detail: bool = field(default=True, repr=False)
@@ -341,6 +346,7 @@ class Comparison:
             "judged": judged(self.table),
             "alignment": None if self.alignment is None else self.alignment.to_dict(),
             "settings": asdict(self.settings),
+            "resolution": None if self.resolution is None else self.resolution.to_dict(),
             "comparisons": [_jsonable(r) for r in self.table.to_dict(orient="records")],
             "operations": [_jsonable(r) for r in self.operations.to_dict(orient="records")],
             "regressions": [_jsonable(r) for r in self.regressions()[
