@@ -59,6 +59,18 @@ def significant(p_values: pd.Series) -> pd.Series:
     return (pd.to_numeric(p_values, errors="coerce") < SIGNIFICANT).fillna(False).astype(bool)
 
 
+SIGNIFICANT_MARK = "†"
+"""Marks a matrix delta whose family-wide Holm p is below `SIGNIFICANT`: a claim."""
+FDR_MARK = "‡"
+"""Marks a matrix delta whose family-wide Benjamini-Hochberg p, but not its Holm p, is below
+`SIGNIFICANT`: a cell worth exploring, no claim."""
+
+
+def cell_mark(holm: bool, fdr: bool) -> str:
+    """A matrix delta's mark: `SIGNIFICANT_MARK` when Holm marks it, else `FDR_MARK` when BH does."""
+    return SIGNIFICANT_MARK if holm else FDR_MARK if fdr else ""
+
+
 MARKS = {
     "p_holm": "Holm marks claims: the chance of any false mark among all the family's tests stays at most alpha",
     "p_fdr": "Benjamini-Hochberg marks cells worth exploring: among the marked cells, the expected share of false "
