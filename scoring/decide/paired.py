@@ -224,6 +224,10 @@ class Comparison:
     def automatic_aligners(self) -> list[tuple[str, float | None, int]]:
         return self.alignment.automatic_aligners(self.resting) if self.alignment is not None else []
 
+    def aligner_intervals(self) -> dict[str, tuple[float, float] | None]:
+        """Per automatic aligner of `automatic_aligners`: the bootstrap interval of its kappa, None when unknown."""
+        return self.alignment.aligner_intervals(self.resting) if self.alignment is not None else {}
+
     @property
     def n_automatic(self) -> int:
         return int(self.questions["automatic"].sum()) if "automatic" in self.questions else 0
