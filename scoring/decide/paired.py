@@ -45,7 +45,9 @@ class Settings:
                 f"sign-flip randomization test (exact when at most {self.exact_max} pairs differ, else "
                 f"{self.randomization_resamples:,} random sign patterns), seed {self.seed}; above "
                 f"{self.large_sample:,} differing pairs the normal interval and the normal approximation of the "
-                f"sign-flip test (method: normal); Holm adjustment of {self.holm_of} across every {across}; "
+                f"sign-flip test (method: normal); Holm adjustment of {self.holm_of} across every {across}, "
+                f"Benjamini-Hochberg beside it (p_fdr); in a family too large for the random patterns, the sampled "
+                f"p-values at most 0.05 recomputed finer (exactly, or with 20 x tests / 0.05 patterns; p_floor); "
                 f"values within {self.tie:g} count as unchanged")
 
 
