@@ -374,6 +374,8 @@ def compare(
     table, resolution = _table(questions, values, settings, tested)
     gap = label_gap_warning(table)
     warnings += [gap] if gap else []
+    unresolved = resolution.warning()
+    warnings += [unresolved] if unresolved else []
     comparison = Comparison(
         baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
         corpus_version=b_side.corpus_version, questions=questions, table=table,
