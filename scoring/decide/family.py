@@ -244,8 +244,9 @@ class Family:
     family (every candidate x metric x slice row, `n_tests` non-None p-values), so a candidate's
     `p_holm` is at least its single comparison's; and, in a family too large for its sampled tests
     (`Resolution`), the small randomization p-values, recomputed finer (`resolve`). With one
-    candidate the family is that comparison's own table and nothing changes. Each candidate's verdict is its own policy evaluation, exactly the verdict
-    of its single comparison: no gate reads `p_holm` (a `max_drop` gate runs its own one-sided test,
+    candidate the family is that comparison's own table and nothing changes. Each candidate's
+    verdict is its own policy evaluation, exactly the verdict of its single comparison: no gate
+    reads `p_holm` (a `max_drop` gate runs its own one-sided test,
     declared per candidate in advance; adjusting it for the number of candidates would only let
     more drops pass).
     """
@@ -346,7 +347,8 @@ def differences(c: Comparison, metric: str, slice_name: str) -> np.ndarray:
     """The paired differences (candidate - baseline, n/a pairs excluded) behind the row of `c.table`
     for `metric` on `slice_name`, in suite order."""
     mask = slices.mask(c.questions, slices.parse_slice(slice_name))
-    d = c.values["candidate"][metric].to_numpy(dtype=float)[mask] - c.values["baseline"][metric].to_numpy(dtype=float)[mask]
+    candidate = c.values["candidate"][metric].to_numpy(dtype=float)[mask]
+    d = candidate - c.values["baseline"][metric].to_numpy(dtype=float)[mask]
     return d[~np.isnan(d)]
 
 
