@@ -39,14 +39,17 @@ def demo_copy(demo_db, tmp_path) -> Path:
 
 
 def _without_p_holm(doc: dict) -> dict:
-    out = dict(doc)
-    out["comparisons"] = [{k: v for k, v in row.items() if k != "p_holm"} for row in doc["comparisons"]]
+    """The document without what the family adjusts: p_holm and p_fdr, and the resolution they span."""
+    out = {k: v for k, v in doc.items() if k != "resolution"}
+    out["comparisons"] = [{k: v for k, v in row.items() if k not in ("p_holm", "p_fdr")} for row in doc["comparisons"]]
     return out
 
 
 def test_each_candidate_of_a_family_is_its_single_comparison_but_for_p_holm(demo_db):
-    """Every key of every candidate's document equals the single comparison's, p_holm aside; and
-    p_holm is the Holm adjustment over the concatenated p-values of every candidate."""
+    """Every key of every candidate's document equals the single comparison's, p_holm and p_fdr aside
+    (and the resolution: the family's size); p_holm is the Holm adjustment over the concatenated
+    p-values of every candidate, p_fdr their Benjamini-Hochberg adjustment. 435 tests: the family
+    is small enough for its sampled tests, so no randomization p is recomputed."""
     from scoring.decide import stats
 
     candidates = ["rerank-v2", "hybrid-v1", "temp07"]
@@ -63,7 +66,9 @@ def test_each_candidate_of_a_family_is_its_single_comparison_but_for_p_holm(demo
     p_all = [None if r["p_randomization"] is None else r["p_randomization"]
              for c in doc["candidates"] for r in c["comparisons"]]
     assert [r["p_holm"] for c in doc["candidates"] for r in c["comparisons"]] == stats.holm(p_all)
+    assert [r["p_fdr"] for c in doc["candidates"] for r in c["comparisons"]] == stats.benjamini_hochberg(p_all)
     assert doc["holm"]["tests"] == sum(p is not None for p in p_all) and doc["holm"]["candidates"] == 3
+    assert doc["resolution"]["tests"] == 435 and doc["resolution"]["refined_patterns"] is None
     # a larger family never lowers an adjusted p
     for got, single in zip(doc["candidates"], singles):
         for row, alone in zip(got["comparisons"], single.to_dict()["comparisons"]):
@@ -160,16 +165,55 @@ def test_text_and_markdown_show_the_matrix_then_each_candidates_gates(demo_copy,
     assert "### `rerank-v2`: FAIL" in md and "| critical coverage | **FAIL** |" in md
 
 
-def test_a_family_too_large_for_resampled_p_values_says_so(demo_db):
-    """725 tests: a resampled p is at least 1/10,001, so Holm cannot bring one below 0.05."""
+def test_a_family_too_large_for_resampled_p_values_says_so(demo_db, monkeypatch):
+    """725 tests with at most 10,000 sign patterns per test (the cap): a resampled p is at least
+    1/10,001, so Holm cannot bring one below 0.05, and the family says so."""
+    from scoring.decide import family as F
+
+    monkeypatch.setattr(F, "MAX_PATTERNS", 10_000)
     with duckdb.connect(str(demo_db), read_only=True) as con:
         family = C.compare_many(con, "prod-baseline", ["hybrid-v1", "rerank-v2", "chunk-160", "prod-text", "temp07"])
     assert family.n_tests == 725
     assert "no row tested by resampling can reach p_holm < 0.05" in family.resolution_warning()
     assert "smallest p_holm is 0.072" in family.resolution_warning()
     assert "Warning: Holm over 725 tests" in report.family_text(family)
+    assert family.to_dict()["resolution"]["warning"] == family.resolution_warning()
     with duckdb.connect(str(demo_db), read_only=True) as con:
         assert C.compare_many(con, "prod-baseline", ["rerank-v2", "prod-text"]).resolution_warning() is None
+
+
+ALL_CANDIDATES = ["chunk-160", "hybrid-v1", "prod-text", "rerank-v2", "temp07-r1", "temp07-r2", "temp07-r3", "temp07"]
+
+
+def test_a_family_of_every_candidate_resolves_its_p_values_and_marks_rerank_v2(demo_db, capsys):
+    """Every other run and group against prod-baseline: 1,160 tests, too many for 10,000 sign patterns
+    (1,160 / 10,001 > 0.05). The small sampled p-values are recomputed (exactly where the sign-flip sum
+    takes few values, else with 20 x 1,160 / 0.05 = 464,000 patterns), so rerank-v2's R@k gain on
+    multi-evidence questions and its Judged@k drop are marked, by Holm and by BH; the p-values nobody
+    could mark are those of the single comparisons."""
+    assert main(["compare", "prod-baseline", *ALL_CANDIDATES, "--db", str(demo_db), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    res = doc["resolution"]
+    assert (res["tests"], res["patterns"], res["refined_patterns"], res["warning"]) == (1160, 10_000, 464_000, None)
+    assert 0 < res["exact"] <= res["refined"] and res["smallest_sampled_p_holm"] == pytest.approx(1160 / 464_001)
+    assert doc["holm"]["warning"] is None
+    rows = {(r["metric"], r["slice"]): r for c in doc["candidates"] if c["candidate"]["name"] == "rerank-v2"
+            for r in c["comparisons"]}
+    for key, delta in ((("recall", "type:multi-evidence"), 0.241), (("judged", "all"), -0.214)):
+        r = rows[key]
+        assert r["delta"] == pytest.approx(delta, abs=5e-4)
+        assert r["p_holm"] < 0.05 and r["p_fdr"] < 0.05 and r["p_fdr"] <= r["p_holm"]
+        assert r["p_floor"] <= r["p_randomization"]
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        family = C.compare_many(con, "prod-baseline", ALL_CANDIDATES)
+        alone = C.compare(con, "prod-baseline", "rerank-v2")
+    cells = {(r["candidate"], r["metric"]): r for r in family.matrix().to_dict("records")}
+    assert cells["rerank-v2", "judged"]["significant"] and cells["rerank-v2", "judged"]["fdr_significant"]
+    # a p-value above REFINE_BELOW is the single comparison's
+    t = alone.table.set_index(["metric", "slice"])
+    for (metric, slice_), r in rows.items():
+        if r["p_randomization"] is not None and r["p_randomization"] > 0.05:
+            assert r["p_randomization"] == t.loc[(metric, slice_), "p_randomization"]
 
 
 def test_report_accepts_several_candidates(demo_copy, tmp_path, capsys):

@@ -83,6 +83,32 @@ def _table(at: AppTest) -> str:
     return found[0]
 
 
+def test_a_matrix_as_large_as_a_family_resolves_its_p_values_as_the_family_does(demo_db):
+    """Every metric on every slice for every other run and group: the same 1,160 tests as `ragslice
+    compare` with every candidate, so the same small p-values are recomputed the same way (exactly,
+    or with 464,000 seeded patterns over the same differences) and every adjusted p agrees."""
+    from scoring.decide import stats
+    from scoring.metrics import REGISTRY
+
+    names = ["chunk-160", "hybrid-v1", "prod-text", "rerank-v2", "temp07-r1", "temp07-r2", "temp07-r3", "temp07"]
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        by = _sides(con)
+        family = C.compare_many(con, "prod-baseline", names)
+        slices_ = list(family.comparisons[0].table["slice"].drop_duplicates())
+        mx = M.matrix(con, by["prod-baseline"], [by[n] for n in names], [m.key for m in REGISTRY], slices_)
+    assert mx.n_tests == family.n_tests == 1160 and mx.resolution == family.resolution
+    rows = {(c.candidate.name, r["metric"], r["slice"]): r for c in family.comparisons
+            for r in c.table.to_dict("records")}
+    for cell in mx.cells.to_dict("records"):
+        row = rows[cell["candidate"], cell["metric"], cell["slice"]]
+        for column in ("p_randomization", "p_floor", "p_holm", "p_fdr"):
+            assert cell[column] == pytest.approx(row[column], rel=1e-12), column
+    assert list(mx.cells["p_fdr"]) == stats.benjamini_hochberg(list(mx.cells["p_randomization"]))
+    marked = mx.cells.set_index(["candidate", "metric", "slice"])
+    assert marked.loc[("rerank-v2", "recall", "type:multi-evidence"), "significant"]
+    assert marked.loc[("rerank-v2", "judged", "all"), "fdr_significant"]
+
+
 def _cells(html: str) -> dict[str, list[str]]:
     """Row (candidate) -> the cells' texts, markup removed."""
     rows = {}

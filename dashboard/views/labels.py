@@ -6,6 +6,7 @@ import streamlit as st
 from dashboard import data, selection
 from dashboard.display import escape, items, say, table
 from dashboard.review import decision_form, refresh_progress
+from scoring.decide.agreement import reviewer_alpha
 from scoring.errors import ValidationError
 
 QUEUE = 10
@@ -111,10 +112,13 @@ if aligned is None or not aligned["agreement"]:
     st.caption("No automatic aligner has decided a sentence a reviewer also decided.")
 else:
     st.caption("Over the sentences a reviewer aligned: how many each automatic aligner decided the same way, and "
-               "Cohen's kappa (empty: one label only on both sides, so chance explains the agreement).")
+               "Cohen's kappa (empty: one label only on both sides, so chance explains the agreement) with its 95% "
+               "bootstrap interval over the sentences (empty below 10 sentences).")
     table(pd.DataFrame(aligned["agreement"]).drop(columns="confusion"), key="w_aligner_agreement", placeholder="n/a",
           column_config={"accuracy": st.column_config.NumberColumn("agree", format="%.3f"),
-                         "kappa": st.column_config.NumberColumn("kappa", format="%.3f")})
+                         "kappa": st.column_config.NumberColumn("kappa", format="%.3f"),
+                         "kappa_low": st.column_config.NumberColumn("kappa 95% low", format="%.3f"),
+                         "kappa_high": st.column_config.NumberColumn("kappa 95% high", format="%.3f")})
 
 st.subheader("Disagreements between reviewers")
 disagree = data.disagreements(cmp.suite)
@@ -151,10 +155,22 @@ if agreed.empty:
 else:
     st.caption("Where two reviewers decided the same label, each on their latest decision: n labels, the share "
                "they agree on, and Cohen's kappa (agreement beyond what each reviewer's own label frequencies would "
-               "give by chance; empty when they used one label only).")
+               "give by chance; empty when they used one label only) with its 95% bootstrap interval over the labels "
+               "(empty below 10 labels); for relevance grades also the quadratic-weighted kappa, where a grade 3 "
+               "against a 2 disagrees less than a 3 against a 0.")
     table(agreed, key="w_agreement", placeholder="n/a", column_config={
         "accuracy": st.column_config.NumberColumn("agree", format="%.3f"),
-        "kappa": st.column_config.NumberColumn("kappa", format="%.3f")})
+        "kappa": st.column_config.NumberColumn("kappa", format="%.3f"),
+        "kappa_low": st.column_config.NumberColumn("kappa 95% low", format="%.3f"),
+        "kappa_high": st.column_config.NumberColumn("kappa 95% high", format="%.3f"),
+        "weighted_kappa": st.column_config.NumberColumn("weighted kappa", format="%.3f")})
+    alpha = reviewer_alpha(data.reviews(cmp.suite))
+    if not alpha.empty:
+        st.caption("Where more than two reviewers decided labels: Krippendorff's alpha over all of them, on the "
+                   "labels at least two decided (ordinal for grades, nominal for support; 1 is full agreement, 0 "
+                   "what chance gives).")
+        table(alpha, key="w_alpha", placeholder="n/a",
+              column_config={"alpha": st.column_config.NumberColumn("Krippendorff's alpha", format="%.3f")})
 
 with st.expander("Record another decision on a question"):
     decision_form(cmp.suite, key="labels")

@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard import data, selection
 from dashboard.display import escape, metric_name, number, say, signed
 from scoring.decide.change import moved
+from scoring.decide.family import FDR_MARK, SIGNIFICANT_MARK, cell_mark
 from scoring.metrics import REGISTRY
 
 DEFAULT_METRICS = ("ndcg", "recall", "support", "coverage")
@@ -99,10 +100,10 @@ def cell(cand: str, metric: str, slice_: str) -> str:
     if r is None:
         return '<td class="na">n/a</td>'
     direction = moved(float(r.delta), bool(r.higher_is_better))
-    mark = "†" if r.significant else ""
+    mark = cell_mark(bool(r.significant), bool(r.fdr_significant))
     title = (f"n = {r.n} paired questions; baseline {number(r.baseline)}, candidate {number(r.candidate_mean)}; "
              f"{r.improved} improved, {r.regressed} regressed, {r.unchanged} unchanged; "
-             f"p_holm {number(r.p_holm)} (randomization p {number(r.p_randomization)})")
+             f"p_holm {number(r.p_holm)}, p_fdr {number(r.p_fdr)} (randomization p {number(r.p_randomization)})")
     return (f'<td style="background:{COLOURS[direction]}" class="{direction}" title="{html_escape(title)}">'
             f'<a target="_self" href="{html_escape(deltas_link(cand, metric, slice_))}">'
             f"{html_escape(signed(r.delta))}{mark}</a></td>")
@@ -130,9 +131,14 @@ for cand in frame["candidate"]:
 st.caption(escape(
     f"{len(candidates)} candidates against {baseline.name} on suite {suite}. Each cell: the mean paired delta "
     f"(candidate - baseline over the questions both score; n/a excluded), green where the metric moved the "
-    f"better way, red the worse, plain where unchanged; † where p_holm < 0.05, the randomization p Holm-adjusted "
-    f"across the {mx.n_tests:,} cells of this matrix (candidates x metrics x slices shown; ragslice compare "
-    f"adjusts across every candidate x metric x slice). Hover a cell for n and both means; click it for the question deltas."))
+    f"better way, red the worse, plain where unchanged; {SIGNIFICANT_MARK} where p_holm < 0.05, the randomization p "
+    f"Holm-adjusted across the {mx.n_tests:,} cells of this matrix (candidates x metrics x slices shown; ragslice "
+    f"compare adjusts across every candidate x metric x slice): a claim, the chance of any false {SIGNIFICANT_MARK} "
+    f"is at most 0.05. {FDR_MARK} where only p_fdr < 0.05, the same p Benjamini-Hochberg-adjusted: worth exploring, "
+    f"no claim (among the marked cells, at most 5% false on average). Hover a cell for n, both means and both "
+    f"p-values; click it for the question deltas."))
+if mx.resolution is not None and mx.resolution.warning():
+    say("warning", f"{mx.resolution.warning()}.")
 st.markdown(
     "<style>#release-matrix td, #release-matrix th {padding: 2px 8px; text-align: right; white-space: nowrap}"
     " #release-matrix td:first-child, #release-matrix th:first-child {text-align: left}"

@@ -242,6 +242,16 @@ if aligned is not None:
             table(resting, key="w_resting", placeholder="not measured",
                   column_config={"kappa": st.column_config.NumberColumn("measured kappa", format="%.3f"),
                                  "claims": st.column_config.NumberColumn("claims resting on it")})
+        measured = pd.DataFrame(aligned["agreement"], columns=["aligner", "decided_by", "n", "kappa", "kappa_low",
+                                                               "kappa_high"])
+        if not measured.empty:
+            st.caption("Each aligner's kappa with its 95% bootstrap interval over the n sentences it and a reviewer "
+                       "both decided (empty below 10 sentences): a policy's alignment_kappa_bound = \"lower\" judges "
+                       "the interval's lower end.")
+            table(measured, key="w_kappa_intervals", placeholder="n/a",
+                  column_config={"kappa": st.column_config.NumberColumn("kappa", format="%.3f"),
+                                 "kappa_low": st.column_config.NumberColumn("95% low", format="%.3f"),
+                                 "kappa_high": st.column_config.NumberColumn("95% high", format="%.3f")})
 
 with st.expander("What the relabelling changed: this comparison under the suite's own labels and under the "
                  "reviewed ones"):

@@ -43,8 +43,12 @@ with st.expander("How these figures are computed"):
         "Samples are questions, paired by ID; repeats of a group are first averaged per question. Each row compares "
         "the two sides on the questions both score (n). The interval is a paired bootstrap of the mean delta; "
         "the three tests ask whether the delta could be 0; Holm's adjustment keeps the chance of any false "
-        "alarm across every metric x slice row at alpha. The rules are in `docs/policy.md` (*Rules the verdict "
-        "follows*, *Statistics*).")
+        "alarm across every metric x slice row at alpha: judge claims by p Holm. Benjamini-Hochberg's adjustment "
+        "(p FDR) keeps the expected share of false alarms among the rows it marks at alpha: it marks more rows, "
+        "worth exploring, none of them a claim on its own. p floor is the smallest randomization p a row's test "
+        "could give (exact over every sign pattern, a share of random patterns, or the normal approximation); "
+        "when a family is too large for random patterns, its small p-values are recomputed finer. The rules are "
+        "in `docs/policy.md` (*Rules the verdict follows*, *Statistics*) and `docs/statistics.md`.")
     st.caption(escape(
         f"Computed by scoring.decide.comparison over the {stats.n_questions} questions of the suite in "
         f"{stats.seconds:.1f} s (kept until the database changes): {stats.settings}."))
@@ -61,8 +65,9 @@ with st.container(border=True, key="filters"):
                                      aliases=lambda f: slices.family(f).name if f in slices.ALIASES else f)
     p_column = selection.select("Judge significance by", list(data.P_COLUMNS), param="p", default="p_holm",
                                 format_func=data.P_COLUMNS.get, where=c,
-                                help="Holm's adjustment accounts for testing every metric x slice at once; "
-                                     "the unadjusted p-values do not.")
+                                help="Holm's adjustment accounts for testing every metric x slice at once (for "
+                                     "claims); Benjamini-Hochberg's (false discovery rate) marks more rows, for "
+                                     "exploring; the unadjusted p-values do not account for it.")
     alpha = float(selection.select("Alpha", ALPHAS, param="alpha", default="0.05", where=d,
                                    help="A row is significant when the chosen p-value is at most alpha."))
     e, f, _, _ = st.columns(4)
@@ -87,9 +92,11 @@ st.caption(escape(f"{len(rows)} of {len(stats.table)} metric x slice rows shown.
 shown = rows.assign(
     metric=rows["metric"].map(metric_name),
     p_holm=rows["p_holm"].astype(float),
+    p_fdr=rows["p_fdr"].astype(float),
     warnings=rows["warnings"].map(lambda w: "; ".join(str(x) for x in w) if w is not None else ""),
 )[["metric", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_ttest", "p_wilcoxon",
-   "p_randomization", "p_holm", "significant", "moves", "improved", "regressed", "unchanged", "method", "warnings"]]
+   "p_randomization", "p_holm", "p_fdr", "significant", "moves", "improved", "regressed", "unchanged", "method",
+   "p_floor", "warnings"]]
 P = "%.4f"
 COLUMNS = {
     "metric": st.column_config.TextColumn("metric", help="The registry's name; its numerator, denominator and n/a "
@@ -114,7 +121,14 @@ COLUMNS = {
                                                      help="Sign-flip randomization test, two-sided, unadjusted."),
     "p_holm": st.column_config.NumberColumn("p Holm", format=P,
                                             help="The randomization p-value Holm-adjusted across every metric x "
-                                                 "slice row of the comparison (not only the rows shown)."),
+                                                 "slice row of the comparison (not only the rows shown): the chance "
+                                                 "of any false alarm among them is at most alpha. Judge claims by "
+                                                 "it."),
+    "p_fdr": st.column_config.NumberColumn("p FDR", format=P,
+                                           help="The randomization p-value Benjamini-Hochberg-adjusted across every "
+                                                "metric x slice row: among the rows it marks, the expected share of "
+                                                "false alarms is at most alpha. It marks more rows than Holm: rows "
+                                                "worth exploring, not claims."),
     "significant": st.column_config.CheckboxColumn("significant", help="The chosen p-value is at most alpha."),
     "moves": st.column_config.TextColumn("moves", help="better / worse: the mean delta is with / against the "
                                                        "metric's direction (Disclosures: lower is better)."),
@@ -126,6 +140,11 @@ COLUMNS = {
                                                          "randomization test; normal: their large-sample (normal) "
                                                          "forms, used above 1,000 pairs that differ. Empty below 2 "
                                                          "pairs."),
+    "p_floor": st.column_config.NumberColumn("p floor", format="%.2e",
+                                             help="The smallest randomization p the row's test could give: 2^(1-m) "
+                                                  "over every sign pattern of m differing pairs, 1/(B+1) with B "
+                                                  "random patterns, 0 for the normal approximation. A family too "
+                                                  "large for B recomputes its small p-values finer."),
     "warnings": st.column_config.TextColumn("warnings", width="large",
                                             help="Where n, or the number of pairs that differ, is too small for a "
                                                  "test to mean anything."),

@@ -5,6 +5,21 @@ For two raters over the n items both labelled: the share of items they agree on 
 kappa ``(p_o - p_e) / (1 - p_e)`` where p_o is that share and p_e the agreement expected by chance from
 each rater's own label frequencies (None when p_e = 1: both raters used one and the same label, so chance
 explains everything), and the confusion counts (first rater's label, second rater's label, count).
+
+Kappa comes with its uncertainty (`kappa_interval`): the percentile bootstrap over items (Efron and
+Tibshirani 1993, ch. 13): `resamples` resamples of the n items with replacement, drawn as
+``default_rng(seed).integers(0, n, (resamples, n))``, kappa of each, and the ``(1 - confidence) / 2``
+and ``(1 + confidence) / 2`` quantiles of those (numpy's linear interpolation); a resample whose kappa
+is undefined (both raters used one label) is left out. Assumes the items are a random sample of the
+items the raters will label, rated independently of each other; below `MIN_ITEMS` items there is no
+interval (the bootstrap of a handful of items is too narrow to mean anything).
+
+For graded labels (relevance grades) `weighted_kappa` is Cohen's quadratic-weighted kappa
+``1 - sum w O / sum w E`` with weights ``(x_i - x_j)**2`` of the grade values, O the observed and E the
+chance-expected joint shares (Cohen 1968): a grade 3 against a grade 2 disagrees less than 3 against
+0. When more than two reviewers decided the same labels, `reviewer_alpha` gives Krippendorff's alpha
+over all of them (the `krippendorff` package; Krippendorff 2011), ordinal for grades, nominal for
+support.
 """
 from __future__ import annotations
 
@@ -13,25 +28,91 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+import numpy as np
 import pandas as pd
+
+from .stats import BOOTSTRAP_RESAMPLES, CONFIDENCE, SMALL_N
+
+MIN_ITEMS = SMALL_N
+"""Below this many items both raters labelled, kappa has no interval."""
 
 
 @dataclass(frozen=True)
 class Agreement:
-    """Two raters over the items both labelled."""
+    """Two raters over the items both labelled; `kappa_low` / `kappa_high`: kappa's bootstrap
+    interval (None below `MIN_ITEMS` items or when kappa is undefined)."""
 
     n: int
     agreed: int
     kappa: float | None
     confusion: tuple[tuple[Hashable, Hashable, int], ...]
+    kappa_low: float | None = None
+    kappa_high: float | None = None
 
     @property
     def accuracy(self) -> float | None:
         return self.agreed / self.n if self.n else None
 
 
-def agreement(first: Sequence[Hashable], second: Sequence[Hashable]) -> Agreement:
-    """Agreement of two raters' labels of the same items, item by item (equal lengths)."""
+def _codes(first: Sequence[Hashable], second: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Both raters' labels as codes 0..L-1 of their union (in order of first appearance), and L."""
+    index: dict[Hashable, int] = {}
+    a = np.array([index.setdefault(x, len(index)) for x in first], dtype=np.int64)
+    b = np.array([index.setdefault(x, len(index)) for x in second], dtype=np.int64)
+    return a, b, max(1, len(index))
+
+
+def _kappas(tables: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of each confusion table (... x L x L counts); NaN where p_e = 1."""
+    n = tables.sum(axis=(-2, -1))
+    observed = np.trace(tables, axis1=-2, axis2=-1) / n
+    expected = (tables.sum(axis=-1) * tables.sum(axis=-2)).sum(axis=-1) / (n * n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected >= 1 - 1e-12, np.nan, (observed - expected) / (1 - expected))
+
+
+def kappa_interval(first: Sequence[Hashable], second: Sequence[Hashable], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                   seed: int = 0, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of Cohen's kappa over the items (module docstring); None below
+    `MIN_ITEMS` items, when kappa itself is undefined, or when no resample defines it."""
+    if len(first) != len(second):
+        raise ValueError(f"two raters label the same items: {len(first)} and {len(second)} labels")
+    n = len(first)
+    if n < MIN_ITEMS:
+        return None
+    a, b, size = _codes(first, second)
+    whole = np.bincount(a * size + b, minlength=size * size).reshape(size, size)
+    if np.isnan(_kappas(whole[None])[0]):
+        return None
+    drawn = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    pair = (a * size + b)[drawn] + (np.arange(resamples) * size * size)[:, None]
+    tables = np.bincount(pair.ravel(), minlength=resamples * size * size).reshape(resamples, size, size)
+    kappas = _kappas(tables)
+    kappas = kappas[~np.isnan(kappas)]
+    if not len(kappas):
+        return None
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(kappas, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def weighted_kappa(first: Sequence[float], second: Sequence[float]) -> float | None:
+    """Cohen's quadratic-weighted kappa of two raters' numeric grades of the same items (module
+    docstring); None without items or when chance explains every disagreement (the expected weighted
+    disagreement is 0: both raters gave one and the same grade)."""
+    x, y = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    if len(x) != len(y):
+        raise ValueError(f"two raters label the same items: {len(x)} and {len(y)} labels")
+    if not len(x):
+        return None
+    observed = float(np.mean((x - y) ** 2))
+    expected = float(np.mean((x[:, None] - y[None, :]) ** 2))  # every grade of one against every grade of the other
+    return None if expected == 0 else 1 - observed / expected
+
+
+def agreement(first: Sequence[Hashable], second: Sequence[Hashable], *, seed: int = 0) -> Agreement:
+    """Agreement of two raters' labels of the same items, item by item (equal lengths), with kappa's
+    bootstrap interval (`kappa_interval`, seeded)."""
     if len(first) != len(second):
         raise ValueError(f"two raters label the same items: {len(first)} and {len(second)} labels")
     n = len(first)
@@ -44,38 +125,77 @@ def agreement(first: Sequence[Hashable], second: Sequence[Hashable]) -> Agreemen
     expected = sum(left[c] * right[c] for c in left) / (n * n)
     observed = agreed / n
     kappa = None if expected == 1 else (observed - expected) / (1 - expected)
-    return Agreement(n, agreed, kappa, confusion)
+    interval = kappa_interval(first, second, seed=seed) if kappa is not None else None
+    return Agreement(n, agreed, kappa, confusion, *(interval or (None, None)))
 
 
-REVIEWER_COLUMNS: tuple[str, ...] = ("kind", "first", "second", "n", "agreed", "accuracy", "kappa")
+REVIEWER_COLUMNS: tuple[str, ...] = ("kind", "first", "second", "n", "agreed", "accuracy", "kappa", "kappa_low",
+                                     "kappa_high", "weighted_kappa")
 
 
-def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
-    """Per kind (relevance, support) and pair of reviewers, their agreement over the labels both
-    decided, each on their latest decision (`reviews`: rows of the `reviews` table)."""
-    rows = []
+def _latest_by_label(reviews: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per kind (relevance, support): one row per label (question, claim, document), one column per
+    reviewer, holding the reviewer's latest decision (a grade, or whether the document supports the
+    claim); NaN where the reviewer did not decide the label."""
     decided = reviews[reviews["kind"].isin(["relevance", "support"])].copy()
     if decided.empty:
-        return pd.DataFrame(columns=list(REVIEWER_COLUMNS))
+        return {}
     decided["value"] = decided["grade"].where(decided["kind"] == "relevance", decided["supports"])
     decided = decided.sort_values(["decided_at", "line"])
     label = ["kind", "question_id", "claim_id", "doc_id"]
     latest = decided.groupby([*label, "reviewer"], dropna=False, sort=False).tail(1)
-    for kind, own in latest.groupby("kind", sort=True):
-        by_label = own.pivot_table(index=label[1:], columns="reviewer", values="value", aggfunc="first",
-                                   dropna=False)
+    return {str(kind): own.pivot_table(index=label[1:], columns="reviewer", values="value", aggfunc="first",
+                                       dropna=False) for kind, own in latest.groupby("kind", sort=True)}
+
+
+def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
+    """Per kind (relevance, support) and pair of reviewers, their agreement over the labels both
+    decided, each on their latest decision (`reviews`: rows of the `reviews` table): kappa with its
+    bootstrap interval, and for relevance grades the quadratic-weighted kappa (None for support)."""
+    rows = []
+    for kind, by_label in _latest_by_label(reviews).items():
         for a, b in combinations(sorted(by_label.columns), 2):
             both = by_label[[a, b]].dropna()
             found = agreement(list(both[a]), list(both[b]))
             if found.n:
+                weighted = weighted_kappa(list(both[a]), list(both[b])) if kind == "relevance" else None
                 rows.append({"kind": kind, "first": a, "second": b, "n": found.n, "agreed": found.agreed,
-                             "accuracy": found.accuracy, "kappa": found.kappa})
+                             "accuracy": found.accuracy, "kappa": found.kappa, "kappa_low": found.kappa_low,
+                             "kappa_high": found.kappa_high, "weighted_kappa": weighted})
     return pd.DataFrame(rows, columns=list(REVIEWER_COLUMNS))
 
 
+ALPHA_COLUMNS: tuple[str, ...] = ("kind", "reviewers", "labels", "level", "alpha")
+ALPHA_LEVELS = {"relevance": "ordinal", "support": "nominal"}
+"""Krippendorff's level of measurement per kind: grades are ordered, support is yes or no."""
 
 
-ALIGNER_COLUMNS: tuple[str, ...] = ("aligner", "decided_by", "n", "agreed", "accuracy", "kappa", "confusion")
+def reviewer_alpha(reviews: pd.DataFrame) -> pd.DataFrame:
+    """Per kind where more than two reviewers decided labels: Krippendorff's alpha over every reviewer's
+    latest decisions (`reviews`: rows of the `reviews` table), computed by the `krippendorff` package
+    over the labels at least two of them decided (`labels`), at the kind's level (`ALPHA_LEVELS`);
+    alpha is None when those labels hold a single value (no variation to agree on)."""
+    import krippendorff  # imported on first use: reviews with three reviewers are rare
+
+    rows = []
+    for kind, by_label in _latest_by_label(reviews).items():
+        if by_label.shape[1] < 3:
+            continue
+        values = by_label.astype(float)
+        values = values[values.notna().sum(axis=1) >= 2]
+        alpha = None
+        if len(values) and values.stack().nunique() > 1:
+            alpha = float(krippendorff.alpha(reliability_data=values.to_numpy().T,
+                                             level_of_measurement=ALPHA_LEVELS[kind]))
+        rows.append({"kind": kind, "reviewers": int(by_label.shape[1]), "labels": int(len(values)),
+                     "level": ALPHA_LEVELS[kind], "alpha": alpha})
+    return pd.DataFrame(rows, columns=list(ALPHA_COLUMNS))
+
+
+
+
+ALIGNER_COLUMNS: tuple[str, ...] = ("aligner", "decided_by", "n", "agreed", "accuracy", "kappa", "confusion",
+                                    "kappa_low", "kappa_high")
 
 
 def aligner_agreement(alignments: pd.DataFrame) -> pd.DataFrame:
@@ -83,7 +203,7 @@ def aligner_agreement(alignments: pd.DataFrame) -> pd.DataFrame:
     sentences both decided (`alignments`: rows of the `alignments` table). A sentence is its question, its
     normalised text and its citations, counted once however many runs wrote it; an alignment's label is
     `alignment.canonical_outcome` (claim IDs, "unlabelled" or "no_claim"). `confusion`: (reviewers' label,
-    aligner's label, count)."""
+    aligner's label, count); `kappa_low` / `kappa_high`: kappa's bootstrap interval."""
     from ..metrics.alignment import canonical_outcome
     from ..metrics.reference import normalise_sentence
 
@@ -101,8 +221,10 @@ def aligner_agreement(alignments: pd.DataFrame) -> pd.DataFrame:
         both = [(human[i], label) for i, label in zip(own["item"], own["label"]) if i in human]
         found = agreement([h for h, _ in both], [a for _, a in both])
         rows.append({"aligner": aligner, "decided_by": decided_by, "n": found.n, "agreed": found.agreed,
-                     "accuracy": found.accuracy, "kappa": found.kappa, "confusion": [list(c) for c in found.confusion]})
+                     "accuracy": found.accuracy, "kappa": found.kappa, "confusion": [list(c) for c in found.confusion],
+                     "kappa_low": found.kappa_low, "kappa_high": found.kappa_high})
     return pd.DataFrame(rows, columns=list(ALIGNER_COLUMNS))
 
 
-__all__ = ["ALIGNER_COLUMNS", "REVIEWER_COLUMNS", "Agreement", "agreement", "aligner_agreement", "reviewer_agreement"]
+__all__ = ["ALIGNER_COLUMNS", "ALPHA_COLUMNS", "REVIEWER_COLUMNS", "Agreement", "agreement", "aligner_agreement",
+           "kappa_interval", "reviewer_agreement", "reviewer_alpha", "weighted_kappa"]

@@ -11,6 +11,7 @@ import duckdb
 import pandas as pd
 
 from .agreement import aligner_agreement
+from .stats import CONFIDENCE
 
 AUTOMATIC = ("judge", "lexical")
 ORDER = ("recorded", "human", "judge", "lexical")
@@ -38,6 +39,14 @@ class AlignmentFacts:
                   for r in self.agreement.itertuples()}
         return [(self.aligner_name(a, d), kappas.get((a, d)), n) for (a, d), n in sorted(resting.items())]
 
+    def aligner_intervals(self, resting: dict[tuple[str, str], int]) -> dict[str, tuple[float, float] | None]:
+        """Name -> the bootstrap interval of its kappa (`agreement.kappa_interval`; None when too few
+        sentences or no kappa) for each automatic aligner in `resting`, as `automatic_aligners` names them."""
+        found = {(r.aligner, r.decided_by): (None if pd.isna(r.kappa_low) or pd.isna(r.kappa_high) else
+                                             (float(r.kappa_low), float(r.kappa_high)))
+                 for r in self.agreement.itertuples()}
+        return {self.aligner_name(a, d): found.get((a, d)) for (a, d) in sorted(resting)}
+
     def summary(self) -> list[str]:
         """Plain sentences: each side's claims by aligner, the questions resting on automatic ones, and each
         automatic aligner's measured agreement with the reviewers."""
@@ -60,6 +69,8 @@ class AlignmentFacts:
                 lines.append(f"{name} is not measured: no sentence both it and a reviewer decided.")
                 continue
             kappa = "no kappa: one label only" if pd.isna(r.kappa) else f"kappa {float(r.kappa):.3f}"
+            if not pd.isna(r.kappa) and not pd.isna(r.kappa_low):
+                kappa += f", {CONFIDENCE:.0%} interval {float(r.kappa_low):.3f} to {float(r.kappa_high):.3f}"
             lines.append(f"{name} agrees with the reviewers on {int(r.agreed)} of {int(r.n)} reviewed sentences "
                          f"({kappa}).")
         return lines

@@ -6,8 +6,9 @@ The comparison lives in three modules, each named for what it holds:
   JSON document and read-only per-question views);
 - `scoring.decide.compute`: reading the inputs (`Inputs`, `read_inputs`) and computing a comparison
   (`compare`, `compare_many`), and recording its verdict (`run_comparison`, `run_comparisons`);
-- `scoring.decide.family`: families of tests and their p-value corrections (Holm), the
-  many-candidate `Family`, the p-value columns (`P_COLUMNS`, `table_rows`).
+- `scoring.decide.family`: families of tests and their p-value corrections (Holm, Benjamini-Hochberg)
+  and resolution (`Resolution`), the many-candidate `Family`, the p-value columns (`P_COLUMNS`,
+  `table_rows`).
 
 Every name is importable from here as before; new code may import from the module that holds it.
 """
@@ -28,7 +29,9 @@ from .family import (
     P_COLUMNS,
     SIGNIFICANT,
     Family,
+    Resolution,
     adjust_family,
+    fdr_adjusted,
     holm_adjusted,
     significant,
     table_rows,
@@ -45,7 +48,7 @@ from .scores import SIDES, ScoreRows, SideScores, read_questions, read_side_scor
 
 __all__ = [
     "COMPARISON_COLUMNS", "CUTOFF_NAMES", "HOLM_FAMILY", "P_COLUMNS", "SIDES", "SIGNIFICANT", "Comparison", "Family",
-    "HeldoutUse", "Inputs", "ScoreRows", "SideScores", "Settings", "adjust_family", "compare", "compare_many",
-    "holm_adjusted", "judged", "label_gap_warning", "read_inputs", "read_questions", "read_regressed",
+    "HeldoutUse", "Inputs", "Resolution", "ScoreRows", "SideScores", "Settings", "adjust_family", "compare",
+    "compare_many", "fdr_adjusted", "holm_adjusted", "judged", "label_gap_warning", "read_inputs", "read_questions", "read_regressed",
     "read_side_scores", "read_slice_columns", "run_comparison", "run_comparisons", "significant", "table_rows",
 ]

@@ -49,7 +49,7 @@ from ..store.workspace import HELDOUT
 from . import change, stats, stats_batch, verdicts
 from . import policy as policies
 from .alignment import AlignmentFacts, read_alignment
-from .family import Family, adjust_family, holm_adjusted
+from .family import Family, Resolution, adjust_family, fdr_adjusted, holm_adjusted, p_floors, resolve
 from .paired import COMPARISON_COLUMNS, Comparison, HeldoutUse, Settings, label_gap_warning
 from .policy import Policy
 from .scores import (
@@ -115,13 +115,14 @@ def _spread_and_flaky(name: str, rows: ScoreRows, side: int, run_ids: Sequence[s
 
 
 def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
-           tested: Collection[tuple[str, str]] | None = None) -> pd.DataFrame:
-    """One row per metric x slice with at least one paired question, computed in one batch.
+           tested: Collection[tuple[str, str]] | None = None) -> tuple[pd.DataFrame, Resolution]:
+    """One row per metric x slice with at least one paired question, computed in one batch, and how
+    finely its randomization p-values are resolved for the table's size (`family.resolve`).
 
     Slices holding the same paired questions for a metric (e.g. all and answerable for retrieval
     metrics) get the same, identically seeded result. `tested`: (metric key, slice) pairs whose
     interval, t-test and Wilcoxon p are computed; the other rows hold them as None (None: every
-    row's). Every other figure, the Holm adjustment included, does not depend on `tested`.
+    row's). Every other figure, the Holm and BH adjustments included, does not depend on `tested`.
     """
     chosen = slices.default_slices(questions)
     masks = [slices.mask(questions, s) for s in chosen]
@@ -155,10 +156,12 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
         exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
         cells=cells, complete=complete, paired=paired_masks)
     out = []
+    kept: list[tuple[int, int]] = []  # (variable, mask) of each row
     for j, s, at, k in layout:
         m, r = REGISTRY[j], results[at]
         if r.n < 1:  # no paired question in the slice: no row
             continue
+        kept.append((j, k))
         pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
         if m.pooled:
             for i, side in enumerate(SIDES):
@@ -174,9 +177,21 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
         })
     table = pd.DataFrame(out, columns=list(COMPARISON_COLUMNS))
     table["method"] = pd.Series([r["method"] for r in out], dtype=object)  # None (n < 2) stays None
+
+    def differences(i: int) -> np.ndarray:
+        j, k = kept[i]
+        return (cand[j] - base[j])[masks[k] & paired_masks[j]]
+
+    nonzero = [r["improved"] + r["regressed"] for r in out]
+    p_values, floors, resolution = resolve(table["p_randomization"], p_floors(nonzero, table["p_randomization"],
+                                                                              settings), nonzero, differences, settings)
+    if resolution.refined:
+        table["p_randomization"] = np.array([np.nan if pd.isna(p) else float(p) for p in p_values], dtype=float)
+    table["p_floor"] = np.array([np.nan if pd.isna(f) else float(f) for f in floors], dtype=float)
     if len(table):
         table["p_holm"] = holm_adjusted(table[settings.holm_of])
-    return table
+        table["p_fdr"] = fdr_adjusted(table[settings.holm_of])
+    return table, resolution
 
 
 def _comparison_warnings(baseline: Side, candidate: Side, n_questions: int, include_heldout: bool,
@@ -356,16 +371,18 @@ def compare(
     alignment, resting = inputs.alignment if inputs.alignment is not None else (None, {})
     if alignment is not None and rows is not None:
         questions = questions.assign(automatic=questions.index.isin(list(alignment.automatic_questions)))
-    table = _table(questions, values, settings, tested)
+    table, resolution = _table(questions, values, settings, tested)
     gap = label_gap_warning(table)
     warnings += [gap] if gap else []
+    unresolved = resolution.warning()
+    warnings += [unresolved] if unresolved else []
     comparison = Comparison(
         baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
         corpus_version=b_side.corpus_version, questions=questions, table=table,
         spread=spread, flaky=flaky,
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
         policy=pol, values=values, rows=rows, detail=rows is not None, labels_hash=inputs.labels_hash,
-        alignment=alignment, resting=resting,
+        alignment=alignment, resting=resting, resolution=resolution,
     )
     if pol is not None:
         notes = verdicts.policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)

@@ -4,9 +4,11 @@ Where `compute.compare_many` compares candidates one after the other (every figu
 metric x slice), the matrix computes only the cells asked for (candidates x metrics x slices), all
 at once: one read of `question_scores` for the baseline's and every candidate's runs, and one batch
 of paired statistics (`stats_batch.paired_many`) for every cell. A cell's n, means, delta, counts and
-randomization p are exactly those of the same row of `compare` (same pairing, same seed); its
-`p_holm` is Holm-adjusted across the cells of this matrix (candidates x the metrics x the slices
-asked for), so it matches `ragslice compare` only when the same family is asked for. Operations per
+randomization p are exactly those of the same row of `compare` (same pairing, same seed) when the
+matrix is small enough for its sampled tests (else resolved for its size, `family.resolve`); its
+`p_holm` and `p_fdr` are Holm- and BH-adjusted across the cells of this matrix (candidates x the
+metrics x the slices asked for), so they match `ragslice compare` only when the same family is asked
+for. Operations per
 candidate (failure rate, latency p95, mean cost, over every record of its runs) use the rule of
 `aggregates.operational_values`; Judged@k is the candidate's macro mean over all questions.
 """
@@ -22,14 +24,14 @@ import pandas as pd
 from ..metrics import slices
 from ..metrics.registry import BY_KEY
 from . import aggregates, stats_batch
-from .family import holm_adjusted, significant
+from .family import Resolution, fdr_adjusted, holm_adjusted, p_floors, resolve, significant
 from .paired import Settings
 from .scores import RECORD_STATUSES, _score_source, arrow_floats, position_slots, read_slice_columns
 from .sides import Side
 
 CELL_COLUMNS: tuple[str, ...] = (
     "candidate", "metric", "slice", "n", "baseline", "candidate_mean", "delta", "p_randomization", "p_holm",
-    "significant", "improved", "regressed", "unchanged", "higher_is_better",
+    "significant", "improved", "regressed", "unchanged", "higher_is_better", "p_fdr", "fdr_significant", "p_floor",
 )
 OPERATION_COLUMNS: tuple[str, ...] = ("candidate", "records", "failure_rate", "latency_p95", "cost_mean", "judged")
 
@@ -38,14 +40,17 @@ OPERATION_COLUMNS: tuple[str, ...] = ("candidate", "records", "failure_rate", "l
 class Matrix:
     """`cells`: one row per candidate x metric x slice with at least one paired question
     (`CELL_COLUMNS`; `candidate_mean` is the candidate's macro mean over the paired questions,
-    `significant`: p_holm < `family.SIGNIFICANT`); `operations`: one row per side, the baseline
-    first (`OPERATION_COLUMNS`, None where no record has the value); `n_tests`: the non-None
-    randomization p-values the Holm adjustment spans; `slices`: the slices the suite has, in order."""
+    `significant`: p_holm < `family.SIGNIFICANT`, for claims; `fdr_significant`: p_fdr below it, for
+    exploring; `p_floor`: the smallest randomization p the cell's test could report); `operations`:
+    one row per side, the baseline first (`OPERATION_COLUMNS`, None where no record has the value);
+    `n_tests`: the non-None randomization p-values the Holm adjustment spans; `slices`: the slices the
+    suite has, in order; `resolution`: how finely the cells' randomization p-values are resolved."""
 
     cells: pd.DataFrame
     operations: pd.DataFrame
     n_tests: int
     slices: tuple[str, ...]
+    resolution: Resolution | None = None
 
 
 def read_sides(con: duckdb.DuckDBPyConnection, suite: str, sides: Sequence[Side], metrics: Sequence[str],
@@ -126,16 +131,33 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
         exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
         complete=[False] * len(samples)) if samples else []
     rows = []
-    for (cand, m, s), r in zip(layout, results):
+    kept: list[int] = []  # the sample of each cell
+    for at, ((cand, m, s), r) in enumerate(zip(layout, results)):
         if r.n < 1:
             continue
+        kept.append(at)
         rows.append({"candidate": cand, "metric": m, "slice": s, "n": r.n, "baseline": r.baseline,
                      "candidate_mean": r.candidate, "delta": r.delta, "p_randomization": r.p_randomization,
                      "improved": r.improved, "regressed": r.regressed, "unchanged": r.unchanged,
                      "higher_is_better": BY_KEY[m].higher_is_better})
-    cells = pd.DataFrame(rows, columns=[c for c in CELL_COLUMNS if c not in ("p_holm", "significant")])
+    cells = pd.DataFrame(rows, columns=[c for c in CELL_COLUMNS if c not in ("p_holm", "significant", "p_fdr",
+                                                                           "fdr_significant", "p_floor")])
+
+    def differences(i: int) -> np.ndarray:
+        j, mask = samples[kept[i]]
+        d = cand_arrays[j][mask] - base_arrays[j][mask]
+        return d[~np.isnan(d)]
+
+    nonzero = [int(r["improved"] + r["regressed"]) for r in rows]
+    p_values, floors, resolution = resolve(cells["p_randomization"], p_floors(nonzero, cells["p_randomization"],
+                                                                              settings), nonzero, differences, settings)
+    if resolution.refined:
+        cells["p_randomization"] = np.array([np.nan if pd.isna(p) else float(p) for p in p_values], dtype=float)
     cells["p_holm"] = holm_adjusted(cells["p_randomization"])
     cells["significant"] = significant(cells["p_holm"])
+    cells["p_fdr"] = fdr_adjusted(cells["p_randomization"])
+    cells["fdr_significant"] = significant(cells["p_fdr"])
+    cells["p_floor"] = np.array([np.nan if pd.isna(f) else float(f) for f in floors], dtype=float)
     ops = []
     for side in (baseline, *candidates):
         status, latency, cost, run = records[side.name]
@@ -148,7 +170,8 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
             "judged": float(np.nanmean(judged)) if np.any(~np.isnan(judged)) else None,
         })
     n_tests = sum(x is not None for x in cells["p_holm"])
-    return Matrix(cells[list(CELL_COLUMNS)], pd.DataFrame(ops, columns=list(OPERATION_COLUMNS)), n_tests, available)
+    return Matrix(cells[list(CELL_COLUMNS)], pd.DataFrame(ops, columns=list(OPERATION_COLUMNS)), n_tests, available,
+                  resolution)
 
 
 __all__ = ["CELL_COLUMNS", "Matrix", "OPERATION_COLUMNS", "matrix", "read_sides"]

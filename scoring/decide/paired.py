@@ -45,7 +45,9 @@ class Settings:
                 f"sign-flip randomization test (exact when at most {self.exact_max} pairs differ, else "
                 f"{self.randomization_resamples:,} random sign patterns), seed {self.seed}; above "
                 f"{self.large_sample:,} differing pairs the normal interval and the normal approximation of the "
-                f"sign-flip test (method: normal); Holm adjustment of {self.holm_of} across every {across}; "
+                f"sign-flip test (method: normal); Holm adjustment of {self.holm_of} across every {across}, "
+                f"Benjamini-Hochberg beside it (p_fdr); in a family too large for the random patterns, the sampled "
+                f"p-values at most 0.05 recomputed finer (exactly, or with 20 x tests / 0.05 patterns; p_floor); "
                 f"values within {self.tie:g} count as unchanged")
 
 
@@ -76,7 +78,7 @@ class HeldoutUse:
 COMPARISON_COLUMNS: tuple[str, ...] = (
     "metric", "metric_name", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high",
     "p_ttest", "p_wilcoxon", "p_randomization", "p_holm", "improved", "regressed", "unchanged",
-    "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings", "method",
+    "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings", "method", "p_fdr", "p_floor",
 )
 
 
@@ -88,7 +90,9 @@ class Comparison:
     - `questions`: the suite's questions (index question_id) with type, split, critical, tags,
       answerable, disputed, text, position;
     - `table`: one row per metric x slice with n >= 1 (`COMPARISON_COLUMNS`); `method` is
-      ``resampling`` or ``normal`` (`scoring.decide.stats`), None where n < 2;
+      ``resampling`` or ``normal`` (`scoring.decide.stats`), None where n < 2; `p_holm` and `p_fdr`
+      adjust the randomization p across the family (Holm; Benjamini-Hochberg); `p_floor` is the
+      smallest randomization p the row's test could report (`scoring.decide.family.resolve`);
     - `deltas`: one row per question x metric where either side has a value: baseline, candidate,
       delta, change (improved | regressed | unchanged | n/a); built on first use;
     - `spread`: per side with repeats, per question x metric: repeats, mean, sd, min, max;
@@ -116,6 +120,9 @@ class Comparison:
     """Free-text answers: sentences and claims by aligner, agreement (None when no run answers in sentences)."""
     resting: dict[tuple[str, str], int] = field(default_factory=dict)
     """(aligner, decided_by) -> generated claims of either side resting on that automatic aligner."""
+    resolution: Any = None
+    """How finely the table's randomization p-values are resolved for its family
+    (`scoring.decide.family.Resolution`; a `Family` sets the family's), None when not known."""
     values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     rows: ScoreRows | None = field(default=None, repr=False)
     detail: bool = field(default=True, repr=False)
@@ -218,6 +225,10 @@ class Comparison:
 
     def automatic_aligners(self) -> list[tuple[str, float | None, int]]:
         return self.alignment.automatic_aligners(self.resting) if self.alignment is not None else []
+
+    def aligner_intervals(self) -> dict[str, tuple[float, float] | None]:
+        """Per automatic aligner of `automatic_aligners`: the bootstrap interval of its kappa, None when unknown."""
+        return self.alignment.aligner_intervals(self.resting) if self.alignment is not None else {}
 
     @property
     def n_automatic(self) -> int:
@@ -341,6 +352,7 @@ class Comparison:
             "judged": judged(self.table),
             "alignment": None if self.alignment is None else self.alignment.to_dict(),
             "settings": asdict(self.settings),
+            "resolution": None if self.resolution is None else self.resolution.to_dict(),
             "comparisons": [_jsonable(r) for r in self.table.to_dict(orient="records")],
             "operations": [_jsonable(r) for r in self.operations.to_dict(orient="records")],
             "regressions": [_jsonable(r) for r in self.regressions()[

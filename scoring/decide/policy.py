@@ -7,6 +7,7 @@ A policy names itself and lists gates; each gate checks one metric on one slice 
     heldout_budget = 5            # optional: warn when a suite version's held-out set is used more often
     alpha = 0.05                  # optional: the default alpha of max_drop gates
     min_alignment_kappa = 0.6     # optional: a gate on the automatic alignments the claims rest on
+    alignment_kappa_bound = "lower"  # optional: judge kappa by its interval's lower end (default "estimate")
     [[gates]]
     name = "critical coverage"
     metric = "coverage"           # registry name or seed alias; or failure_rate | latency | cost
@@ -26,7 +27,8 @@ A gate has exactly one kind, chosen by its threshold keys:
 With ``min_alignment_kappa``, one more gate ("alignment agreement") fails when a claim of either side
 rests on an automatic alignment (a judge's or the lexical aligner's, `scoring.metrics.alignment`) whose
 measured agreement with the reviewers (Cohen's kappa, `agreement.aligner_agreement`) is below it or
-unmeasured. A gate over an empty slice fails and says so. The verdict is "pass" only when every gate passes;
+unmeasured; with ``alignment_kappa_bound = "lower"``, the lower end of kappa's bootstrap interval
+(`agreement.kappa_interval`) must reach it. A gate over an empty slice fails and says so. The verdict is "pass" only when every gate passes;
 without a policy there is no verdict ("none"), never a pass.
 The policy's text and its sha256 (of the file bytes) are stored with every verdict.
 """
@@ -104,9 +106,11 @@ class Policy:
     description: str | None = None
     heldout_budget: int | None = None
     min_alignment_kappa: float | None = None
+    alignment_kappa_bound: str = "estimate"
 
 
-TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "min_alignment_kappa", "gates")
+TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "min_alignment_kappa", "alignment_kappa_bound", "gates")
+KAPPA_BOUNDS = ("estimate", "lower")
 GATE_KEYS = ("name", "description", "metric", "slice", "aggregate", "min", "max",
              "max_regressions", "max_drop", "alpha", "test")
 _GATES_HEADER = re.compile(r"^\s*\[\[\s*gates\s*\]\]")
@@ -152,6 +156,10 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
         add("min_alignment_kappa is a number from -1 to 1 (Cohen's kappa)", "min_alignment_kappa", min_kappa,
             line=lines.top("min_alignment_kappa"))
         min_kappa = None
+    kappa_bound = doc.get("alignment_kappa_bound", "estimate")
+    if kappa_bound not in KAPPA_BOUNDS:
+        add('alignment_kappa_bound is "estimate" (kappa) or "lower" (its interval\'s lower end)',
+            "alignment_kappa_bound", kappa_bound, line=lines.top("alignment_kappa_bound"))
     default_alpha = doc.get("alpha", 0.05)
     if not _is_number(default_alpha) or not 0 < default_alpha < 1:
         add("alpha is a number between 0 and 1", "alpha", default_alpha, line=lines.top("alpha"))
@@ -181,6 +189,7 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
         description=description,
         heldout_budget=budget,
         min_alignment_kappa=None if min_kappa is None else float(min_kappa),
+        alignment_kappa_bound=str(kappa_bound),
     )
 
 
@@ -538,7 +547,7 @@ def evaluate(
     again on the questions whose alignments were all reviewed; report what changes."""
     gates = tuple(evaluate_gate(g, evidence, seed=seed) for g in policy.gates)
     if policy.min_alignment_kappa is not None:
-        gates += (alignment_gate(policy.min_alignment_kappa, evidence),)
+        gates += (alignment_gate(policy.min_alignment_kappa, evidence, policy.alignment_kappa_bound),)
     verdict: Literal["pass", "fail"] = "pass" if all(g.passed for g in gates) else "fail"
     warnings = list(notes)
     checks: dict[str, DisputedCheck | None] = {"disputed": None, "automatic": None}
@@ -565,10 +574,15 @@ def evaluate(
                    checks["automatic"])
 
 
-def alignment_gate(min_kappa: float, evidence: Evidence) -> GateResult:
+def alignment_gate(min_kappa: float, evidence: Evidence, bound: str = "estimate") -> GateResult:
     """Fails when a claim of either side rests on an automatic aligner whose measured kappa is below
-    `min_kappa` or unmeasured; passes when no claim rests on one."""
+    `min_kappa` or unmeasured; passes when no claim rests on one. `bound` "lower": the lower end of
+    kappa's bootstrap interval is measured instead (unmeasured below `agreement.MIN_ITEMS` sentences).
+    The reason states each interval the evidence knows (`aligner_intervals`)."""
     aligners = list(getattr(evidence, "automatic_aligners", lambda: [])())
+    intervals = dict(getattr(evidence, "aligner_intervals", lambda: {})())
+    if bound == "lower":
+        aligners = [(name, None if intervals.get(name) is None else intervals[name][0], n) for name, _, n in aligners]
     base: dict[str, Any] = dict(name="alignment agreement", kind="agreement", metric="alignment", slice="all",
                                 aggregate="kappa", baseline=None, line=None, min=min_kappa)
     base["threshold"] = threshold_words(base)
@@ -580,13 +594,18 @@ def alignment_gate(min_kappa: float, evidence: Evidence) -> GateResult:
     low = [(name, kappa) for name, kappa, _ in aligners if kappa is not None and kappa < min_kappa - TIE]
     measured = [kappa for _, kappa, _ in aligners if kappa is not None]
     observed = None if unmeasured else min(measured)
-    shown = "; ".join(f"{name}: kappa {format_value(kappa, min_kappa)}" if kappa is not None else
-                      f"{name}: not measured (no sentence both it and a reviewer decided)" for name, kappa, _ in aligners)
+    said = "kappa's lower bound" if bound == "lower" else "kappa"
+    shown = "; ".join(f"{name}: {said} {format_value(kappa, min_kappa)}" + (
+        "" if intervals.get(name) is None else
+        f" (95% interval {format_value(intervals[name][0])} to {format_value(intervals[name][1])})")
+        if kappa is not None else f"{name}: not measured (" + (
+            "too few sentences both it and a reviewer decided for an interval)" if bound == "lower" else
+            "no sentence both it and a reviewer decided)") for name, kappa, _ in aligners)
     passed = not unmeasured and not low
     reason = (f"{claims} claim(s) rest on automatic alignments ({shown}); "
               + ("every aligner's measured agreement with the reviewers reaches " if passed else
                  "the verdict rests on alignments whose agreement with the reviewers is below or without ")
-              + f"kappa {format_bound(min_kappa)}")
+              + f"{said} {format_bound(min_kappa)}")
     return GateResult(**base, passed=passed, observed=observed, n=claims, reason=reason,
                       observed_text=format_value(observed, min_kappa))
 

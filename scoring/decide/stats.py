@@ -28,6 +28,14 @@ Every random procedure is seeded and declares its size, so each figure can be re
   differences each, ascending), a pattern is drawn as how many of each keep their sign:
   ``kept = default_rng(seed).binomial(counts, 0.5, size=(resamples, K))``, its sum
   ``(2 * kept - counts) @ values`` (the same distribution, with work proportional to K);
+- **at a family's resolution** (`fine_sign_flip_p`, used by `scoring.decide.family.resolve` when a
+  family is too large for `resamples` patterns): exact when the distribution of the sum over all
+  ``2**m`` sign patterns, counted by distinct |difference| (``sum_k a_k (2 kept_k - c_k)`` with
+  ``kept_k ~ binomial(c_k, 1/2)``), takes at most `EXACT_SUMS` distinct values (always for m <= 20;
+  differences on a coarse grid, such as a share of k documents, for far more); otherwise `resamples`
+  random patterns from ``default_rng((seed, 1))``, block by block: per block, counts of each distinct
+  |difference| kept (``binomial(counts, 0.5)``) when they are at most m / `FEW_SIGN_VALUES`, else
+  uniform random bytes whose bits keep (1) or flip (0) eight differences each;
 - **large samples**: when m is above `LARGE_SAMPLE`, resampling is replaced by its normal limit:
   the interval is ``mean ± z * s / sqrt(n)`` (s the sample standard deviation, z the normal
   quantile of the confidence level) and the randomization p-value is the normal approximation of
@@ -75,6 +83,10 @@ number times this is at most m (module docstring)."""
 FEW_SIGN_VALUES = 64
 """The sampled sign-flip test draws counts of distinct |differences| when their number times this is
 at most m (module docstring)."""
+EXACT_SUMS = 2**20
+"""`fine_sign_flip_p` computes the exact sign-flip distribution when its sum takes at most this many
+distinct values (2**20: every sample of at most 20 non-zero differences)."""
+_EXACT_WORK = 2**22
 
 Alternative = Literal["two-sided", "less", "greater"]
 TestName = Literal["randomization", "ttest", "wilcoxon"]
@@ -399,6 +411,154 @@ def _tail_hits(sums: np.ndarray, observed: float, slack: float, alternative: Alt
     raise ValueError(f"unknown alternative {alternative!r}")
 
 
+def sign_flip_floor(m: int, *, resamples: int = RANDOMIZATION_RESAMPLES, exact_max: int = EXACT_MAX,
+                    large_sample: int = LARGE_SAMPLE) -> float:
+    """The smallest two-sided p `sign_flip_p` can report with m non-zero differences: ``2**(1 - m)``
+    when it enumerates every pattern (1 when m = 0), ``1 / (resamples + 1)`` when it draws them, and 0
+    for the normal approximation (above `large_sample`)."""
+    if m > large_sample:
+        return 0.0
+    if m <= exact_max:
+        return min_sign_p(m)
+    return 1 / (resamples + 1)
+
+
+def _grid_sums(values: np.ndarray, counts: np.ndarray) -> float:
+    """How many distinct values the sign-flip sum can take at most: the number of grid points between
+    -sum(|d|) and +sum(|d|) when every |d| is a whole multiple of a common step (a fraction with a
+    denominator of at most 10,000), else the number of sign-count combinations prod(c_k + 1)."""
+    from fractions import Fraction
+    from math import gcd, lcm
+
+    if not len(values):
+        return 1.0
+    combinations = float(np.prod((counts + 1).astype(float)))
+    fractions = [Fraction(float(v)).limit_denominator(10_000) for v in values]
+    if any(abs(float(f) - float(v)) > 1e-9 * max(1.0, float(v)) for f, v in zip(fractions, values)):
+        return combinations
+    denominator = lcm(*(f.denominator for f in fractions))
+    step = Fraction(gcd(*(f.numerator * (denominator // f.denominator) for f in fractions)), denominator)
+    span = float(sum(f * int(c) for f, c in zip(fractions, counts)) / step)
+    return min(combinations, 2 * span + 1)
+
+
+def _binomial_half(c: int) -> np.ndarray:
+    """binomial(c, 1/2) probabilities of 0..c."""
+    k = np.arange(c + 1)
+    return np.exp(_special.gammaln(c + 1) - _special.gammaln(k + 1) - _special.gammaln(c - k + 1) - c * math.log(2))
+
+
+def sign_flip_distribution(diffs: Sequence[float] | np.ndarray, *, max_sums: int = EXACT_SUMS
+                           ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact null distribution of the sign-flip sum of the non-zero differences: (sums ascending,
+    probabilities), every one of the ``2**m`` sign patterns equally likely; None when the sum would take
+    more than `max_sums` distinct values.
+
+    Differences are grouped by |d| (value a_k, c_k of them); of each group binomial(c_k, 1/2) keep their
+    sign, adding ``a_k (2 kept_k - c_k)``; the groups are convolved one after the other, sums closer than
+    1e-12 x sum(|d|) counted as one (they are the same sum up to rounding).
+    """
+    d = _clean(diffs)
+    nonzero = np.abs(d[np.abs(d) > TIE])
+    values, counts = np.unique(nonzero, return_counts=True)
+    if _grid_sums(values, counts) > max_sums:
+        return None
+    tol = 1e-12 * max(1.0, float(nonzero.sum()))
+    sums, probs = np.zeros(1), np.ones(1)
+    for value, count in zip(values, counts):
+        c = int(count)
+        if len(sums) * (c + 1) > max(_EXACT_WORK, max_sums):
+            return None
+        steps = value * (2 * np.arange(c + 1) - c)
+        s = (sums[:, None] + steps[None, :]).ravel()
+        w = (probs[:, None] * _binomial_half(c)[None, :]).ravel()
+        order = np.argsort(s, kind="stable")
+        s, w = s[order], w[order]
+        starts = np.flatnonzero(np.concatenate(([True], np.diff(s) > tol)))
+        sums, probs = s[starts], np.add.reduceat(w, starts)
+        if len(sums) > max_sums:
+            return None
+    return sums, probs
+
+
+def _sampled_hits(nonzero: np.ndarray, observed: float, slack: float, alternative: Alternative, resamples: int,
+                  rng: np.random.Generator) -> int:
+    """How many of `resamples` random sign patterns reach the observed sum, drawn block by block
+    (module docstring: *at a family's resolution*)."""
+    values, counts = np.unique(np.abs(nonzero), return_counts=True)
+    hits = 0
+    if FEW_SIGN_VALUES * len(values) <= len(nonzero):
+        step = max(1, BLOCK * 4 // len(values))
+        for start in range(0, resamples, step):
+            kept = rng.binomial(counts, 0.5, size=(min(step, resamples - start), len(values)))
+            hits += _tail_hits((2 * kept - counts) @ values, observed, slack, alternative)
+        return hits
+    chunks = -(-len(nonzero) // 8)
+    padded = np.zeros(chunks * 8)
+    padded[:len(nonzero)] = nonzero
+    table = (padded.reshape(chunks, 1, 8) * _BYTE_SIGNS).sum(axis=2).ravel()  # chunk c, byte v at 256 c + v
+    offsets = (np.arange(chunks, dtype=np.intp) * 256)[:, None]
+    step = max(1, BLOCK * 4 // chunks)
+    for start in range(0, resamples, step):
+        block = rng.integers(0, 256, size=(chunks, min(step, resamples - start)), dtype=np.uint8)
+        hits += _tail_hits(table[offsets + block].sum(axis=0), observed, slack, alternative)
+    return hits
+
+
+FineMethod = Literal["exact", "sampled", "normal"]
+
+
+@dataclass(frozen=True)
+class FineP:
+    """A sign-flip p-value at a family's resolution: the p-value, how it was found, and the smallest p
+    that method could report for this sample (`floor`)."""
+
+    p: float | None
+    method: FineMethod | None
+    floor: float | None
+
+
+def fine_sign_flip_p(
+    diffs: Sequence[float] | np.ndarray,
+    *,
+    alternative: Alternative = "two-sided",
+    resamples: int = RANDOMIZATION_RESAMPLES,
+    seed: int = 0,
+    large_sample: int = LARGE_SAMPLE,
+    max_sums: int = EXACT_SUMS,
+) -> FineP:
+    """The sign-flip p-value of `sign_flip_p` (same statistic, same null) resolved as finely as a large
+    family needs (module docstring, *at a family's resolution*): the normal approximation above
+    `large_sample` non-zero differences; else exact over all ``2**m`` patterns when the sum takes at most
+    `max_sums` distinct values (`sign_flip_distribution`); else ``(1 + hits) / (1 + resamples)`` over
+    `resamples` random patterns from ``default_rng((seed, 1))``. None when n = 0.
+    """
+    d = _clean(diffs)
+    if len(d) == 0:
+        return FineP(None, None, None)
+    _check_sizes(resamples)
+    nonzero = d[np.abs(d) > TIE]
+    m = len(nonzero)
+    if m > large_sample:
+        return FineP(_normal_sign_flip_p(nonzero, alternative), "normal", 0.0)
+    observed, slack = float(nonzero.sum()), _slack(nonzero)
+    exact = sign_flip_distribution(nonzero, max_sums=max_sums)
+    if exact is not None:
+        sums, probs = exact
+        if alternative == "two-sided":
+            tail = np.abs(sums) >= abs(observed) - slack
+        elif alternative == "less":
+            tail = sums <= observed + slack
+        elif alternative == "greater":
+            tail = sums >= observed - slack
+        else:
+            raise ValueError(f"unknown alternative {alternative!r}")
+        return FineP(min(1.0, float(probs[tail].sum())), "exact", min_sign_p(m))
+    rng = np.random.default_rng((seed, 1))
+    hits = _sampled_hits(nonzero, observed, slack, alternative, resamples, rng)
+    return FineP((1 + hits) / (1 + resamples), "sampled", 1 / (1 + resamples))
+
+
 # --- t-test and Wilcoxon -------------------------------------------------------------------------
 
 
@@ -537,6 +697,31 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     for rank, i in enumerate(sorted(idx, key=lambda i: (pvalues[i], i))):
         running = max(running, min(1.0, (m - rank) * float(pvalues[i])))  # type: ignore[arg-type]
         out[i] = running
+    return out
+
+
+def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg adjusted p-values over the family of non-None p-values (order kept), computed
+    as scipy's ``false_discovery_control(method="bh")`` computes them.
+
+    With the m p-values sorted ascending, ``p_fdr(i) = min(1, min_{j >= i} p(j) * (m / j))`` (1-based
+    ranks); None stays None and does not count in m. Rejecting every p_fdr <= q keeps the expected share
+    of false rejections among the rejections at most q when the tests are independent or positively
+    dependent (Benjamini and Hochberg 1995; Benjamini and Yekutieli 2001).
+    """
+    idx = [i for i, p in enumerate(pvalues) if p is not None and not math.isnan(p)]
+    out: list[float | None] = [None] * len(pvalues)
+    if not idx:
+        return out
+    ps = np.array([float(pvalues[i]) for i in idx])  # type: ignore[arg-type]
+    if len(ps) > 1:
+        order = np.argsort(ps)
+        ranked = ps[order] * (len(ps) / np.arange(1, len(ps) + 1, dtype=float))
+        np.minimum.accumulate(ranked[::-1], out=ranked[::-1])
+        ps = np.empty_like(ranked)
+        ps[order] = ranked
+    for i, p in zip(idx, np.clip(ps, 0.0, 1.0)):
+        out[i] = float(p)
     return out
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ...metrics.registry import display_name
 from .. import manifests
 from ..comparison import SIGNIFICANT, Comparison, Family
+from ..family import FDR_MARK, SIGNIFICANT_MARK, cell_mark
 
 # --- number formatting ---------------------------------------------------------------------------
 
@@ -117,8 +118,6 @@ def repeat_value(v: Any) -> str:
 # --- several candidates ---------------------------------------------------------------------------
 
 
-SIGNIFICANT_MARK = "†"
-"""Marks a matrix delta whose family-wide Holm p is below `SIGNIFICANT`."""
 
 
 def family_verdict_line(f: Family) -> str:
@@ -143,7 +142,7 @@ def matrix_cells(f: Family, slice_: str = "all") -> tuple[list[str], list[tuple[
                 cells.append("n/a")
                 continue
             r = own.loc[name]
-            cells.append(signed(r["delta"]) + (SIGNIFICANT_MARK if r["significant"] else ""))
+            cells.append(signed(r["delta"]) + cell_mark(bool(r["significant"]), bool(r["fdr_significant"])))
         rows.append((c.candidate.name, cells))
     return names, rows
 
@@ -151,7 +150,10 @@ def matrix_cells(f: Family, slice_: str = "all") -> tuple[list[str], list[tuple[
 def matrix_legend(f: Family) -> str:
     """What a matrix cell holds, and what its mark means."""
     return (f"delta = candidate - baseline, mean over the paired questions (all questions; n/a pairs excluded); "
-            f"{SIGNIFICANT_MARK} p_holm < {SIGNIFICANT:g}, p_holm being the {f.holm_text()}")
+            f"{SIGNIFICANT_MARK} p_holm < {SIGNIFICANT:g}, p_holm being the {f.holm_text()}: a claim (the chance of "
+            f"any false {SIGNIFICANT_MARK} in the family is at most {SIGNIFICANT:g}); {FDR_MARK} only p_fdr < "
+            f"{SIGNIFICANT:g}, the same p Benjamini-Hochberg-adjusted: worth exploring, no claim (among the marked "
+            f"cells, at most {SIGNIFICANT:.0%} false on average)")
 
 
 CAVEATS = (
@@ -184,7 +186,7 @@ def manifest_diff(c: Comparison) -> list[tuple[str, str, str]]:
                                    [c.candidate.manifests[r] for r in c.candidate.run_ids])
 
 
-__all__ = ["CAVEATS", "EVIDENCE_LIMIT", "FLAKY_LIMIT", "MARKDOWN_LIMIT", "MARK_LEGEND", "SIGNIFICANT_MARK",
-           "TEXT_LIMIT", "all_warnings", "family_verdict_line", "interval", "manifest_diff", "marks",
+__all__ = ["CAVEATS", "EVIDENCE_LIMIT", "FDR_MARK", "FLAKY_LIMIT", "MARKDOWN_LIMIT", "MARK_LEGEND", "SIGNIFICANT_MARK",
+           "TEXT_LIMIT", "all_warnings", "cell_mark", "family_verdict_line", "interval", "manifest_diff", "marks",
            "matrix_cells", "matrix_legend", "metric_label", "missing", "num", "plural", "pval", "repeat_value",
            "side_text", "signed", "verdict_line"]
