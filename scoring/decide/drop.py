@@ -241,7 +241,7 @@ def _randomization_bound(better: np.ndarray, alpha: float, *, seed: int, resampl
     low, high = float(-better.max()) - spread, float(-better.min()) + spread
     if not significant(p(high), alpha):
         return None
-    while high - low > 1e-6 * spread:
+    while high - low > 1e-5 * spread:
         middle = (low + high) / 2
         if significant(p(middle), alpha):
             high = middle
@@ -253,9 +253,11 @@ def _randomization_bound(better: np.ndarray, alpha: float, *, seed: int, resampl
 def figures(better: np.ndarray, margin: float, *, alpha: float, test: str, rule: str = "significant_drop",
             power: float = detect.POWER, width: np.ndarray | None = None, seed: int = 0,
             resamples: int = stats.RANDOMIZATION_RESAMPLES, exact_max: int = stats.EXACT_MAX,
-            large_sample: int = stats.LARGE_SAMPLE) -> DropFigures:
+            large_sample: int = stats.LARGE_SAMPLE, with_bound: bool = True) -> DropFigures:
     """The gate's figures (`DropFigures`) for differences `better`, oriented and paired, with the failed
-    pairs' interval widths `width` (0: a scored record; None: none failed)."""
+    pairs' interval widths `width` (0: a scored record; None: none failed). `with_bound` False leaves the
+    bound out (None), for simulations of the decision alone: inverting the randomization test takes a
+    bisection of a few dozen tests."""
     d = np.asarray(better, dtype=float)
     n = len(d)
     w = np.zeros(n) if width is None else np.asarray(width, dtype=float)
@@ -294,7 +296,9 @@ def figures(better: np.ndarray, margin: float, *, alpha: float, test: str, rule:
     at_margin = detect.power_at(margin, sd, n, alpha) if resolvable and sd is not None else (0.0 if n >= 2 else None)
     needed = detect.questions_needed(sd, margin, alpha, power, nonzero_share=m / n if n else 0.0, test=test,
                                      exact_max=exact_max, resamples=resamples, large_sample=large_sample)
-    if test == "randomization" and n:
+    if not with_bound:
+        bound = None
+    elif test == "randomization" and n:
         bound = _randomization_bound(d, alpha, **options)  # monotone: the scored values are the worst case
     elif n >= 2 and sd is not None:
         bound = -float(d.mean()) + detect.t_critical(alpha, n - 1) * sd / math.sqrt(n)
