@@ -197,3 +197,14 @@ def test_the_bound_covers_the_true_drop_at_its_nominal_rate():
     covered = sum(detect.t_bound(rng.normal(-0.1, 0.4, n), ALPHA) >= 0.1 for _ in range(trials))
     error = 3 * math.sqrt(0.95 * 0.05 / trials)
     assert abs(covered / trials - 0.95) <= error
+
+
+@pytest.mark.parametrize("seed", tiers.some(range(60), 10))
+def test_the_wilcoxon_worst_case_search_computes_scipys_p(seed):
+    """The worst-case search over failed differences reads the exact Wilcoxon p from the rank-sum counts;
+    it is scipy's (exact, no zero or tie), and the gate's own test otherwise."""
+    rng = np.random.default_rng(seed)
+    d = rng.normal(size=int(rng.integers(1, 40)))
+    if seed % 3 == 0:
+        d = np.round(d, 1)  # ties and zeros: the permutation or normal method, the gate's own
+    assert drop._wilcoxon_less(d) == pytest.approx(stats.wilcoxon_p(d, alternative="less"), rel=1e-12, abs=1e-15)
