@@ -190,12 +190,16 @@ def delta_intervals(frame: pd.DataFrame, *, metric_name: str, height: int | None
     )
 
 
+VERDICTS = ("pass", "fail", "inconclusive")
+"""Recorded verdicts a release can carry: each its own mark on the Trends chart."""
+
+
 def release_trend(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 320) -> alt.LayerChart:
     """Headline metrics per release as lines, releases in the order given, with each release's
-    recorded verdict marked on its points (pass, fail).
+    recorded verdict marked on its points (pass, fail, inconclusive).
 
     `frame`: release, metric (display name), value (NaN: n/a, left out); `marks`: release, verdict
-    (pass | fail), metric, value: the points to mark."""
+    (pass | fail | inconclusive), metric, value: the points to mark."""
     order = list(dict.fromkeys(frame["release"].astype(str)))
     x = alt.X("release:N", sort=order, title="release (oldest first)", axis=alt.Axis(labelAngle=-30, labelLimit=160))
     data = frame[frame["value"].notna()]
@@ -204,9 +208,9 @@ def release_trend(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 320
         tooltip=["release:N", "metric:N", alt.Tooltip("value:Q", format=".3f")])
     verdicts = alt.Chart(marks[marks["value"].notna()]).mark_point(size=220, filled=False, strokeWidth=3).encode(
         x=x, y="value:Q",
-        shape=alt.Shape("verdict:N", title="recorded verdict", scale=alt.Scale(domain=["pass", "fail"],
-                                                                              range=["circle", "cross"])),
-        stroke=alt.Stroke("verdict:N", legend=None, scale=alt.Scale(domain=["pass", "fail"],
-                                                                    range=["#2ca02c", "#d62728"])),
+        shape=alt.Shape("verdict:N", title="recorded verdict", scale=alt.Scale(domain=list(VERDICTS),
+                                                                              range=["circle", "cross", "diamond"])),
+        stroke=alt.Stroke("verdict:N", legend=None, scale=alt.Scale(domain=list(VERDICTS),
+                                                                    range=["#2ca02c", "#d62728", "#e67e00"])),
         tooltip=["release:N", "verdict:N", "metric:N"])
     return (lines + verdicts).properties(height=height)

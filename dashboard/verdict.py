@@ -1,8 +1,8 @@
-"""A release verdict in words: each gate as one plain sentence, the failing ones first, and the page
-that shows what a gate measured.
+"""A release verdict in words: each gate as one plain sentence, the failing ones first, then the ones
+that could not tell, and the page that shows what a gate measured.
 
-The pass / fail of every gate comes from `scoring.decide.policy` (live) or the `verdicts` table
-(recorded); nothing here decides. A gate reads as `GateResult` fields, from either source, and its
+The pass / fail / inconclusive of every gate comes from `scoring.decide.policy` (live) or the
+`verdicts` table (recorded); nothing here decides. A gate reads as `GateResult` fields, from either source, and its
 sentence and names come from `scoring.decide.gate_words`.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.decide.gate_words import gate_sentence, measure_words, slice_words
+from scoring.decide.gate_words import gate_fields, gate_sentence, measure_words, slice_words
 from scoring.metrics import BY_KEY
 
 PAGE_OF_QUESTIONS = "views/question_deltas.py"
@@ -22,7 +22,8 @@ PAGE_OF_RUNS = "views/runs.py"
 @dataclass(frozen=True)
 class GateLine:
     """One gate as the verdict card shows it: passed, the sentence, and the page (with its query
-    parameters beyond the comparison's) that lists the questions or figures behind it."""
+    parameters beyond the comparison's) that lists the questions or figures behind it; `outcome` is
+    pass, fail or inconclusive (a gate recorded before outcomes: pass or fail)."""
 
     name: str
     passed: bool
@@ -30,6 +31,19 @@ class GateLine:
     page: str
     params: dict[str, Any]
     link_label: str
+    outcome: str = "fail"
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.outcome == "inconclusive"
+
+
+VERDICT_MARKS = {"pass": ":green[:material/check_circle: PASS]", "fail": ":red[:material/cancel: FAIL]",
+                 "inconclusive": ":orange[:material/help: INCONCLUSIVE]"}
+"""The verdict's heading on the card."""
+GATE_ICONS = {"pass": ":green[:material/check:]", "fail": ":red[:material/close:]",
+              "inconclusive": ":orange[:material/help:]"}
+"""A gate's icon on the card."""
 
 
 def slice_filters(name: str) -> dict[str, Any]:
@@ -61,20 +75,22 @@ def gate_line(gate: Mapping[str, Any]) -> GateLine:
     a gate that counts regressions keeps only them); a gate on failures, latency or cost opens Runs."""
     metric, slice_ = str(gate.get("metric")), str(gate.get("slice"))
     sentence = gate_sentence(gate)
+    outcome = str(gate_fields(gate)["outcome"])
     if metric in BY_KEY:
         params = {**QUESTION_FILTERS_CLEARED, "metric": metric, **slice_filters(slice_)}
         if str(gate.get("kind")) == "regressions":
             params["worse"] = "1"
         worse = " that scored worse" if str(gate.get("kind")) == "regressions" else ""
         label = f"Show {'the ' if slice_ != 'all' else ''}{slice_words(slice_)}{worse} on {measure_words(metric)}"
-        return GateLine(str(gate.get("name")), bool(gate.get("passed")), sentence, PAGE_OF_QUESTIONS, params, label)
+        return GateLine(str(gate.get("name")), bool(gate.get("passed")), sentence, PAGE_OF_QUESTIONS, params, label,
+                        outcome)
     return GateLine(str(gate.get("name")), bool(gate.get("passed")), sentence, PAGE_OF_RUNS, {},
-                    "Show latency, cost and failures per run")
+                    "Show latency, cost and failures per run", outcome)
 
 
 def gate_lines(gates: Any) -> list[GateLine]:
-    """Every gate (records of `data.gates_frame`) as a `GateLine`, failing gates first, each group in
-    policy order."""
+    """Every gate (records of `data.gates_frame`) as a `GateLine`: failing gates first, then the
+    inconclusive ones, then the passing ones, each group in policy order."""
     rows = gates.to_dict("records") if hasattr(gates, "to_dict") else list(gates)
     lines = [gate_line(g) for g in rows]
-    return [line for line in lines if not line.passed] + [line for line in lines if line.passed]
+    return [line for outcome in ("fail", "inconclusive", "pass") for line in lines if line.outcome == outcome]

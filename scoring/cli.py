@@ -2,7 +2,8 @@
 and prints what it did.
 
 Exit codes: 0 success; 1 a release gate failed (`compare`); 2 bad input (a ValidationError,
-reported as `path:line: ... rule`, never a traceback).
+reported as `path:line: ... rule`, never a traceback); 3 the verdict is inconclusive (`compare`: no gate
+failed, and a gate's sample could not detect a drop of its margin with the policy's ``min_power``).
 """
 from __future__ import annotations
 
@@ -102,9 +103,14 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
                            remote_review=args.allow_remote_review)
 
 
+EXIT_FAIL = 1
+EXIT_BAD_INPUT = 2
+EXIT_INCONCLUSIVE = 3
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """0 when every candidate's gates pass or no policy was given (no verdict), 1 when a gate of any
-    candidate fails."""
+    candidate fails, 3 when none fails and a candidate's verdict is inconclusive."""
     import json
 
     from .decide import report
@@ -117,7 +123,48 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(report.family_markdown(family))
     else:
         print(report.family_text(family))
-    return 1 if family.failed else 0
+    return EXIT_FAIL if family.failed else EXIT_INCONCLUSIVE if family.inconclusive else 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    import json
+
+    from .decide.plan import adhoc_gate, plan, plan_text, statistical_gates
+    from .decide.policy import load_policy
+    from .errors import invalid
+
+    policy = load_policy(args.policy) if args.policy else None
+    named = None
+    if args.metric is not None or args.margin is not None or args.slice is not None:
+        if args.metric is None or args.margin is None:
+            raise invalid("a gate named on the command line needs --metric and --margin (and --slice, default all)",
+                          "--metric" if args.metric is None else "--margin", "")
+        alpha = args.alpha if args.alpha is not None else (policy.gates[0].alpha if policy and policy.gates else 0.05)
+        named = adhoc_gate(args.metric, args.slice or "all", args.margin, alpha=alpha, test=args.test)
+    gates = statistical_gates(policy, named)
+    power = args.power if args.power is not None else (policy.power if policy is not None else None)
+    if args.db:
+        from .store.database import Database
+
+        source = Database(args.db).command()
+    elif args.workspace:
+        from .store.refresh import score_workspace_in_memory
+
+        source = score_workspace_in_memory(Path(args.workspace))
+    else:
+        raise invalid("give the workspace to score in memory, or --db with a database written by ragslice refresh",
+                      "workspace", "")
+    from .decide.detect import POWER
+
+    with source as con:
+        rows = plan(con, args.baseline, args.candidate, gates, power=power or POWER)
+    if args.format == "json":
+        print(json.dumps({"baseline": args.baseline, "candidate": args.candidate,
+                          "spread": "observed" if args.candidate else "assumed",
+                          "gates": [r.to_dict() for r in rows]}, indent=2))
+    else:
+        print(plan_text(rows, args.baseline, args.candidate))
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -376,17 +423,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-remote-review", action="store_true",
                    help="serve review mode on a non-loopback --address (anyone who reaches it writes as --reviewer)")
 
-    p = add("compare", cmd_compare, "Paired comparison of two runs (or groups) and the release verdict.",
+    p = add("compare", cmd_compare, "Paired comparison of two runs (or groups) and the release verdict. Exit "
+            "code 0 pass (or no policy), 1 fail, 2 bad input, 3 inconclusive (no gate fails, but a gate's questions "
+            "cannot detect a drop of its margin with the policy's min_power).",
             "ragslice compare prod-2024-06 rerank-v2 --policy policy.toml --format markdown",
             "ragslice compare prod-2024-06 rerank-v2 hybrid-v1 chunk-512 --policy policy.toml   # a release matrix")
     p.add_argument("baseline", help="run ID or group name")
     p.add_argument("candidate", nargs="+", help="run ID or group name; several give a matrix, each candidate "
                    "judged on its own, p_holm adjusted across every candidate x metric x slice (exit 1 when any "
-                   "candidate fails)")
+                   "candidate fails, else 3 when any is inconclusive)")
     p.add_argument("--db", default=DEFAULT_DB, help=f"the database written by ragslice refresh (default {DEFAULT_DB})")
     p.add_argument("--policy", help="acceptance policy TOML (docs/policy.md); without one there is no verdict")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text",
                    help="text for a terminal, json for programs, markdown for a pull-request comment (default text)")
+
+    p = add("plan", cmd_plan, "Sample-size advice: for each statistical (max_drop) gate of a policy, or one named "
+            "here, the questions its slice has, the smallest drop detectable now, and the questions needed to detect "
+            "its margin at the observed spread.",
+            "ragslice plan --db ragslice.duckdb --baseline prod-baseline --candidate hybrid-v1 --policy policy.toml",
+            "ragslice plan data/demo --baseline prod-baseline --metric coverage --slice type:outdated --margin 0.02")
+    p.add_argument("workspace", nargs="?", help="the workspace to score in memory (or give --db)")
+    p.add_argument("--db", help="a database written by ragslice refresh (instead of scoring the workspace)")
+    p.add_argument("--baseline", required=True, help="run ID or group name")
+    p.add_argument("--candidate", help="run ID or group name: the spread is then its observed paired differences' "
+                   "(default: none, and an assumed spread of sqrt(2) x the baseline's)")
+    p.add_argument("--policy", help="acceptance policy TOML: advice for each of its max_drop gates")
+    p.add_argument("--power", type=float, help="the power to plan for (default: the policy's power or min_power, "
+                   "else 0.8)")
+    p.add_argument("--metric", help="a gate named here: the registry metric (with --margin)")
+    p.add_argument("--slice", help="a gate named here: its slice (default all)")
+    p.add_argument("--margin", type=float, help="a gate named here: the drop it tolerates (max_drop)")
+    p.add_argument("--alpha", type=float, help="a gate named here: its one-sided alpha (default: the policy's, else "
+                   "0.05)")
+    p.add_argument("--test", choices=["randomization", "ttest", "wilcoxon"], default="randomization",
+                   help="a gate named here: its test (default randomization)")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="text for a terminal, json for programs")
 
     p = add("report", cmd_report, "Write a self-contained HTML release report, or with --slides the decision in "
             "five screens for a meeting.",
@@ -468,7 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as error:
         print(f"ragslice {args.command}: invalid input", file=sys.stderr)
         print(str(error), file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
 

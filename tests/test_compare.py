@@ -350,14 +350,29 @@ def gate_result(db: Path, body: str, **kw):
 
 
 def test_latency_cost_and_failure_gates(ops_db):
-    # p95 of 100, 200, 300, 400, 1000 by linear interpolation: 400 + 0.8 x 600 = 880
+    # q2 failed (after 200 ms): what it would have taken is unknown, so it counts up to the budget.
+    # Without one: p95 of 100, 300, 400, 1000 and an unbounded q2 interpolates towards it: unbounded.
     r = gate_result(ops_db, 'metric = "latency"\nmax = 900\n')
-    assert r.passed and r.observed == pytest.approx(880.0) and r.baseline == pytest.approx(50.0)
-    assert not gate_result(ops_db, 'metric = "latency"\nmax = 850\n').passed
-    assert gate_result(ops_db, 'metric = "latency"\naggregate = "p50"\nmax = 300\n').observed == 300.0
+    assert not r.passed and r.observed == math.inf and r.baseline == pytest.approx(50.0)
+    assert r.to_dict()["observed"] is None and r.observed_text == "unbounded" and "1 failed or missing" in r.reason
+    # latency_budget_ms = 2000: 100, 300, 400, 1000, 2000; p95 = 1000 + 0.8 x 1000 = 1800
+    budget = 'latency_budget_ms = 2000\n[[gates]]\nmetric = "latency"\n'
+    r = parse_policy('name = "g"\n' + budget + 'max = 1800\n')
+    assert comparison(ops_db, "base", "cand", policy=r).verdict.gates[0].observed == pytest.approx(1800.0)
+    assert comparison(ops_db, "base", "cand", policy=r).verdict.passed
+    r = parse_policy('name = "g"\n' + budget + 'max = 1799\n')
+    assert not comparison(ops_db, "base", "cand", policy=r).verdict.passed
+    # p50: the middle of 100, 300, 400, 1000 and the unknown q2 (above them all at its most): 400
+    assert gate_result(ops_db, 'metric = "latency"\naggregate = "p50"\nmax = 300\n').observed == 400.0
     cost = gate_result(ops_db, 'metric = "cost"\naggregate = "total"\nmax = 0.04\n')
-    assert not cost.passed and cost.observed == pytest.approx(0.05)
-    assert gate_result(ops_db, 'metric = "cost"\nmax = 0.01\n').passed  # mean per record 0.01
+    assert not cost.passed and cost.observed == math.inf
+    assert not gate_result(ops_db, 'metric = "cost"\nmax = 0.01\n').passed  # q2's cost unknown: unbounded
+    # cost_budget_usd = 0.01: q2 counts 0.01, as every answered record costs: mean 0.01, total 0.05
+    pol = parse_policy('name = "g"\ncost_budget_usd = 0.01\n[[gates]]\nmetric = "cost"\nmax = 0.01\n'
+                         '[[gates]]\nname = "total"\nmetric = "cost"\naggregate = "total"\nmax = 0.04\n')
+    mean, total = comparison(ops_db, "base", "cand", policy=pol).verdict.gates
+    assert mean.passed and mean.observed == pytest.approx(0.01)
+    assert not total.passed and total.observed == pytest.approx(0.05)
     fail = gate_result(ops_db, 'metric = "failure_rate"\nmax = 0.1\n')
     assert not fail.passed and fail.observed == pytest.approx(1 / 5)
     assert gate_result(ops_db, 'metric = "failure_rate"\nslice = "tag:billing"\nmax = 0\n').passed

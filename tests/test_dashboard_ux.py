@@ -53,7 +53,7 @@ def warnings(at: AppTest) -> list[str]:
 # -- 1. the verdict explains itself ---------------------------------------------------------------------
 
 FAILING = ["critical coverage", "no answerable question loses support", "current information not significantly worse",
-           "no unanswerable question newly answered", "no restricted disclosure"]
+           "current information shown no worse", "no unanswerable question newly answered", "no restricted disclosure"]
 PASSING = ["recall not significantly worse", "failure rate", "p95 latency", "mean cost per question",
            "alignment agreement"]
 
@@ -83,8 +83,8 @@ def test_verdict_card_says_fail_first_with_failing_gates_as_sentences(demo):
     names = [line.split("**")[1] for line in lines]
     # Failing gates first, in policy order, then the passing ones (policy order too).
     assert names == FAILING + PASSING
-    assert all(line.startswith(":red[:material/close:]") for line in lines[:5])
-    assert all(line.startswith(":green[:material/check:]") for line in lines[5:])
+    assert all(line.startswith(":red[:material/close:]") for line in lines[:6])
+    assert all(line.startswith(":green[:material/check:]") for line in lines[6:])
     # Plain sentences with the figures: candidate Coverage over the 66 critical questions 0.732 (< 0.9); 9 of the
     # 205 paired answerable questions have a lower Support than production.
     assert "Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; baseline 0.9293)." in lines[0]
@@ -106,7 +106,7 @@ def test_each_failing_gate_links_to_the_view_that_shows_it(demo):
     assert (params["metric"], params["slice"], params["worse"]) == (["support"], ["answerable"], ["1"])
     page, params = gate_link(at, 2)  # outdated questions' coverage
     assert (params["metric"], params["type"]) == (["coverage"], ["outdated"])
-    page, params = gate_link(at, 7)  # p95 latency: no question list, the runs' latency
+    page, params = gate_link(at, 8)  # p95 latency: no question list, the runs' latency
     assert page == "runs"
     # Following the support gate's link lists exactly the 9 questions the gate counted, critical ones first.
     _, params = gate_link(at, 1)
@@ -370,9 +370,9 @@ def test_statistics_opens_with_one_sentence_and_defines_its_columns(demo):
     at = open_page(demo, "statistics", **DEMO)
     first = plain(at.markdown[0].value)
     # Over all 257 questions, the Holm-adjusted randomization p of P@k, R@k and F1@k (better) and Judged@k (worse)
-    # is at most 0.05; the 9 other metrics' changes are not.
+    # is below 0.05; the 9 other metrics' changes are not.
     assert first == ("Over all 257 questions, P@k, R@k, F1@k very likely improved and Judged@k very likely got worse "
-                     "(Holm-adjusted p at most 0.05); the other 9 metrics' changes could be noise. The table below "
+                     "(Holm-adjusted p below 0.05); the other 9 metrics' changes could be noise. The table below "
                      "does the same for every slice.")
     method = [e for e in at.expander if e.label == "How these figures are computed"]
     assert len(method) == 1 and not method[0].proto.expanded

@@ -1,13 +1,17 @@
 """A failure never helps: turning successful records into failed or missing ones never raises a
 higher-is-better figure, never lowers a lower-is-better one, never turns a value into n/a, and never
-turns a failing gate into a passing one.
+turns a gate's outcome better: fail stays fail, inconclusive never becomes pass.
 
 Checked over the whole path on random workspaces: workspace files -> `ragslice refresh` ->
 `question_scores` and `slice_sums` -> `ragslice compare --format json` (the candidate's paired means,
 every gate) -> the dashboard's data functions. The candidate's records are the ones that fail; the
 registry declares the exceptions (`Metric.failures_never_help`: Disclosures counts what a request
-actually showed; Judged@k measures the labels, not the system). Latency and cost are measured over the records that report them: a missing record
-reports none, so the failure-rate gate answers for missing ones there.
+actually showed; Judged@k measures the labels, not the system). Every gate kind, rule and test is
+checked: thresholds, regressions, max_drop gates with each test under the significant_drop rule and
+with the randomization and t-test under the non_inferiority rule (`scoring.decide.drop` takes a failed
+record's difference at its worst), min_power (inconclusive), and latency and cost gates of every
+aggregate with a min or a max bound, with and without a budget (a failed or missing record's latency
+and cost are unknown, up to the budget: `aggregates.operational_range`).
 
 One more limit is declared, not hidden: Support is n/a on an abstention, so a candidate that fails
 where it abstained adds a question to the pairs of a comparison. That can move a mean paired delta and
@@ -120,10 +124,20 @@ def write_workspace(root: Path, drawn: dict[str, Any], *, fail: bool) -> Path:
 # --- what each side of the change shows -------------------------------------------------------------
 
 
+DROP_GATES = (  # (test, rule, margin) of the max_drop gates beyond the default one, for every metric but Support
+    ("ttest", "significant_drop", 0.1), ("wilcoxon", "significant_drop", 0.1), ("ttest", "significant_drop", 0.5),
+    ("randomization", "non_inferiority", 0.5), ("ttest", "non_inferiority", 0.5))
+DROP_SLICES = ("all", "answerable", "critical", "type:lookup")
+OPERATIONS = (("latency", ("p95", "p50", "p99", "mean", "max"), 2500, 1000),
+              ("cost", ("mean", "total"), 0.005, 0.002))
+
+
 def gate_policy(path: Path) -> Path:
     """A gate for every metric that failures cannot help, on every slice and aggregate; a
-    regressions gate and (but Support) a max_drop gate per metric; the failure-rate gate."""
-    lines = ['name = "every figure"']
+    regressions gate and (but Support) a max_drop gate per metric, and on some slices one per test, rule
+    and margin (`DROP_GATES`); a min_power that makes some of them inconclusive; latency and cost gates of
+    every aggregate with a max and a min bound (latency with a budget, cost without); the failure-rate gate."""
+    lines = ['name = "every figure"', "min_power = 0.5", "latency_budget_ms = 4000"]
     for m in KEPT:
         bound = "min = 0.5" if m.higher_is_better else "max = 0.5"
         for s in SLICES:
@@ -135,6 +149,15 @@ def gate_policy(path: Path) -> Path:
             if m.key != "support":
                 lines += ["[[gates]]", f'name = "{m.key} drop {s}"', f'metric = "{m.key}"', f'slice = "{s}"',
                           "max_drop = 0.1"]
+            if m.key != "support" and s in DROP_SLICES:
+                for test, rule, margin in DROP_GATES:
+                    lines += ["[[gates]]", f'name = "{m.key} {test} {rule} {margin} {s}"', f'metric = "{m.key}"',
+                              f'slice = "{s}"', f"max_drop = {margin}", f'test = "{test}"', f'rule = "{rule}"']
+    for key, aggregates, high, low in OPERATIONS:
+        for aggregate in aggregates:
+            for bound, value in (("max", high), ("min", low)):
+                lines += ["[[gates]]", f'name = "{key} {aggregate} {bound}"', f'metric = "{key}"',
+                          f'aggregate = "{aggregate}"', f"{bound} = {value}"]
     lines += ["[[gates]]", 'name = "failure rate"', 'metric = "failure_rate"', "max = 0.05"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -153,8 +176,9 @@ def observe(ws: Path, db: Path, policy: Path) -> dict[str, Any]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(["compare", "base", "cand", "--db", str(db), "--policy", str(policy), "--format", "json"])
-    assert code in (0, 1)
+    assert code in (0, 1, 3)
     document = json.loads(out.getvalue())
+    assert code == {"pass": 0, "fail": 1, "inconclusive": 3}[document["verdict"]]
     return {"scores": scores, "sums": sums, "compare": document, "dashboard": dashboard_figures(db)}
 
 
@@ -226,7 +250,13 @@ def assert_no_failure_helps(before: dict[str, Any], after: dict[str, Any], turne
     old_gates = {g["name"]: g for g in before["compare"]["gates"]}
     for gate in after["compare"]["gates"]:
         was = old_gates[gate["name"]]
-        if gate["kind"] == "threshold":
+        if gate["kind"] == "threshold" and gate["metric"] in ("latency", "cost"):
+            if gate["max"] is not None and was["observed"] is not None and gate["observed"] is not None:
+                # the highest value the unknowns allow never falls (None: unbounded, the worst)
+                assert gate["observed"] >= was["observed"] - 1e-9, (gate["name"], was["observed"], gate["observed"])
+            if gate["max"] is not None and gate["observed"] is None and was["observed"] is not None:
+                assert "unbounded" in gate["observed_text"], gate["name"]
+        elif gate["kind"] == "threshold":
             higher = gate["metric"] not in ("failure_rate",) and BY_KEY[gate["metric"]].higher_is_better
             no_better(was["observed"], gate["observed"], higher, ("gate", gate["name"]))
         elif gate["kind"] == "regressions" and was["observed"] is not None:
@@ -236,8 +266,8 @@ def assert_no_failure_helps(before: dict[str, Any], after: dict[str, Any], turne
         if gate["metric"] == "support" and gate["kind"] == "regressions" and was["n"] == 0:
             continue  # no pair before: the failure made the first (see the module docstring)
         assert was["passed"] or not gate["passed"], f"gate {gate['name']!r} failed before the failures, passes after"
-    if after["compare"]["verdict"] == "pass":
-        assert before["compare"]["verdict"] == "pass"
+        assert RANK[gate["outcome"]] <= RANK[was["outcome"]], (gate["name"], was["outcome"], gate["outcome"])
+    assert RANK[after["compare"]["verdict"]] <= RANK[before["compare"]["verdict"]]
     for key, value in before["dashboard"]["headline"].items():
         if BY_KEY[key].failures_never_help:
             no_better(value, after["dashboard"]["headline"][key], BY_KEY[key].higher_is_better, ("headline", key))
@@ -247,6 +277,9 @@ def assert_no_failure_helps(before: dict[str, Any], after: dict[str, Any], turne
             no_better(macro, new_macro, BY_KEY[key].higher_is_better, ("dashboard", by, s, key, "macro"))
             no_better(pooled, new_pooled, BY_KEY[key].higher_is_better, ("dashboard", by, s, key, "pooled"))
 
+
+RANK = {"fail": 0, "inconclusive": 1, "pass": 2}
+"""Outcomes from worst to best: a failure may move a gate or a verdict left, never right."""
 
 EXAMPLES = int(os.environ.get("RAGSLICE_FAILURE_EXAMPLES", examples(12)))
 
@@ -296,7 +329,7 @@ def gate_path(tmp_path: Path, body: str) -> Path:
 def compare_json(db: Path, policy: Path, capsys) -> dict[str, Any]:
     code = main(["compare", "A", "B", "--db", str(db), "--policy", str(policy), "--format", "json"])
     document = json.loads(capsys.readouterr().out)
-    assert code == (1 if document["verdict"] == "fail" else 0)
+    assert code == {"pass": 0, "fail": 1, "inconclusive": 3}[document["verdict"]]
     return document
 
 
@@ -328,3 +361,71 @@ def test_a_total_outage_reads_as_every_answerable_question_unanswered(tmp_path, 
     refresh(ws, tmp_path / "db.duckdb")
     gate = compare_json(tmp_path / "db.duckdb", policy, capsys)["gates"][0]
     assert (gate["passed"], gate["observed"], gate["n"]) == (False, 1.0, 3)
+
+
+def test_a_failed_record_does_not_pass_a_t_test_drop_gate(tmp_path, capsys):
+    """Six questions with ten relevant documents each, at k = 10: the baseline retrieves all ten, the
+    candidate nine (R@k -0.1) or eight (-0.2): differences -0.1 x4, -0.2, -0.1 fail a max_drop 0.02 t-test gate
+    (one-sided p 0.0011). The last record then fails (R@k 0, difference -1): the plain t-test's variance rises
+    and its p to 0.078, which passed the gate; its difference is now taken at its worst over every R@k the
+    record could have had (from 0 up), and the gate fails with a smaller p."""
+    docs = [{"id": f"d{i}-{j}", "text": f"Doc {i} {j}."} for i in range(6) for j in range(10)]
+    questions = [{"id": f"q{i}", "text": f"Question {i}?", "relevant": [f"d{i}-{j}" for j in range(10)],
+                  "type": "lookup", "split": "dev", "critical": False} for i in range(6)]
+    kept = [9, 9, 9, 9, 8, 9]
+
+    def records(found: list[int], failed: int | None = None) -> list[dict[str, Any]]:
+        return [{"question_id": f"q{i}", "retrieved": [f"d{i}-{j}" for j in range(n)], "claims": [], "answer": "a",
+                 "latency_ms": 100.0, "cost_usd": 0.001, "error": "upstream timeout" if i == failed else None}
+                for i, n in enumerate(found)]
+
+    policy = gate_path(tmp_path, '[[gates]]\nmetric = "recall"\nmax_drop = 0.02\ntest = "ttest"\n')
+    gates = []
+    for name, failed in (("before", None), ("after", 5)):
+        ws = tmp_path / name
+        write_suite_folder(ws, "s", docs, questions, corpus_version="c", rubric_version="r")
+        for run_id, found in (("A", [10] * 6), ("B", kept)):
+            write_run_folder(ws, run_manifest(run_id, suite="s", corpus_version="c", rubric_version="r", k=10),
+                             records(found, failed if run_id == "B" else None))
+        refresh(ws, tmp_path / f"{name}.duckdb")
+        gates.append(compare_json(tmp_path / f"{name}.duckdb", policy, capsys)["gates"][0])
+    before, after = gates
+    assert before["observed"] == pytest.approx(-0.7 / 6) and before["p_value"] == pytest.approx(0.00107, abs=1e-5)
+    assert before["outcome"] == "fail" and before["failed"] == 0
+    assert after["observed"] == pytest.approx(-1.6 / 6) and after["failed"] == 1
+    assert after["outcome"] == "fail" and after["p_value"] < before["p_value"]
+    assert "1 failed or missing record(s) taken at their worst" in after["reason"]
+
+
+def test_a_fast_failure_does_not_lower_the_p95_latency_or_the_mean_cost(tmp_path, capsys):
+    """Seed-lab run B's latencies 100, 200, 300, 2000 ms: p95 = 300 + 0.85 x 1700 = 1745 > 1000, the gate fails;
+    costs 0.001 x3 and 0.009: mean 0.003 > 0.0025. The slow, costly record then fails after 12 ms at no cost:
+    counted as it reported, p95 became 200 + 0.85 x 100 = 285 and the mean 0.00075, and both gates passed. A
+    failed record's latency and cost are unknown: without a budget the p95 interpolates towards an unbounded
+    value, and with latency_budget_ms = 5000 it is 300 + 0.85 x 4700 = 4295; the mean cost is unbounded, or
+    (0.003 + 0.01) / 4 = 0.00325 with cost_budget_usd = 0.01: every gate still fails."""
+    ws = shutil.copytree(SEED_LAB, tmp_path / "ws")
+    path = ws / "runs" / "B" / "records.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    assert len(rows) == 4
+    for row, latency, cost in zip(rows, (100.0, 200.0, 300.0, 2000.0), (0.001, 0.001, 0.001, 0.009)):
+        row.update(latency_ms=latency, cost_usd=cost, error=None)
+    write_jsonl(path, rows)
+    gates = ('[[gates]]\nname = "p95"\nmetric = "latency"\naggregate = "p95"\nmax = 1000\n'
+             '[[gates]]\nname = "cost"\nmetric = "cost"\naggregate = "mean"\nmax = 0.0025\n')
+    plain = gate_path(tmp_path, gates)
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text(f'name = "g"\nlatency_budget_ms = 5000\ncost_budget_usd = 0.01\n{gates}', encoding="utf-8")
+    refresh(ws, tmp_path / "before.duckdb")
+    p95, cost = compare_json(tmp_path / "before.duckdb", plain, capsys)["gates"]
+    assert (p95["outcome"], p95["observed"]) == ("fail", pytest.approx(1745.0))
+    assert (cost["outcome"], cost["observed"]) == ("fail", pytest.approx(0.003))
+    rows[3].update(latency_ms=12.0, cost_usd=0.0, error="upstream timeout")
+    write_jsonl(path, rows)
+    refresh(ws, tmp_path / "after.duckdb")
+    p95, cost = compare_json(tmp_path / "after.duckdb", plain, capsys)["gates"]
+    assert p95["outcome"] == "fail" and p95["observed"] is None and p95["observed_text"] == "unbounded"
+    assert cost["outcome"] == "fail" and cost["observed"] is None
+    p95, cost = compare_json(tmp_path / "after.duckdb", budgets, capsys)["gates"]
+    assert (p95["outcome"], p95["observed"]) == ("fail", pytest.approx(4295.0))
+    assert (cost["outcome"], cost["observed"]) == ("fail", pytest.approx(0.00325))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
+from scoring.decide import gate_words as W
 from scoring.decide import policy as P
 from scoring.metrics import OPERATIONAL
 from scoring.errors import ValidationError
@@ -374,3 +375,108 @@ def test_format_value_keeps_a_value_off_its_bounds():
     assert P.format_value(0.123, None) == "0.123" and P.format_value(None, 0.5) == "n/a"
     assert P.format_bound(0.00325) == "0.00325" and P.format_bound(3000.0) == "3000"
     assert P.format_bound(0.123456789) == "0.123456789"  # printed in full, not to six digits
+
+
+# --- rules, power and inconclusive verdicts -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ('name = "x"\n[[gates]]\nmetric = "recall"\nmax_drop = 0.1\nrule = "equivalence"\n', 5, "rule is one of"),
+        ('name = "x"\n[[gates]]\nmetric = "recall"\nmin = 0.5\nrule = "non_inferiority"\n', 5,
+         "applies only to max_drop"),
+        ('name = "x"\n[[gates]]\nmetric = "recall"\nmax_drop = 0.1\ntest = "wilcoxon"\nrule = "non_inferiority"\n',
+         5, "bounds a median shift"),
+        ('name = "x"\nmin_power = 1.2\n[[gates]]\nmetric = "recall"\nmin = 0.1\n', 2, "min_power is a number"),
+        ('name = "x"\npower = 0\n[[gates]]\nmetric = "recall"\nmin = 0.1\n', 2, "power is a number"),
+        ('name = "x"\nlatency_budget_ms = -5\n[[gates]]\nmetric = "recall"\nmin = 0.1\n', 2, "latency_budget_ms"),
+        ('name = "x"\ncost_budget_usd = "a lot"\n[[gates]]\nmetric = "recall"\nmin = 0.1\n', 2, "cost_budget_usd"),
+    ],
+)
+def test_rule_power_and_budget_errors_name_the_line(text, line, words):
+    found = problems(text)
+    assert any(p.startswith(f"policy.toml:{line}:") and words in p for p in found), found
+
+
+def test_rule_power_and_budgets_parse_with_their_defaults():
+    pol = parse('name = "x"\n[[gates]]\nmetric = "recall"\nmax_drop = 0.1\n'
+                '[[gates]]\nmetric = "coverage"\nmax_drop = 0.1\nrule = "non_inferiority"\ntest = "ttest"\n')
+    old, ni = pol.gates
+    assert (old.rule, old.power, old.min_power, pol.min_power, pol.power) == ("significant_drop", 0.8, None, None, 0.8)
+    assert (ni.rule, ni.test) == ("non_inferiority", "ttest")
+    assert ni.threshold == "upper 95% bound of the drop < 0.1 (ttest, non-inferiority)"
+    assert old.threshold == "drop <= 0.1 unless significant (randomization, one-sided alpha 0.05)"
+    pol = parse('name = "x"\nmin_power = 0.9\nlatency_budget_ms = 3000\ncost_budget_usd = 0.01\n'
+                '[[gates]]\nmetric = "recall"\nmax_drop = 0.1\n[[gates]]\nmetric = "latency"\nmax = 2000\n'
+                '[[gates]]\nmetric = "cost"\nmax = 0.004\n')
+    drop, latency, cost = pol.gates
+    assert (drop.power, drop.min_power, pol.power) == (0.9, 0.9, 0.9)  # power follows min_power unless set
+    assert (latency.budget, cost.budget, drop.budget) == (3000.0, 0.01, None)
+    assert parse('name = "x"\nmin_power = 0.9\npower = 0.7\n[[gates]]\nmetric = "recall"\nmax_drop = 0.1\n'
+                 ).gates[0].power == 0.7
+
+
+def spread_evidence(base: list[float], cand: list[float]) -> FakeEvidence:
+    qs = [f"q{i}" for i in range(len(base))]
+    return FakeEvidence(values={"baseline": {"recall": dict(zip(qs, base))},
+                                "candidate": {"recall": dict(zip(qs, cand))}},
+                        slices={"all": qs})
+
+
+def test_a_non_inferiority_gate_passes_only_when_the_bound_is_below_the_margin():
+    # 8 questions, recall 0.1 worse on each: the drop is shown to be about 0.1, not below 0.05
+    r = run('metric = "recall"\nmax_drop = 0.05\nrule = "non_inferiority"\ntest = "ttest"\n')
+    assert not r.passed and r.outcome == "fail" and r.bound == pytest.approx(0.1)  # no spread: the bound is the drop
+    assert "not shown within it" in r.reason
+    # a margin of 0.2 is shown: every difference -0.1 + 0.2 > 0, the one-sided p is 1/256 (randomization)
+    r = run('metric = "recall"\nmax_drop = 0.2\nrule = "non_inferiority"\n')
+    assert r.passed and r.p_value == pytest.approx(1 / 256) and "below the margin 0.2" in r.reason
+    assert r.bound == pytest.approx(0.1, abs=1e-4)
+    # 4 differing pairs cannot show anything at alpha 0.05 with the sign-flip test (1/16): it fails, no bound
+    r = run('metric = "recall"\nslice = "type:lookup"\nmax_drop = 0.5\nrule = "non_inferiority"\n')
+    assert not r.passed and r.p_value == pytest.approx(1 / 4) and r.bound is None and r.mde is None
+
+
+def test_min_power_makes_an_underpowered_gate_inconclusive_not_passed():
+    rng = np.random.default_rng(5)
+    base = [0.5] * 12
+    cand = list(0.5 + rng.normal(0, 0.3, 12))
+    body = 'metric = "recall"\nmax_drop = 0.02\ntest = "ttest"\n'
+    plain = P.evaluate_gate(gate(body), spread_evidence(base, cand))
+    assert plain.passed and plain.outcome == "pass" and plain.power_at_margin < 0.2 and plain.mde > 0.2
+    pol = parse('name = "t"\nmin_power = 0.8\n[[gates]]\n' + body)
+    unsure = P.evaluate_gate(pol.gates[0], spread_evidence(base, cand))
+    assert unsure.outcome == "inconclusive" and not unsure.passed and unsure.inconclusive
+    assert unsure.questions_needed > 1000 and unsure.min_power == 0.8
+    v = P.evaluate(pol, spread_evidence(base, cand))
+    assert v.verdict == "inconclusive" and v.inconclusive and not v.failed and not v.passed
+    assert v.inconclusive_gates == v.gates and v.failed_gates == ()
+    # a failing gate decides: fail, whatever the others could not tell
+    both = parse('name = "t"\nmin_power = 0.8\n[[gates]]\n' + body + '[[gates]]\nname = "high"\nmetric = "recall"\nmin = 0.99\n')
+    assert P.evaluate(both, spread_evidence(base, cand)).verdict == "fail"
+    # a gate that fails is never made inconclusive: a significant drop is conclusive at any power
+    drop = parse('name = "t"\nmin_power = 0.99\n[[gates]]\nmetric = "recall"\nmax_drop = 0.02\n')
+    assert P.evaluate(drop, evidence()).gates[0].outcome == "fail"
+
+
+def test_verdict_of_orders_fail_inconclusive_pass():
+    def g(outcome):
+        return P.GateResult(name=outcome, kind="drop", metric="recall", slice="all", aggregate="per question",
+                            threshold="", passed=outcome == "pass", observed=0.0, baseline=0.0, n=3, reason="",
+                            outcome=outcome)
+    assert P.verdict_of([g("pass"), g("inconclusive")]) == "inconclusive"
+    assert P.verdict_of([g("inconclusive"), g("fail")]) == "fail"
+    assert P.verdict_of([g("pass")]) == "pass"
+    with pytest.raises(ValueError, match="contradicts"):
+        P.GateResult(name="x", kind="drop", metric="recall", slice="all", aggregate="", threshold="", passed=True,
+                     observed=0.0, baseline=0.0, n=3, reason="", outcome="inconclusive")
+    assert g("inconclusive").to_dict()["outcome"] == "inconclusive"
+
+
+def test_every_drop_gate_reports_what_it_can_detect():
+    r = run('metric = "recall"\nmax_drop = 0.02\n')  # 8 identical differences: no spread
+    assert r.mde == 0.0 and r.power_at_margin == 1.0 and r.power == 0.8 and r.sd == 0.0
+    small = run('metric = "recall"\nslice = "type:lookup"\nmax_drop = 0.02\n')  # 2 pairs: 1/4 > 0.05
+    assert small.mde is None and small.power_at_margin == 0.0
+    assert "cannot detect a drop of any size" in W.detection_words(small)

@@ -13,12 +13,13 @@ from dashboard.display import (
 )
 from scoring.decide import change
 from scoring.decide.comparison import label_gap_warning
+from scoring.decide.significance import significant
 from scoring.errors import ValidationError
 from scoring.metrics import BY_KEY
 
 KEY_METRICS = ("recall", "ndcg", "support", "coverage", "abstention_correct", "disclosures")
 WORST = 10
-ALPHA = 0.05  # a headline delta is called significant when its Holm-adjusted p-value is at most this
+ALPHA = 0.05  # a headline delta is called significant when its Holm-adjusted p-value is below this (the one rule)
 
 st.title("Release review")
 cmp = selection.comparison(drives="the question counts and the worst regressions below, and adds its own headline "
@@ -48,7 +49,8 @@ GATE_COLUMNS = {
 
 
 def outcome(label: str, verdict: str) -> None:
-    (st.success if verdict == "pass" else st.error)(f"{label}: {escape(str(verdict).upper())}")
+    show = st.success if verdict == "pass" else st.warning if verdict == "inconclusive" else st.error
+    show(f"{label}: {escape(str(verdict).upper())}")
 
 
 recorded = data.latest_verdict(cmp.suite, cmp.baseline, cmp.candidate)
@@ -99,11 +101,19 @@ with st.container(border=True, key="verdict"):
                    "command that records one.")
     else:
         lines = verdict_words.gate_lines(gates)
-        failed = [line for line in lines if not line.passed]
+        failed = [line for line in lines if line.outcome == "fail"]
+        unsure = [line for line in lines if line.inconclusive]
         passed_now = str(verdict_now) == "pass"
-        mark = ":green[:material/check_circle: PASS]" if passed_now else ":red[:material/cancel: FAIL]"
+        mark = verdict_words.VERDICT_MARKS.get(str(verdict_now), verdict_words.VERDICT_MARKS["fail"])
         st.markdown(f"## Release verdict: {mark}")
-        st.caption(escape(f"{source}. {under}; {len(failed)} of {len(lines)} gates failed."))
+        st.caption(escape(f"{source}. {under}; {len(failed)} of {len(lines)} gates failed"
+                          + (f", {len(unsure)} could not tell." if unsure else ".")))
+        if unsure and not failed:
+            # inconclusive: no gate failed, but these gates' questions could not detect a drop of their margin
+            st.markdown(escape(
+                f"No gate fails, but {len(unsure)} could not tell: their questions cannot detect a drop of their "
+                "margin with the policy's min_power. Each says how many questions would make it conclusive at "
+                "the observed spread (ragslice plan prints the same)."))
         moves = headline_moves()
         if not passed_now and moves.get("better"):
             st.markdown(escape(
@@ -117,20 +127,22 @@ with st.container(border=True, key="verdict"):
         def gate_row(i: int, line: verdict_words.GateLine) -> None:
             with st.container(key=f"gate_{i}"):
                 left, right = st.columns([6, 1], vertical_alignment="center")
-                icon = ":green[:material/check:]" if line.passed else ":red[:material/close:]"
+                icon = verdict_words.GATE_ICONS.get(line.outcome, verdict_words.GATE_ICONS["fail"])
                 text = escape(line.sentence)
-                left.markdown(f"{icon} **{escape(line.name)}**: " + (f":red[{text}]" if not line.passed else text))
+                shown = {"fail": f":red[{text}]", "inconclusive": f":orange[{text}]"}.get(line.outcome, text)
+                left.markdown(f"{icon} **{escape(line.name)}**: " + shown)
                 right.page_link(line.page, label="Questions" if line.page == verdict_words.PAGE_OF_QUESTIONS
                                 else "Runs", icon=":material/arrow_forward:", help=line.link_label,
                                 query_params=cmp.link_params(**line.params) if line.page != verdict_words.PAGE_OF_RUNS
                                 else cmp.link_params())
 
-        for i, line in enumerate(failed):
+        for i, line in enumerate(failed + unsure):
             gate_row(i, line)
-        passing = lines[len(failed):]
+        passing = lines[len(failed) + len(unsure):]
         if passing:
-            with st.expander(f"{len(passing)} gate{'' if len(passing) == 1 else 's'} passed", expanded=not failed):
-                for i, line in enumerate(passing, start=len(failed)):
+            with st.expander(f"{len(passing)} gate{'' if len(passing) == 1 else 's'} passed",
+                             expanded=not failed and not unsure):
+                for i, line in enumerate(passing, start=len(failed) + len(unsure)):
                     gate_row(i, line)
     configuration_lines()
 
@@ -160,7 +172,7 @@ with st.expander(details, expanded=False):
             st.code(stats.policy_error, language=None)
         else:
             outcome("Live verdict", live.verdict)
-            failed_n = sum(1 for g in live.gates if not g.passed)
+            failed_n = len(live.failed_gates)
             st.caption(escape(
                 f"Policy {stats.policy.name} (sha256 {stats.policy.sha256[:12]}) from "
                 f"{file_path(stats.policy.path)}; "
@@ -285,7 +297,7 @@ st.caption(
     "Paired: each tile compares the two sides on the questions both of them score (n/a excluded on either side), "
     "as the Statistics page does. The tile shows the candidate's mean over those questions and the mean paired "
     f"delta; below it the baseline's mean, the paired n, the {stats.confidence:.0%} bootstrap interval and the "
-    f"Holm-adjusted p-value (significant when at most {ALPHA:g}); then each side's own macro mean over every "
+    f"Holm-adjusted p-value (significant when below {ALPHA:g}); then each side's own macro mean over every "
     "question it scores (unpaired)."
     if stats is not None else
     "Unpaired: each tile shows each side's own macro mean over the questions it scores, and their difference; "
@@ -309,7 +321,7 @@ def tile(key: str) -> None:
     )
     if paired is not None:
         p = paired["p_holm"]
-        judged = "n/a" if missing(p) else ("significant" if float(p) <= ALPHA else "not significant")
+        judged = "n/a" if missing(p) else ("significant" if significant(p, ALPHA) else "not significant")
         st.caption(escape(
             f"paired n {int(paired['n'])} · baseline {number(paired['baseline'])} · CI [{signed(paired['ci_low'])}, "
             f"{signed(paired['ci_high'])}] · Holm p {number(p)} · {judged}"))

@@ -5,6 +5,7 @@ import streamlit as st
 from dashboard import charts, data, selection
 from dashboard.display import escape, metric_name, say, sentence, table
 from scoring.decide import change
+from scoring.decide.significance import significant
 from scoring.metrics import BY_KEY, slices
 
 ALPHAS = ("0.01", "0.05", "0.1")
@@ -23,7 +24,7 @@ except data.StatisticsUnavailable as error:
     st.stop()
 
 overall = stats.table[stats.table["slice"] == "all"]
-real = overall[overall["p_holm"].astype(float) <= SUMMARY_ALPHA]
+real = overall[significant(overall["p_holm"], SUMMARY_ALPHA)]
 moves = [change.moved(float(d), BY_KEY[m].higher_is_better) for m, d in zip(real["metric"], real["delta"])]
 better = [metric_name(m) for m, how in zip(real["metric"], moves) if how == "better"]
 worse = [metric_name(m) for m, how in zip(real["metric"], moves) if how == "worse"]
@@ -36,7 +37,7 @@ if worse:
 st.markdown(escape(
     (f"Over all {stats.n_questions} questions, {' and '.join(said)}" if said else
      f"Over all {stats.n_questions} questions, no change is clearly more than noise")
-    + f" (Holm-adjusted p at most {SUMMARY_ALPHA:g}); the other {noise} metric{'' if noise == 1 else 's'}' changes "
+    + f" (Holm-adjusted p below {SUMMARY_ALPHA:g}); the other {noise} metric{'' if noise == 1 else 's'}' changes "
       "could be noise. The table below does the same for every slice."))
 with st.expander("How these figures are computed"):
     st.markdown(
@@ -69,10 +70,10 @@ with st.container(border=True, key="filters"):
                                      "claims); Benjamini-Hochberg's (false discovery rate) marks more rows, for "
                                      "exploring; the unadjusted p-values do not account for it.")
     alpha = float(selection.select("Alpha", ALPHAS, param="alpha", default="0.05", where=d,
-                                   help="A row is significant when the chosen p-value is at most alpha."))
+                                   help="A row is significant when the chosen p-value is below alpha."))
     e, f, _, _ = st.columns(4)
     significant_only = selection.check("Significant only", param="significant", where=e,
-                                       help="Keep rows whose chosen p-value is at most alpha.")
+                                       help="Keep rows whose chosen p-value is below alpha.")
     regressions_only = selection.check("Regressions only", param="regressions", where=f,
                                        help="Keep rows whose mean paired delta is against the metric's direction "
                                             "(lower, or higher for Disclosures).")
@@ -86,7 +87,7 @@ if len(chosen):
                     key="w_stats_chart")
     st.caption(escape(f"{metric_name(cmp.metric)} (pick another metric in the sidebar): a point is the mean paired "
                       f"delta, its bar the {stats.confidence:.0%} bootstrap interval; orange when "
-                      f"{data.P_COLUMNS[p_column]} <= {alpha:g}."))
+                      f"{data.P_COLUMNS[p_column]} < {alpha:g}."))
 
 st.caption(escape(f"{len(rows)} of {len(stats.table)} metric x slice rows shown."))
 shown = rows.assign(
@@ -129,7 +130,7 @@ COLUMNS = {
                                                 "metric x slice row: among the rows it marks, the expected share of "
                                                 "false alarms is at most alpha. It marks more rows than Holm: rows "
                                                 "worth exploring, not claims."),
-    "significant": st.column_config.CheckboxColumn("significant", help="The chosen p-value is at most alpha."),
+    "significant": st.column_config.CheckboxColumn("significant", help="The chosen p-value is below alpha."),
     "moves": st.column_config.TextColumn("moves", help="better / worse: the mean delta is with / against the "
                                                        "metric's direction (Disclosures: lower is better)."),
     "improved": st.column_config.NumberColumn("improved", help="Paired questions that moved in the metric's "

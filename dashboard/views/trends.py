@@ -42,7 +42,7 @@ marks = long[long["release"].isin(newest.index)].assign(verdict=lambda f: f["rel
 st.caption(escape("Releases in order of their manifests' time (created_at); a run whose manifest names a release "
                   "counts under it, the others each on their own. A value is the mean over the release's runs of "
                   "each run's macro mean. A ring marks a release whose newest recorded verdict passed, a cross one "
-                  "that failed (ragslice compare --policy records them)."))
+                  "that failed, a diamond one that was inconclusive (ragslice compare --policy records them)."))
 st.altair_chart(charts.release_trend(long, marks), key="w_trend_chart", width="stretch")
 
 st.subheader("Releases")

@@ -12,6 +12,7 @@ flags where the choice flips the direction of a change.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -83,6 +84,60 @@ def operational_values(status: np.ndarray, latency: np.ndarray, cost: np.ndarray
     if aggregate == "total":
         return float(values.sum()) / max(1, len(np.unique(runs))), n
     raise ValueError(f"unknown aggregate {aggregate!r} for {key}")
+
+
+def operational_range(status: np.ndarray, latency: np.ndarray, cost: np.ndarray, runs: np.ndarray, key: str,
+                      aggregate: str, budget: float | None = None) -> tuple[float | None, float | None, int, int]:
+    """A gate's latency or cost aggregate when failed and missing records are unknown, as
+    ``(low, high, n, unknown)``.
+
+    A failed or missing record (status not ok) did not answer: what it would have taken or cost is
+    unknown, anywhere from 0 to the `budget` (the policy's ``latency_budget_ms`` / ``cost_budget_usd``;
+    None: unbounded). With a budget, a recorded value above it counts as the budget too (a record over
+    budget is as bad as a failure). `low` is the aggregate with every unknown at 0, `high` with every
+    unknown at the budget (``inf`` without one: a mean, total or max is then unbounded; a percentile
+    stays finite while the unknowns stay in the tail above it). Each aggregate is monotone in every value,
+    so turning a record into a failure never lowers `high` nor raises `low`. An ok record without a value
+    is left out, as `operational_values` leaves it. n: the values used; unknown: the failed and missing
+    records among them. (None, None, 0, 0) when there is none."""
+    column = {"latency": latency, "cost": cost}[key]
+    ok = status == 0
+    recorded = ok & ~np.isnan(column)
+    known = column[recorded]
+    unknown = int(np.count_nonzero(~ok))
+    ceiling = math.inf if budget is None else float(budget)
+    if budget is not None:
+        known = np.minimum(known, ceiling)
+    n = len(known) + unknown
+    if n == 0:
+        return None, None, 0, 0
+    kept_runs = np.concatenate([runs[recorded], runs[~ok]])
+    low = _aggregate_of(np.concatenate([known, np.zeros(unknown)]), aggregate, kept_runs)
+    high = _aggregate_of(np.concatenate([known, np.full(unknown, ceiling)]), aggregate, kept_runs)
+    return low, high, n, unknown
+
+
+def _aggregate_of(values: np.ndarray, aggregate: str, runs: np.ndarray) -> float:
+    """`operational_values`' aggregates of values that may hold ``inf``: percentiles by numpy's linear
+    interpolation (``inf`` where it would interpolate towards one), mean, max, total per run."""
+    if aggregate in ("p50", "p95", "p99"):
+        if np.isfinite(values).all():
+            return float(np.percentile(values, float(aggregate[1:])))
+        ordered = np.sort(values)
+        position = float(aggregate[1:]) / 100 * (len(ordered) - 1)
+        below = int(math.floor(position))
+        touched = ordered[below:below + 2] if position > below else ordered[below:below + 1]
+        if not np.isfinite(touched).all():
+            return math.inf
+        # the values interpolated between are finite: any finite stand-in for the others gives numpy's figure
+        return float(np.percentile(np.minimum(values, float(touched.max())), float(aggregate[1:])))
+    if aggregate == "mean":
+        return float(values.mean())
+    if aggregate == "max":
+        return float(values.max())
+    if aggregate == "total":
+        return float(values.sum()) / max(1, len(np.unique(runs)))
+    raise ValueError(f"unknown aggregate {aggregate!r}")
 
 
 def _families(families: Sequence[str]) -> tuple[str, ...]:

@@ -46,12 +46,13 @@ from ..metrics.slices import Slice
 from ..store.database import Database
 from ..store.schema import table_names
 from ..store.workspace import HELDOUT
-from . import change, stats, stats_batch, verdicts
+from . import change, detect, stats, stats_batch, verdicts
 from . import policy as policies
 from .alignment import AlignmentFacts, read_alignment
 from .family import Family, Resolution, adjust_family, fdr_adjusted, holm_adjusted, p_floors, resolve
 from .paired import COMPARISON_COLUMNS, Comparison, HeldoutUse, Settings, label_gap_warning
 from .policy import Policy
+from .significance import ALPHA
 from .scores import (
     METRIC_KEYS,
     RECORD_STATUSES,
@@ -162,6 +163,11 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
         if r.n < 1:  # no paired question in the slice: no row
             continue
         kept.append((j, k))
+        chosen_pairs = samples[at][1] & paired_masks[j]
+        d = cand[j][chosen_pairs] - base[j][chosen_pairs]
+        mde, bound = detect.row_figures(d if m.higher_is_better else -d, ALPHA, detect.POWER,
+                                        exact_max=settings.exact_max, resamples=settings.randomization_resamples,
+                                        large_sample=settings.large_sample, tie=settings.tie)
         pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
         if m.pooled:
             for i, side in enumerate(SIDES):
@@ -174,6 +180,7 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
             "p_randomization": r.p_randomization, "p_holm": None, "improved": r.improved,
             "regressed": r.regressed, "unchanged": r.unchanged, **pooled,
             "higher_is_better": m.higher_is_better, "warnings": list(r.warnings), "method": r.method,
+            "mde": mde, "bound": bound,
         })
     table = pd.DataFrame(out, columns=list(COMPARISON_COLUMNS))
     table["method"] = pd.Series([r["method"] for r in out], dtype=object)  # None (n < 2) stays None

@@ -30,6 +30,7 @@ import pandas as pd
 from ..metrics import slices
 from . import change, stats
 from .paired import Comparison, Settings
+from .significance import significant as _significant
 from .policy import Policy
 from .sides import Side
 
@@ -55,8 +56,9 @@ def fdr_adjusted(p_values: Iterable[Any]) -> np.ndarray:
 
 
 def significant(p_values: pd.Series) -> pd.Series:
-    """Whether each adjusted p-value is below `SIGNIFICANT`; False where it is n/a."""
-    return (pd.to_numeric(p_values, errors="coerce") < SIGNIFICANT).fillna(False).astype(bool)
+    """Whether each adjusted p-value is below `SIGNIFICANT` (the one rule, `significance.significant`);
+    False where it is n/a."""
+    return _significant(pd.Series(p_values), SIGNIFICANT)
 
 
 SIGNIFICANT_MARK = "†"
@@ -93,15 +95,14 @@ def table_rows(table: pd.DataFrame, *, metrics: Sequence[str] = (), families: Se
                alpha: float = 0.05, p_column: str = "p_holm", significant_only: bool = False,
                regressions_only: bool = False) -> pd.DataFrame:
     """The rows of a comparison's table the filters keep (empty `metrics` / `families`: all), with
-    three columns added: `family` (`scoring.metrics.slices.family_of`), `significant` (`p_column` <=
-    `alpha`; False where that p-value is n/a) and `moves` (`change.moved`: better / worse / unchanged,
+    three columns added: `family` (`scoring.metrics.slices.family_of`), `significant` (`p_column` <
+    `alpha`, the one rule `significance.significant`; False where that p-value is n/a) and `moves` (`change.moved`: better / worse / unchanged,
     the mean paired delta in the metric's direction). `regressions_only` keeps the rows that move worse."""
     if p_column not in P_COLUMNS:
         raise ValueError(f"unknown p-value column {p_column!r}")
     out = table.copy()
     out["family"] = out["slice"].map(slices.family_of)
-    p = pd.to_numeric(out[p_column], errors="coerce")
-    out["significant"] = (p <= alpha).fillna(False).astype(bool)
+    out["significant"] = _significant(out[p_column], alpha)
     out["moves"] = [change.moved(None if pd.isna(d) else float(d), bool(h))
                     for d, h in zip(out["delta"], out["higher_is_better"])]
     keep = pd.Series(True, index=out.index)
@@ -272,11 +273,17 @@ class Family:
         return any(c.verdict.failed for c in self.comparisons)
 
     @property
+    def inconclusive(self) -> bool:
+        """Whether no candidate failed and one is inconclusive (the command's exit code 3)."""
+        return not self.failed and any(c.verdict.inconclusive for c in self.comparisons)
+
+    @property
     def verdict(self) -> str:
-        """``fail`` when any candidate fails, ``pass`` when every one passes, ``none`` without a policy."""
+        """``fail`` when any candidate fails, else ``inconclusive`` when one is, ``pass`` when every one
+        passes, ``none`` without a policy."""
         if self.policy is None:
             return "none"
-        return "fail" if self.failed else "pass"
+        return "fail" if self.failed else "inconclusive" if self.inconclusive else "pass"
 
     @property
     def resolution(self) -> Resolution:

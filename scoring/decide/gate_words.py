@@ -2,8 +2,9 @@
 what the gate found.
 
 A gate's parts are the fields of `policy.GateResult` (kind, metric, slice, aggregate, the bounds
-``min`` / ``max`` / ``max_regressions`` / ``max_drop`` with ``alpha`` and ``test``, observed,
-observed_text, baseline, n, p_value, passed, reason), read from the result itself or from the same
+``min`` / ``max`` / ``max_regressions`` / ``max_drop`` with ``alpha``, ``test`` and ``rule``, observed,
+observed_text, baseline, n, p_value, passed, outcome, reason, and what a max_drop gate's sample can
+detect: mde, power, power_at_margin, bound, sd, questions_needed, min_power), read from the result itself or from the same
 keys in a mapping (the JSON a verdict is stored as, decoded; a DataFrame record, where a missing
 number is NaN). Every wording reads these fields, never another wording: the bound's text
 (`threshold_words`) can be reworded without changing a sentence (`gate_sentence`).
@@ -20,12 +21,16 @@ from typing import Any
 from ..metrics.registry import display_name
 from .change import TIE
 
-BOUNDS = ("min", "max", "max_regressions", "max_drop", "alpha", "test")
+BOUNDS = ("min", "max", "max_regressions", "max_drop", "alpha", "test", "rule")
 """A gate's declared bounds as fields: ``min`` / ``max`` (a threshold gate; ``min`` is the kappa of the
-alignment gate), ``max_regressions``, ``max_drop`` with ``alpha`` and ``test``; None where the kind has none."""
+alignment gate), ``max_regressions``, ``max_drop`` with ``alpha``, ``test`` and ``rule``; None where the
+kind has none (a drop gate recorded without ``rule`` is a significant_drop gate)."""
 
-FIELDS = ("name", "kind", "metric", "slice", "aggregate", "passed", "observed", "observed_text", "baseline", "n",
-          "reason", "p_value", *BOUNDS)
+DETECTION = ("mde", "power", "power_at_margin", "bound", "sd", "questions_needed", "min_power")
+"""What a max_drop gate's sample can detect (`scoring.decide.detect`); None where not computed."""
+
+FIELDS = ("name", "kind", "metric", "slice", "aggregate", "passed", "outcome", "observed", "observed_text", "baseline",
+          "n", "reason", "p_value", *BOUNDS, *DETECTION)
 
 OPERATIONAL_WORDS = {"failure_rate": "Failure rate", "latency": "Latency (ms)", "cost": "Cost (USD)"}
 UNMARKED_AGGREGATES = ("macro", "rate", "per question", "")
@@ -112,7 +117,10 @@ def gate_fields(gate: Any) -> dict[str, Any]:
             out.update(_recorded_bounds(str(out["kind"]), str(gate.get("threshold") or "")))
     else:
         out = {key: getattr(gate, key, None) for key in FIELDS}
-    return {key: None if missing(value) else value for key, value in out.items()}
+    out = {key: None if missing(value) else value for key, value in out.items()}
+    if out["outcome"] not in ("pass", "fail", "inconclusive"):  # recorded before outcomes: pass or fail
+        out["outcome"] = "pass" if out["passed"] else "fail"
+    return out
 
 
 _RECORDED = {
@@ -153,6 +161,10 @@ def threshold_words(gate: Any) -> str:
         return f"<= {_count(g['max_regressions'])} regressed questions"
     if kind == "agreement":
         return f"kappa >= {format_bound(g['min'])}"
+    if g["rule"] == "non_inferiority":
+        level = f"{1 - float(g['alpha']):.0%}" if g["alpha"] is not None else "one-sided"
+        return (f"upper {level} bound of the drop < {format_bound(g['max_drop'])} ({g['test']}, "
+                "non-inferiority)")
     return (f"drop <= {format_bound(g['max_drop'])} unless significant ({g['test']}, one-sided alpha "
             f"{format_bound(g['alpha'])})")
 
@@ -188,12 +200,85 @@ def _drop_sentence(g: dict[str, Any], name: str, where: str, count: str) -> str:
     allowed = format_bound(g["max_drop"]) if g["max_drop"] is not None else "n/a"
     p = g["p_value"]
     p_text = "" if p is None else f"one-sided p {p:.3f}"
+    head = f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions): "
+    if g["rule"] == "non_inferiority":
+        level = f"{1 - float(g['alpha']):.0%} " if g["alpha"] is not None else ""
+        bound = "no bound" if g["bound"] is None else f"{short(g['bound'])}"
+        if g["passed"]:
+            verdict = f"shown within the {allowed} allowed (upper {level}bound of the drop {bound})"
+        else:
+            verdict = f"not shown within the {allowed} allowed (upper {level}bound of the drop {bound})"
+        words = detection_words(g)
+        return head + verdict + "." + (f" {words[0].upper()}{words[1:]}." if words and not g["passed"] else "")
+    if g["outcome"] == "inconclusive":
+        return head + f"not significant ({p_text}), but inconclusive: {inconclusive_words(g)}."
     if g["passed"]:
         verdict = f"within the {allowed} allowed, or not significant ({p_text})" if p_text else "within bounds"
     else:
         alpha = format_bound(g["alpha"]) if g["alpha"] is not None else ""
         verdict = f"more than the {allowed} allowed, and significant ({p_text}, alpha {alpha})"
-    return f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions): {verdict}."
+    words = detection_words(g) if g["passed"] else None
+    return head + verdict + "." + (f" {words[0].upper()}{words[1:]}." if words else "")
+
+
+def short(value: float) -> str:
+    """An MDE, a bound or a power in words: two decimals (two significant digits below 0.01)."""
+    value = float(value)
+    return f"{value:.2f}" if abs(value) >= 0.01 or value == 0 else f"{value:.2g}"
+
+
+def detection_words(gate: Any) -> str | None:
+    """What a max_drop gate's sample could not detect, when its minimum detectable effect exceeds its
+    margin: ``31 questions can only detect a drop of 0.14 or more; the margin is 0.02``; when the test
+    cannot reach alpha at all: ``31 questions cannot detect a drop of any size with the one-sided
+    randomization test at alpha 0.05; the margin is 0.02``. None when the MDE is within the margin, or
+    for a gate without these figures."""
+    g = gate_fields(gate)
+    if g["kind"] != "drop" or g["n"] is None or g["max_drop"] is None or g["power"] is None:
+        return None
+    n, margin = int(g["n"]), format_bound(g["max_drop"])
+    if n < 2:
+        return f"{n} question cannot detect a drop of any size; the margin is {margin}"
+    if g["mde"] is None:
+        alpha = format_bound(g["alpha"]) if g["alpha"] is not None else "its alpha"
+        return (f"{n} questions cannot detect a drop of any size with the one-sided {g['test']} test at alpha "
+                f"{alpha}; the margin is {margin}")
+    if float(g["mde"]) <= float(g["max_drop"]) + TIE:
+        return None
+    return f"{n} questions can only detect a drop of {short(g['mde'])} or more; the margin is {margin}"
+
+
+def inconclusive_words(gate: Any) -> str:
+    """Why a gate could not tell, and how many questions would make it conclusive at the observed spread:
+    ``31 questions can only detect a drop of 0.14 or more; the margin is 0.02 (power at the margin 0.10,
+    below min_power 0.8); about 1,531 questions would make it conclusive at the observed spread``."""
+    g = gate_fields(gate)
+    words = detection_words(g) or f"{_count(g['n'])} questions cannot detect a drop of the margin reliably"
+    at = g["power_at_margin"]
+    floor = format_bound(g["min_power"]) if g["min_power"] is not None else "min_power"
+    power = f" (power at the margin {short(at) if at is not None else 'n/a'}, below min_power {floor})"
+    needed = g["questions_needed"]
+    more = (f"; about {int(needed):,} questions would make it conclusive at the observed spread" if needed is not None
+            else "; no number of questions would, at the observed spread")
+    return words + power + more
+
+
+def detection_line(gate: Any) -> str | None:
+    """A max_drop gate's detection figures in one line, for reports: ``MDE 0.144 at power 0.8; power at
+    the margin 0.02: 0.097; upper 95% bound of the drop 0.133; 1,531 questions to detect the margin at
+    this spread (sd 0.315)``. None for other gates and gates recorded without them."""
+    g = gate_fields(gate)
+    if g["kind"] != "drop" or g["power"] is None:
+        return None
+    margin = format_bound(g["max_drop"]) if g["max_drop"] is not None else "n/a"
+    mde = "none (no drop is detectable)" if g["mde"] is None else f"{float(g['mde']):.3f}"
+    level = f"{1 - float(g['alpha']):.0%}" if g["alpha"] is not None else ""
+    at = "n/a" if g["power_at_margin"] is None else f"{float(g['power_at_margin']):.3f}"
+    bound = "none" if g["bound"] is None else f"{float(g['bound']):.3f}"
+    needed = "not reachable" if g["questions_needed"] is None else f"{int(g['questions_needed']):,}"
+    sd = "" if g["sd"] is None else f" (sd {float(g['sd']):.3f})"
+    return (f"MDE {mde} at power {format_bound(g['power'])}; power at the margin {margin}: {at}; upper {level} bound "
+            f"of the drop {bound}; questions to detect the margin at this spread{sd}: {needed}")
 
 
 def _threshold_sentence(g: dict[str, Any], name: str, where: str, count: str) -> str:
@@ -215,5 +300,6 @@ def _threshold_sentence(g: dict[str, Any], name: str, where: str, count: str) ->
     return f"{name}{how} on {where} is {value}, {relation} ({count}{unit}{before})."
 
 
-__all__ = ["BOUNDS", "FIELDS", "OPERATIONAL_WORDS", "format_bound", "format_value", "gate_fields", "gate_sentence",
-           "measure_words", "slice_words", "threshold_words"]
+__all__ = ["BOUNDS", "DETECTION", "FIELDS", "OPERATIONAL_WORDS", "detection_line", "detection_words",
+           "format_bound", "format_value", "gate_fields", "gate_sentence", "inconclusive_words", "measure_words",
+           "short", "slice_words", "threshold_words"]

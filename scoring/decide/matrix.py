@@ -23,15 +23,17 @@ import pandas as pd
 
 from ..metrics import slices
 from ..metrics.registry import BY_KEY
-from . import aggregates, stats_batch
+from . import aggregates, detect, stats_batch
 from .family import Resolution, fdr_adjusted, holm_adjusted, p_floors, resolve, significant
 from .paired import Settings
+from .significance import ALPHA
 from .scores import RECORD_STATUSES, _score_source, arrow_floats, position_slots, read_slice_columns
 from .sides import Side
 
 CELL_COLUMNS: tuple[str, ...] = (
     "candidate", "metric", "slice", "n", "baseline", "candidate_mean", "delta", "p_randomization", "p_holm",
     "significant", "improved", "regressed", "unchanged", "higher_is_better", "p_fdr", "fdr_significant", "p_floor",
+    "mde", "bound",
 )
 OPERATION_COLUMNS: tuple[str, ...] = ("candidate", "records", "failure_rate", "latency_p95", "cost_mean", "judged")
 
@@ -44,7 +46,8 @@ class Matrix:
     exploring; `p_floor`: the smallest randomization p the cell's test could report); `operations`:
     one row per side, the baseline first (`OPERATION_COLUMNS`, None where no record has the value);
     `n_tests`: the non-None randomization p-values the Holm adjustment spans; `slices`: the slices the
-    suite has, in order; `resolution`: how finely the cells' randomization p-values are resolved."""
+    suite has, in order; `mde`, `bound`: `detect.row_figures` of the cell, as a comparison's table row;
+    `resolution`: how finely the cells' randomization p-values are resolved."""
 
     cells: pd.DataFrame
     operations: pd.DataFrame
@@ -136,10 +139,12 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
         if r.n < 1:
             continue
         kept.append(at)
+        j, mask = samples[at]
+        mde, bound = _detection(base_arrays[j], cand_arrays[j], mask, directions[j], settings)
         rows.append({"candidate": cand, "metric": m, "slice": s, "n": r.n, "baseline": r.baseline,
                      "candidate_mean": r.candidate, "delta": r.delta, "p_randomization": r.p_randomization,
                      "improved": r.improved, "regressed": r.regressed, "unchanged": r.unchanged,
-                     "higher_is_better": BY_KEY[m].higher_is_better})
+                     "higher_is_better": BY_KEY[m].higher_is_better, "mde": mde, "bound": bound})
     cells = pd.DataFrame(rows, columns=[c for c in CELL_COLUMNS if c not in ("p_holm", "significant", "p_fdr",
                                                                            "fdr_significant", "p_floor")])
 
@@ -172,6 +177,16 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
     n_tests = sum(x is not None for x in cells["p_holm"])
     return Matrix(cells[list(CELL_COLUMNS)], pd.DataFrame(ops, columns=list(OPERATION_COLUMNS)), n_tests, available,
                   resolution)
+
+
+def _detection(base: np.ndarray, cand: np.ndarray, mask: np.ndarray, higher: bool, settings: Settings
+               ) -> tuple[float | None, float | None]:
+    """A cell's MDE and bound of the drop, as a comparison's table row has them (`detect.row_figures`)."""
+    both = mask & ~(np.isnan(base) | np.isnan(cand))
+    d = cand[both] - base[both]
+    return detect.row_figures(d if higher else -d, ALPHA, detect.POWER, exact_max=settings.exact_max,
+                              resamples=settings.randomization_resamples, large_sample=settings.large_sample,
+                              tie=settings.tie)
 
 
 __all__ = ["CELL_COLUMNS", "Matrix", "OPERATION_COLUMNS", "matrix", "read_sides"]

@@ -79,7 +79,11 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "metric", "metric_name", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high",
     "p_ttest", "p_wilcoxon", "p_randomization", "p_holm", "improved", "regressed", "unchanged",
     "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings", "method", "p_fdr", "p_floor",
+    "mde", "bound",
 )
+"""`mde` and `bound` (added after `method`): the smallest drop a one-sided test at 0.05 detects with power
+0.8 at the row's spread (None: the randomization test cannot reach 0.05 with the row's differing pairs),
+and Student's one-sided 95% upper bound of the drop, both in the metric's direction (`detect.row_figures`)."""
 
 
 @dataclass
@@ -93,6 +97,8 @@ class Comparison:
       ``resampling`` or ``normal`` (`scoring.decide.stats`), None where n < 2; `p_holm` and `p_fdr`
       adjust the randomization p across the family (Holm; Benjamini-Hochberg); `p_floor` is the
       smallest randomization p the row's test could report (`scoring.decide.family.resolve`);
+      `mde` and `bound` what the row's sample can detect and its bound of the drop
+      (`detect.row_figures`);
     - `deltas`: one row per question x metric where either side has a value: baseline, candidate,
       delta, change (improved | regressed | unchanged | n/a); built on first use;
     - `spread`: per side with repeats, per question x metric: repeats, mean, sd, min, max;
@@ -222,6 +228,42 @@ class Comparison:
         pooled = BY_KEY[key].pooled
         parts = tuple(frame[c].to_numpy(dtype=float).take(at) for c in pooled) if pooled else None
         return aggregates.aggregate_values(frame[key].to_numpy(dtype=float).take(at), parts, aggregate)
+
+    def paired_unknown(self, key: str, slice_: Slice, *, exclude: str | None = None) -> np.ndarray:
+        """Per pair of `paired_values` (same order), how far above its scored value the candidate's value
+        could have been had its failed or missing records answered: the metric's range (1 for a rate or a
+        flag, unbounded for a count) times the share of the question's scored candidate repeats that
+        failed or are missing; 0 for a question every repeat answered (`drop`)."""
+        at = self._positions(slice_, exclude)
+        b = self.values["baseline"][key].to_numpy(dtype=float).take(at)
+        c = self.values["candidate"][key].to_numpy(dtype=float).take(at)
+        keep = ~(np.isnan(b) | np.isnan(c))
+        cache = ("unknown", key)
+        if cache not in self._masks:
+            share = np.zeros(len(self.questions))
+            r = self.rows
+            if r is not None and key in r.columns:
+                own = r.side == SIDES.index("candidate")
+                scored = own & ~np.isnan(r.values[:, r.columns.index(key)])
+                failed = scored & (r.status != 0)
+                total = np.bincount(r.slot[scored], minlength=len(share))
+                bad = np.bincount(r.slot[failed], minlength=len(share))
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    share = np.where(total > 0, bad / np.maximum(total, 1), 0.0)
+            span = np.inf if BY_KEY[key].value == "count" else 1.0
+            self._masks[cache] = np.where(share > 0, share * span, 0.0)
+        return self._masks[cache].take(at)[keep]
+
+    def operational_range(self, side: str, key: str, slice_: Slice, aggregate: str, *, budget: float | None = None,
+                          exclude: str | None = None) -> tuple[float | None, float | None, int, int]:
+        """A side's latency or cost aggregate over the slice's records with failed and missing records
+        unknown up to `budget` (`aggregates.operational_range`): (low, high, n, unknown)."""
+        r = self.rows
+        if r is None:
+            return None, None, 0, 0
+        keep = (r.side == SIDES.index(side)) & self._mask(slice_, exclude)[r.slot]
+        return aggregates.operational_range(r.status[keep], r.latency[keep], r.cost[keep], r.run[keep], key, aggregate,
+                                            budget)
 
     def automatic_aligners(self) -> list[tuple[str, float | None, int]]:
         return self.alignment.automatic_aligners(self.resting) if self.alignment is not None else []

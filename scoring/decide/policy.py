@@ -21,15 +21,26 @@ A gate has exactly one kind, chosen by its threshold keys:
 - ``min`` / ``max``: the candidate's aggregate over the slice (its own scored questions) is within bounds;
 - ``max_regressions``: at most this many paired questions are worse than the baseline (the metric's
   direction decides what "worse" is);
-- ``max_drop`` (with ``alpha``, default 0.05, and ``test``: randomization | ttest | wilcoxon): fail only
-  when the mean paired change is significantly worse than ``-max_drop`` (one-sided, see `stats.drop_p`).
+- ``max_drop`` (with ``alpha``, default 0.05, ``test``: randomization | ttest | wilcoxon, and ``rule``):
+  with ``rule = "significant_drop"`` (the default) fail only when the mean paired change is significantly
+  worse than ``-max_drop`` (one-sided, see `stats.drop_p`); with ``rule = "non_inferiority"`` pass only
+  when the one-sided (1 - alpha) upper confidence bound of the drop is below ``max_drop`` (`drop`). Every
+  max_drop gate also reports what its sample can detect: the minimum detectable effect at the declared
+  ``power`` (default 0.8), the power at its margin and the bound (`detect`); failed and missing records
+  enter at their worst (`drop`).
+
+With ``min_power``, a significant_drop gate that did not fail but whose power at its margin is below
+``min_power`` is inconclusive, not passed: the verdict is "inconclusive" when no gate fails and one is.
+Latency and cost gates count a failed or missing record as unknown up to ``latency_budget_ms`` /
+``cost_budget_usd`` (unbounded without one; `aggregates.operational_range`).
 
 With ``min_alignment_kappa``, one more gate ("alignment agreement") fails when a claim of either side
 rests on an automatic alignment (a judge's or the lexical aligner's, `scoring.metrics.alignment`) whose
 measured agreement with the reviewers (Cohen's kappa, `agreement.aligner_agreement`) is below it or
 unmeasured; with ``alignment_kappa_bound = "lower"``, the lower end of kappa's bootstrap interval
-(`agreement.kappa_interval`) must reach it. A gate over an empty slice fails and says so. The verdict is "pass" only when every gate passes;
-without a policy there is no verdict ("none"), never a pass.
+(`agreement.kappa_interval`) must reach it. A gate over an empty slice fails and says so. The verdict
+is "fail" when a gate fails, "inconclusive" when none fails and one is inconclusive, "pass" only when
+every gate passes; without a policy there is no verdict ("none"), never a pass.
 The policy's text and its sha256 (of the file bytes) are stored with every verdict.
 """
 from __future__ import annotations
@@ -38,7 +49,7 @@ import hashlib
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -48,8 +59,10 @@ from ..errors import Problems, ValidationError, invalid
 from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, higher_is_better, measure_key
 from ..metrics.slices import Slice, parse_slice
 from ..store.files import parse_toml
-from . import change, stats
+from . import change, detect, drop, stats
+from .aggregates import operational_range
 from .change import TIE
+from .drop import RULES
 from .gate_words import format_bound, format_value, threshold_words
 
 
@@ -62,6 +75,9 @@ def metric_aggregates(key: str) -> tuple[str, ...]:
 
 
 GateKind = Literal["threshold", "regressions", "drop", "agreement"]
+Outcome = Literal["pass", "fail", "inconclusive"]
+BUDGET_KEYS = {"latency": "latency_budget_ms", "cost": "cost_budget_usd"}
+"""The policy key that bounds what a failed or missing record counts as, per operational measure."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,15 @@ class Gate:
     alpha: float = 0.05
     test: str = "randomization"
     line: int | None = None
+    rule: str = "significant_drop"
+    """A max_drop gate's rule: significant_drop (fail on a significant drop beyond the margin) or
+    non_inferiority (pass only when the upper bound of the drop is below the margin)."""
+    power: float = detect.POWER
+    """The power its MDE and the questions needed are computed at (the policy's ``power``)."""
+    min_power: float | None = None
+    """The policy's ``min_power``: a significant_drop gate below it at its margin is inconclusive."""
+    budget: float | None = None
+    """A latency or cost gate's budget: what a failed or missing record counts as at most (None: unbounded)."""
 
     @property
     def threshold(self) -> str:
@@ -91,7 +116,8 @@ class Gate:
         """The declared bounds as `GateResult` fields (`gate_words.BOUNDS`); None where this kind has none."""
         drop = self.kind == "drop"
         return dict(min=self.min, max=self.max, max_regressions=self.max_regressions, max_drop=self.max_drop,
-                    alpha=self.alpha if drop else None, test=self.test if drop else None)
+                    alpha=self.alpha if drop else None, test=self.test if drop else None,
+                    rule=self.rule if drop else None)
 
 
 @dataclass(frozen=True)
@@ -107,12 +133,19 @@ class Policy:
     heldout_budget: int | None = None
     min_alignment_kappa: float | None = None
     alignment_kappa_bound: str = "estimate"
+    min_power: float | None = None
+    """Below this power at its margin a significant_drop gate that did not fail is inconclusive."""
+    power: float = detect.POWER
+    """The power MDEs and questions needed are computed at: ``power``, else ``min_power``, else 0.8."""
+    latency_budget_ms: float | None = None
+    cost_budget_usd: float | None = None
 
 
-TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "min_alignment_kappa", "alignment_kappa_bound", "gates")
+TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "min_alignment_kappa", "alignment_kappa_bound",
+            "min_power", "power", "latency_budget_ms", "cost_budget_usd", "gates")
 KAPPA_BOUNDS = ("estimate", "lower")
 GATE_KEYS = ("name", "description", "metric", "slice", "aggregate", "min", "max",
-             "max_regressions", "max_drop", "alpha", "test")
+             "max_regressions", "max_drop", "alpha", "test", "rule")
 _GATES_HEADER = re.compile(r"^\s*\[\[\s*gates\s*\]\]")
 _TABLE_HEADER = re.compile(r"^\s*\[")
 
@@ -160,6 +193,23 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
     if kappa_bound not in KAPPA_BOUNDS:
         add('alignment_kappa_bound is "estimate" (kappa) or "lower" (its interval\'s lower end)',
             "alignment_kappa_bound", kappa_bound, line=lines.top("alignment_kappa_bound"))
+    fractions: dict[str, float | None] = {}
+    for key, what in (("min_power", "a gate whose power at its margin is below it is inconclusive"),
+                      ("power", "the power MDEs and questions needed are computed at")):
+        value = doc.get(key)
+        if value is not None and (not _is_number(value) or not 0 < value < 1):
+            add(f"{key} is a number between 0 and 1 ({what})", key, value, line=lines.top(key))
+            value = None
+        fractions[key] = None if value is None else float(value)
+    budgets: dict[str, float | None] = {}
+    for key, unit in (("latency_budget_ms", "milliseconds"), ("cost_budget_usd", "USD")):
+        value = doc.get(key)
+        if value is not None and (not _is_number(value) or value <= 0):
+            add(f"{key} is a number > 0 (in {unit}: what a failed or missing record counts as at most)", key, value,
+                line=lines.top(key))
+            value = None
+        budgets[key] = None if value is None else float(value)
+    power = fractions["power"] or fractions["min_power"] or detect.POWER
     default_alpha = doc.get("alpha", 0.05)
     if not _is_number(default_alpha) or not 0 < default_alpha < 1:
         add("alpha is a number between 0 and 1", "alpha", default_alpha, line=lines.top("alpha"))
@@ -171,6 +221,9 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
     else:
         for i, table in enumerate(raw_gates):
             gate = _parse_gate(table, i, float(default_alpha), lines, problems, path)
+            if gate is not None:
+                gate = replace(gate, power=power, min_power=fractions["min_power"],
+                               budget=budgets.get(BUDGET_KEYS.get(gate.metric, "")))
             if gate is not None:
                 gates.append(gate)
         seen: dict[str, Gate] = {}
@@ -190,6 +243,10 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
         heldout_budget=budget,
         min_alignment_kappa=None if min_kappa is None else float(min_kappa),
         alignment_kappa_bound=str(kappa_bound),
+        min_power=fractions["min_power"],
+        power=power,
+        latency_budget_ms=budgets["latency_budget_ms"],
+        cost_budget_usd=budgets["cost_budget_usd"],
     )
 
 
@@ -290,7 +347,7 @@ def _parse_gate(
         err("max_regressions is a whole number >= 0", "max_regressions", table["max_regressions"])
     if _is_number(table.get("min")) and _is_number(table.get("max")) and table["min"] > table["max"]:
         err(f"min {table['min']} is above max {table['max']}: no value can pass", "min", table["min"])
-    for extra in ("alpha", "test"):
+    for extra in ("alpha", "test", "rule"):
         if extra in table and kind is not None and kind != "drop":
             err(f"{extra} applies only to max_drop gates", extra, table[extra])
     alpha = table.get("alpha", default_alpha)
@@ -299,6 +356,13 @@ def _parse_gate(
     test = table.get("test", "randomization")
     if test not in stats.TESTS:
         err(f"test is one of {', '.join(stats.TESTS)}", "test", test)
+    rule = table.get("rule", "significant_drop")
+    if rule not in RULES:
+        err(f"rule is one of {', '.join(RULES)} (significant_drop: fail on a significant drop beyond max_drop; "
+            "non_inferiority: pass only when the upper bound of the drop is below max_drop)", "rule", rule)
+    elif rule == "non_inferiority" and test == "wilcoxon":
+        err("a non_inferiority gate takes test = \"randomization\" or \"ttest\": inverting the Wilcoxon test bounds "
+            "a median shift, not the mean drop the margin is in", "test", test)
     aggregate = table.get("aggregate")
     if key is not None:
         allowed = metric_aggregates(key)
@@ -325,6 +389,7 @@ def _parse_gate(
         alpha=float(alpha),
         test=test,
         line=start,
+        rule=rule,
     )
 
 
@@ -362,9 +427,15 @@ class Evidence(Protocol):
 class GateResult:
     """One gate's outcome: the observed value, the bound, and the reason in words.
 
-    The bound is also kept as its parts (`min`, `max`, `max_regressions`, `max_drop` with `alpha` and
-    `test`; `min` is the kappa of the alignment gate; None where the kind has none): the words of a
-    gate (`gate_words`) are built from the fields, never from `threshold`'s text."""
+    The bound is also kept as its parts (`min`, `max`, `max_regressions`, `max_drop` with `alpha`, `test`
+    and `rule`; `min` is the kappa of the alignment gate; None where the kind has none): the words of a
+    gate (`gate_words`) are built from the fields, never from `threshold`'s text.
+
+    `outcome` is pass, fail or inconclusive (`passed` is True only for pass). A max_drop gate also holds
+    what its sample can detect (`detect`, `drop`): `mde` (None: no drop of any size is detectable),
+    `power` (declared), `power_at_margin`, `bound` (the one-sided upper confidence bound of the drop),
+    `sd` (the spread they use) and `questions_needed` (to detect the margin at that spread); `min_power`
+    is the policy's, when it set one; `failed` counts the pairs taken at their worst (`drop`)."""
 
     name: str
     kind: GateKind
@@ -389,12 +460,33 @@ class GateResult:
     max_drop: float | None = None
     alpha: float | None = None
     test: str | None = None
+    rule: str | None = None
+    outcome: Outcome | None = None
+    mde: float | None = None
+    power: float | None = None
+    power_at_margin: float | None = None
+    bound: float | None = None
+    sd: float | None = None
+    questions_needed: int | None = None
+    min_power: float | None = None
+    failed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", "pass" if self.passed else "fail")
+        elif self.passed != (self.outcome == "pass"):
+            raise ValueError(f"gate {self.name!r}: passed={self.passed} contradicts outcome {self.outcome!r}")
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.outcome == "inconclusive"
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON values (as the JSON document and the `verdicts` table store a gate)."""
+        """Plain JSON values (as the JSON document and the `verdicts` table store a gate); a value that
+        is NaN or infinite (an unbounded latency or cost) is None, its words in `observed_text`."""
         out = asdict(self)
         for key, value in out.items():
-            if isinstance(value, float) and math.isnan(value):
+            if isinstance(value, float) and not math.isfinite(value):
                 out[key] = None
             elif hasattr(value, "item") and not isinstance(value, (str, bytes)):
                 out[key] = value.item()  # a numpy scalar
@@ -413,10 +505,11 @@ class DisputedCheck:
 
 @dataclass(frozen=True)
 class Verdict:
-    """pass when every gate passes, fail when one fails, none when no policy was given (nothing was
-    checked: no verdict, and never a pass); the policy's identity travels with it."""
+    """pass when every gate passes, fail when one fails, inconclusive when none fails and one is
+    inconclusive (`GateResult.outcome`), none when no policy was given (nothing was checked: no verdict,
+    and never a pass); the policy's identity travels with it."""
 
-    verdict: Literal["pass", "fail", "none"]
+    verdict: Literal["pass", "fail", "inconclusive", "none"]
     gates: tuple[GateResult, ...]
     policy_name: str | None
     policy_hash: str | None
@@ -435,8 +528,22 @@ class Verdict:
         return self.verdict == "fail"
 
     @property
+    def inconclusive(self) -> bool:
+        return self.verdict == "inconclusive"
+
+    @property
     def failed_gates(self) -> tuple[GateResult, ...]:
-        return tuple(g for g in self.gates if not g.passed)
+        return tuple(g for g in self.gates if g.outcome == "fail")
+
+    @property
+    def inconclusive_gates(self) -> tuple[GateResult, ...]:
+        return tuple(g for g in self.gates if g.outcome == "inconclusive")
+
+
+def verdict_of(gates: Sequence[GateResult]) -> Literal["pass", "fail", "inconclusive"]:
+    """fail when a gate fails; else inconclusive when a gate is; else pass."""
+    outcomes = {g.outcome for g in gates}
+    return "fail" if "fail" in outcomes else "inconclusive" if "inconclusive" in outcomes else "pass"
 
 
 def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude: str | None = None, seed: int = 0) -> GateResult:
@@ -460,6 +567,10 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude: str | None = None,
                           reason=f"no question in slice {gate.slice} has {label} scored on both sides "
                                  f"({len(questions)} questions, all n/a); a gate over an empty slice fails")
     better = (c - b) if higher_is_better(gate.metric) else (b - c)
+    if gate.kind == "drop":
+        unknown = getattr(evidence, "paired_unknown", None)
+        width = unknown(gate.metric, gate.slice, exclude=exclude) if unknown is not None else None
+        return _drop(gate, base, label, b, c, better, seed, width)
     if gate.kind == "regressions":
         regressed = int(np.count_nonzero(change.regressed(b, c, higher_is_better(gate.metric))))
         passed = regressed <= (gate.max_regressions or 0)
@@ -467,10 +578,13 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude: str | None = None,
                   f"(allowed {gate.max_regressions})")
         return GateResult(**base, passed=passed, observed=float(regressed), baseline=None, n=n, reason=reason,
                           observed_text=f"{regressed} regressed")
-    return _drop(gate, base, label, b, c, better, seed)
+    raise ValueError(f"unknown gate kind {gate.kind!r}")
 
 
 def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude: str | None) -> GateResult:
+    ranged = getattr(evidence, "operational_range", None)
+    if gate.metric in BUDGET_KEYS and ranged is not None:
+        return _operational(gate, ranged, base, label, exclude)
     value, n = evidence.aggregate("candidate", gate.metric, gate.slice, gate.aggregate,
                                   exclude=exclude)
     before, _ = evidence.aggregate("baseline", gate.metric, gate.slice, gate.aggregate,
@@ -493,23 +607,85 @@ def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude: 
                       observed_text=shown)
 
 
-def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, better: np.ndarray, seed: int
-          ) -> GateResult:
+def _operational(gate: Gate, ranged: Any, base: dict, label: str, exclude: str | None) -> GateResult:
+    """A latency or cost gate: failed and missing records count as unknown, from 0 up to the policy's
+    budget (`aggregates.operational_range`); a max bound is checked on the highest value that allows, a
+    min bound on the lowest, so no failure can help."""
+    low, high, n, unknown = ranged("candidate", gate.metric, gate.slice, gate.aggregate, budget=gate.budget,
+                                   exclude=exclude)
+    _, before, _, _ = ranged("baseline", gate.metric, gate.slice, gate.aggregate, budget=gate.budget,
+                             exclude=exclude)
+    what = f"candidate {label} ({gate.aggregate}) on {gate.slice}"
+    unit = OPERATIONAL[gate.metric].unit
+    if high is None or n == 0:
+        return GateResult(**base, passed=False, observed=None, baseline=before, n=0,
+                          reason=f"{what} has no value: no record in the slice has a {unit} value; a gate over an "
+                                 "empty slice fails")
+    budget_key = BUDGET_KEYS[gate.metric]
+    counted = ""
+    if unknown:
+        at = (f"up to the policy's {budget_key} ({format_bound(gate.budget)} {unit})" if gate.budget is not None
+              else f"without bound (the policy sets no {budget_key})")
+        counted = (f"; {unknown} failed or missing record(s) did not answer: each counts as unknown, {at}, "
+                   "so a failure never lowers it")
+    observed = high if gate.max is not None or gate.min is None else low
+    low_ok = gate.min is None or low >= gate.min - TIE
+    high_ok = gate.max is None or high <= gate.max + TIE
+    shown = format_value(observed, gate.min, gate.max) if math.isfinite(observed) else "unbounded"
+    if low != high and gate.min is not None and gate.max is not None:
+        shown = f"{format_value(low, gate.min)} to {format_value(high, gate.max) if math.isfinite(high) else 'unbounded'}"
+    baseline = before if before is not None and math.isfinite(before) else None
+    tail = f" (n = {n}{counted}; baseline {format_value(baseline)})"
+    if low_ok and high_ok:
+        reason = f"{what} = {shown} is {gate.threshold}{tail}"
+    else:
+        broken = f"below min {format_bound(gate.min)}" if not low_ok else f"above max {format_bound(gate.max)}"
+        reason = f"{what} = {shown} is {broken}{tail}"
+    return GateResult(**base, passed=low_ok and high_ok, observed=observed, baseline=baseline, n=n, reason=reason,
+                      observed_text=shown)
+
+
+def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, better: np.ndarray, seed: int,
+          width: np.ndarray | None = None) -> GateResult:
     n = len(better)
     delta = float((c - b).mean())
     change = float(better.mean())
     margin = gate.max_drop or 0.0
-    p = stats.drop_p(better, margin, test=gate.test, seed=seed)  # type: ignore[arg-type]
-    significant = p is not None and p < gate.alpha
+    f = drop.figures(better, margin, alpha=gate.alpha, test=gate.test, rule=gate.rule, power=gate.power,
+                     width=width, seed=seed)
+    p = f.p
     if change < 0:
         worse = f"worse by {format_value(-change, margin)}"
     else:
         worse = f"better by {format_value(change)}" if change > 0 else "unchanged"
     shown = "n/a" if p is None else format_value(p, gate.alpha) if p >= 0.001 else f"{p:.3g}"
+    alpha = format_bound(gate.alpha)
+    figures = dict(mde=f.mde, power=f.power, power_at_margin=f.power_at_margin, bound=f.bound, sd=f.sd,
+                   questions_needed=f.questions_needed, min_power=gate.min_power, failed=f.failed)
+    failed_words = (f"; {f.failed} failed or missing record(s) taken at their worst (any score they could have had)"
+                    if f.failed else "")
+    if gate.rule == "non_inferiority":
+        level = f"{1 - gate.alpha:.0%}"
+        bound = "none (no margin would be shown)" if f.bound is None else format_value(f.bound, margin)
+        reason = (f"mean {label} on {gate.slice} is {worse} (delta {delta:+.3f}, n = {n}); the one-sided {level} "
+                  f"upper bound of the drop ({gate.test}) is {bound}, "
+                  + (f"below the margin {format_bound(margin)}: shown within it" if f.decided else
+                     f"not below the margin {format_bound(margin)}: not shown within it")
+                  + f" (one-sided p = {shown} that the drop is below {format_bound(margin)}, alpha {alpha})"
+                  + failed_words)
+        warning = f"n = {n}: the {gate.test} test is undefined here, so nothing can be shown" if p is None else None
+        outcome: Outcome = "pass" if f.decided else "fail"
+        return GateResult(**{**base, "outcome": outcome}, passed=f.decided, observed=delta, baseline=float(b.mean()),
+                          n=n, reason=reason, p_value=p, warning=warning, observed_text=f"delta {delta:+.3f}",
+                          **figures)
+    significant = f.decided
     reason = (f"mean {label} on {gate.slice} is {worse} (delta {delta:+.3f}, n = {n}); one-sided {gate.test} "
               f"p = {shown} that the drop exceeds {format_bound(margin)}")
-    alpha = format_bound(gate.alpha)
     reason += f" < alpha {alpha}: significant" if significant else f", not below alpha {alpha}"
+    if f.unbounded:
+        reason += (f"; the Wilcoxon test's worst case over {f.failed} failed record(s) is not searched, so the drop "
+                   "counts as significant (use the randomization test)")
+    reason += failed_words
     warning = None
     nonzero = int(np.count_nonzero(np.abs(better + margin) > TIE))
     floor = 2.0 ** -nonzero if gate.test in ("randomization", "wilcoxon") else None
@@ -521,8 +697,13 @@ def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, bett
     elif -change > margin and not significant:
         warning = (f"the mean drop {format_value(-change, margin)} exceeds {format_bound(margin)} but is not "
                    "significant at this n")
-    return GateResult(**base, passed=not significant, observed=delta, baseline=float(b.mean()), n=n,
-                      reason=reason, p_value=p, warning=warning, observed_text=f"delta {delta:+.3f}")
+    outcome = "fail" if significant else "pass"
+    if not significant and gate.min_power is not None and (f.power_at_margin is None
+                                                           or f.power_at_margin < gate.min_power):
+        outcome = "inconclusive"
+    return GateResult(**{**base, "outcome": outcome}, passed=outcome == "pass", observed=delta,
+                      baseline=float(b.mean()), n=n, reason=reason, p_value=p, warning=warning,
+                      observed_text=f"delta {delta:+.3f}", **figures)
 
 
 def heldout_warning(policy: Policy | None, uses: int, suite: str, suite_version: str) -> str | None:
@@ -548,7 +729,7 @@ def evaluate(
     gates = tuple(evaluate_gate(g, evidence, seed=seed) for g in policy.gates)
     if policy.min_alignment_kappa is not None:
         gates += (alignment_gate(policy.min_alignment_kappa, evidence, policy.alignment_kappa_bound),)
-    verdict: Literal["pass", "fail"] = "pass" if all(g.passed for g in gates) else "fail"
+    verdict = verdict_of(gates)
     warnings = list(notes)
     checks: dict[str, DisputedCheck | None] = {"disputed": None, "automatic": None}
     n_automatic = int(getattr(evidence, "n_automatic", 0) or 0)
@@ -561,7 +742,7 @@ def evaluate(
         again = tuple(evaluate_gate(g, evidence, exclude=exclude, seed=seed) for g in policy.gates)
         # without the automatic alignments nothing rests on them: the alignment gate then holds
         kept = [g for g in gates if g.kind == "agreement"] if exclude == "disputed" else []
-        other = "pass" if all(g.passed for g in (*again, *kept)) else "fail"
+        other = verdict_of((*again, *kept))
         label = "disputed questions" if exclude == "disputed" else "unreviewed alignments"
         differences = tuple(_difference(a, b, label) for a, b in zip(gates, again) if _differs(a, b))
         checks[exclude] = DisputedCheck(n, other, again, differences)
@@ -611,15 +792,17 @@ def alignment_gate(min_kappa: float, evidence: Evidence, bound: str = "estimate"
 
 
 def _differs(a: GateResult, b: GateResult) -> bool:
-    if a.passed != b.passed or (a.observed is None) != (b.observed is None):
+    if a.outcome != b.outcome or (a.observed is None) != (b.observed is None):
         return True
     return a.observed is not None and b.observed is not None and abs(a.observed - b.observed) > TIE
 
 
+_DOES = {"pass": "passes", "fail": "fails", "inconclusive": "is inconclusive"}
+
+
 def _difference(a: GateResult, b: GateResult, label: str = "disputed questions") -> str:
-    state = (f"{'passes' if a.passed else 'fails'} with {label}, "
-             f"{'passes' if b.passed else 'fails'} without them" if a.passed != b.passed
-             else f"{'passes' if a.passed else 'fails'} either way")
+    state = (f"{_DOES[str(a.outcome)]} with {label}, {_DOES[str(b.outcome)]} without them" if a.outcome != b.outcome
+             else f"{_DOES[str(a.outcome)]} either way")
     return f"gate {a.name!r}: {state} (observed {format_value(a.observed)} with, {format_value(b.observed)} without)"
 
 
@@ -635,5 +818,5 @@ __all__ = [
     "DisputedCheck", "Evidence", "Gate", "GateResult", "NO_POLICY", "Policy", "Slice", "Verdict", "alignment_gate",
     "evaluate",
     "evaluate_gate", "format_bound", "format_value", "heldout_warning", "load_policy", "metric_aggregates",
-    "no_policy_verdict", "parse_policy", "parse_slice",
+    "no_policy_verdict", "parse_policy", "parse_slice", "verdict_of",
 ]

@@ -23,9 +23,11 @@ import pandas as pd
 from markupsafe import Markup
 
 from .comparison import Comparison
+from .gate_words import inconclusive_words
 from .policy import load_policy
 from .report import CAVEATS, Evidence, compare_with_evidence, is_setting, manifest_diff, num, signed
 from .report.as_html import render, templates
+from .significance import significant
 from .verdicts import record
 
 WORST = 3
@@ -57,7 +59,7 @@ def worse_slices(c: Comparison) -> pd.DataFrame:
     t = c.table.copy()
     worse = t[t["delta"].notna() & (t["delta"] != 0)
               & ((t["delta"] < 0) == t["higher_is_better"].astype(bool))].copy()
-    worse["significant"] = worse["p_holm"].fillna(1.0) < SIGNIFICANT
+    worse["significant"] = significant(worse["p_holm"], SIGNIFICANT)
     worse["size"] = worse["delta"].abs()
     return worse.sort_values(["significant", "size"], ascending=[False, False], kind="stable")
 
@@ -69,15 +71,21 @@ def _body(screen: str, **values: Any) -> str:
 
 def _verdict_screen(c: Comparison) -> Screen:
     v = c.verdict
-    word = "PASS" if v.passed else "FAIL" if v.failed else "NO VERDICT"
+    word = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}.get(v.verdict, "NO VERDICT")
     if c.policy is None:
         return Screen("verdict", "The verdict", "No policy was given, so there is no verdict.",
                       _body("verdict", word=word, policy=False))
-    failing = [g for g in v.gates if not g.passed]
+    failing = list(v.failed_gates)
+    unsure = [{"name": g.name, "words": inconclusive_words(g)} for g in v.inconclusive_gates]
     passing = [g for g in v.gates if g.passed]
-    message = (f"{len(failing)} of {len(v.gates)} gates fail." if failing
-               else f"All {len(v.gates)} gates pass.")
-    body = _body("verdict", word=word, verdict=v.verdict, policy=True, failing=failing,
+    if failing:
+        message = f"{len(failing)} of {len(v.gates)} gates fail."
+    elif unsure:
+        message = (f"No gate fails, but {len(unsure)} of {len(v.gates)} could not tell: their questions cannot "
+                   "detect a drop of their margin.")
+    else:
+        message = f"All {len(v.gates)} gates pass."
+    body = _body("verdict", word=word, verdict=v.verdict, policy=True, failing=failing, unsure=unsure,
                  passing=" · ".join(g.name for g in passing))
     return Screen("verdict", "The verdict", message, body)
 

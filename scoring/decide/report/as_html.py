@@ -20,16 +20,16 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..comparison import HOLM_FAMILY, Comparison, Family
-from ..gate_words import threshold_words
+from ..gate_words import detection_line, detection_words, threshold_words
 from .evidence import Evidence
 from .wording import (
-    CAVEATS, EVIDENCE_LIMIT, FLAKY_LIMIT, MARK_LEGEND, all_warnings, family_verdict_line, interval, manifest_diff,
-    marks, matrix_cells, matrix_legend, metric_label, missing, num, pval, repeat_value, side_text, signed,
-    verdict_line,
+    CAVEATS, DETECTION_LEGEND, EVIDENCE_LIMIT, FLAKY_LIMIT, MARK_LEGEND, all_warnings, family_verdict_line,
+    gate_result, inconclusive_lines, interval, manifest_diff, marks, matrix_cells, matrix_legend, mde_text,
+    metric_label, missing, num, pval, repeat_value, side_text, signed, verdict_line,
 )
 
 COMPARISON_HEAD = ("metric", "slice", "n", "baseline", "candidate", "delta", "95% CI", "p t-test", "p Wilcoxon",
-                   "p randomization", "p Holm", "+ / − / =", "marks")
+                   "p randomization", "p Holm", "+ / − / =", "mde", "bound", "marks")
 
 
 def _escaped(value: Any) -> Any:
@@ -106,7 +106,8 @@ def _comparison_rows(table: pd.DataFrame) -> list[dict[str, Any]]:
     return [{"cells": (r["metric_name"], r["slice"], str(r["n"]), num(r["baseline"]), num(r["candidate"]),
                        signed(r["delta"]), interval(r["ci_low"], r["ci_high"]), pval(r["p_ttest"]),
                        pval(r["p_wilcoxon"]), pval(r["p_randomization"]), pval(r["p_holm"]),
-                       f"{r['improved']} / {r['regressed']} / {r['unchanged']}"),
+                       f"{r['improved']} / {r['regressed']} / {r['unchanged']}", mde_text(r.get("mde"), r["n"]),
+                       num(r.get("bound"))),
              "warnings": "; ".join(r["warnings"]), "marks": marks(r["warnings"])}
             for _, r in table.iterrows()]
 
@@ -118,8 +119,10 @@ def _chart_and_rows(rows: pd.DataFrame, title: str) -> dict[str, Any]:
 def _gates(c: Comparison) -> list[dict[str, Any]] | None:
     if c.policy is None:
         return None
-    return [{"name": g.name, "passed": g.passed, "observed": g.observed_text, "threshold": threshold_words(g),
-             "slice": g.slice, "n": g.n, "reason": g.reason, "warning": g.warning} for g in c.verdict.gates]
+    return [{"name": g.name, "passed": g.passed, "outcome": g.outcome, "result": gate_result(g),
+             "observed": g.observed_text, "threshold": threshold_words(g), "slice": g.slice, "n": g.n,
+             "reason": g.reason, "warning": g.warning, "power": detection_words(g), "detects": detection_line(g)}
+            for g in c.verdict.gates]
 
 
 def _aggregation(c: Comparison) -> list[tuple[Any, ...]]:
@@ -232,7 +235,7 @@ def view(c: Comparison, evidence: Evidence, across: str = "metric x slice") -> d
         "verdict_word": c.verdict.verdict, "verdict_line": verdict_line(c),
         "baseline_text": side_text(c, "baseline"), "candidate_text": side_text(c, "candidate"),
         "heldout": heldout, "heldout_sentence": None if heldout is None else heldout[0].upper() + heldout[1:],
-        "gates": _gates(c), "warnings": all_warnings(c),
+        "gates": _gates(c), "warnings": all_warnings(c), "could_not_tell": inconclusive_lines(c),
         "policy": None if c.policy is None else {"name": c.policy.name, "path": c.policy.path,
                                                  "sha256": c.policy.sha256, "text": c.policy.text},
         "headline": _chart_and_rows(c.table[c.table["slice"] == "all"], "All questions: mean delta and 95% interval"),
@@ -249,7 +252,7 @@ def view(c: Comparison, evidence: Evidence, across: str = "metric x slice") -> d
                                                        "recheck": _recheck(c.verdict.unreviewed)},
         "manifests": _manifests(c),
         "caveats": CAVEATS,
-        "method": c.settings.describe(across), "legend": MARK_LEGEND,
+        "method": c.settings.describe(across), "legend": MARK_LEGEND, "detection_legend": DETECTION_LEGEND,
     }
 
 
@@ -260,7 +263,7 @@ def _when(generated: datetime | None) -> str:
 def html_report(c: Comparison, evidence: Evidence, *, generated: datetime | None = None) -> str:
     """The self-contained HTML report (no script, no external resource)."""
     return render("report.html.j2", v=view(c, evidence), when=_when(generated),
-                  verdict_text="PASS" if c.verdict.passed else "FAIL")
+                  verdict_text=c.verdict.verdict.upper() if c.policy is not None else "FAIL")
 
 
 def family_html(f: Family, evidence: Sequence[Evidence], *, generated: datetime | None = None) -> str:

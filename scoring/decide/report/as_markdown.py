@@ -7,12 +7,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..comparison import HOLM_FAMILY, Comparison, Family
-from ..gate_words import threshold_words
+from ..gate_words import detection_line, detection_words, threshold_words
 from ..policy import GateResult
 from .wording import (
-    MARK_LEGEND, MARKDOWN_LIMIT, all_warnings, family_verdict_line, interval, marks, matrix_cells, matrix_legend,
-    metric_label, num, plural, pval, repeat_value, signed, verdict_line,
+    DETECTION_LEGEND, MARK_LEGEND, MARKDOWN_LIMIT, all_warnings, family_verdict_line, gate_result, inconclusive_lines,
+    interval, marks, matrix_cells, matrix_legend, mde_text, metric_label, num, plural, pval, repeat_value, signed,
+    verdict_line,
 )
+
+ICONS = {"pass": "✅", "fail": "❌", "inconclusive": "❔"}
+"""The verdict's icon in a pull-request comment (➖ without a verdict)."""
 
 
 _MD_SPECIAL = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;",
@@ -30,7 +34,10 @@ def _gates_table(gates: Sequence[GateResult]) -> list[str]:
     out = ["| gate | result | observed | threshold | n | reason |", "| --- | --- | ---: | --- | ---: | --- |"]
     for g in gates:
         reason = md(g.reason) + (f" *Note: {md(g.warning)}*" if g.warning else "")
-        out.append(f"| {md(g.name)} | {'pass' if g.passed else '**FAIL**'} | {md(g.observed_text)} | "
+        words, figures = detection_words(g), detection_line(g)
+        reason += (f" *Power: {md(words)}.*" if words else "") + (f" *Detects: {md(figures)}.*" if figures else "")
+        result = gate_result(g)
+        out.append(f"| {md(g.name)} | {result if result == 'pass' else f'**{result}**'} | {md(g.observed_text)} | "
                    f"{md(threshold_words(g))} | {g.n} | {reason} |")
     return out
 
@@ -38,7 +45,7 @@ def _gates_table(gates: Sequence[GateResult]) -> list[str]:
 def markdown(c: Comparison) -> str:
     """A pull-request comment: verdict, gates, headline deltas, regressions, warnings, method."""
     v = c.verdict
-    icon = "✅" if v.passed else "❌" if v.failed else "➖"
+    icon = ICONS.get(v.verdict, "➖")
     out = [
         f"## {icon} ragslice: {md(verdict_line(c))}",
         "",
@@ -49,6 +56,8 @@ def markdown(c: Comparison) -> str:
     ]
     if c.heldout is not None:
         out += [f"**Held-out:** {md(c.heldout.describe())}.", ""]
+    if v.inconclusive:
+        out += ["**Could not tell:**", ""] + [f"- {md(line)}" for line in inconclusive_lines(c)] + [""]
     if c.policy is not None:
         out += [f"Policy **{md(c.policy.name)}** (`{md(c.policy.path)}`, sha256 `{c.policy.sha256[:12]}`)", "",
                 *_gates_table(v.gates), ""]
@@ -94,15 +103,17 @@ def markdown(c: Comparison) -> str:
         out += ["", "### Warnings", ""] + [f"- {md(w)}" for w in warnings]
     out += ["", "<details><summary>Every metric x slice</summary>", "",
             "| metric | slice | n | baseline | candidate | delta | 95% CI | p t-test | p Wilcoxon | p randomization "
-            "| p Holm | + | − | = | marks |",
-            "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+            "| p Holm | + | − | = | mde | bound | marks |",
+            "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+            "| --- |"]
     for _, r in c.table.iterrows():
         out.append(f"| {md(r['metric_name'])} | {md(r['slice'])} | {r['n']} | {num(r['baseline'])} | "
                    f"{num(r['candidate'])} | {signed(r['delta'])} | {interval(r['ci_low'], r['ci_high'])} | "
                    f"{pval(r['p_ttest'])} | {pval(r['p_wilcoxon'])} | {pval(r['p_randomization'])} | "
                    f"{pval(r['p_holm'])} | {r['improved']} | {r['regressed']} | {r['unchanged']} | "
-                   f"{md(marks(r['warnings']))} |")
-    out += ["", md(MARK_LEGEND), "", "</details>", "", f"*Method: {md(c.settings.describe())}.*"]
+                   f"{mde_text(r.get('mde'), r['n'])} | {num(r.get('bound'))} | {md(marks(r['warnings']))} |")
+    out += ["", md(MARK_LEGEND), "", md(DETECTION_LEGEND), "", "</details>", "",
+            f"*Method: {md(c.settings.describe())}.*"]
     return "\n".join(out)
 
 
@@ -113,7 +124,7 @@ def family_markdown(f: Family) -> str:
     if f.single:
         return markdown(f.comparisons[0])
     first = f.comparisons[0]
-    icon = "✅" if f.verdict == "pass" else "❌" if f.verdict == "fail" else "➖"
+    icon = ICONS.get(f.verdict, "➖")
     out = [
         f"## {icon} ragslice: {md(family_verdict_line(f))}",
         "",
@@ -126,7 +137,8 @@ def family_markdown(f: Family) -> str:
     out += ["| candidate | verdict | " + " | ".join(md(n) for n in names) + " |",
             "| --- | --- | " + " | ".join("---:" for _ in names) + " |"]
     for (name, cells), c in zip(rows, f.comparisons):
-        verdict = {"pass": "pass", "fail": "**FAIL**"}.get(c.verdict.verdict, c.verdict.verdict)
+        verdict = {"pass": "pass", "fail": "**FAIL**", "inconclusive": "**INCONCLUSIVE**"}.get(c.verdict.verdict,
+                                                                                          c.verdict.verdict)
         out.append(f"| `{md(name)}` | {verdict} | " + " | ".join(cells) + " |")
     out += ["", md(matrix_legend(f)) + ".", ""]
     if f.resolution_warning():

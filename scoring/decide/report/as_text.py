@@ -4,10 +4,12 @@ from __future__ import annotations
 import pandas as pd
 
 from ..comparison import HOLM_FAMILY, Comparison, Family
+from ..gate_words import detection_line, detection_words
 from ..policy import GateResult
 from .wording import (
-    MARK_LEGEND, TEXT_LIMIT, all_warnings, family_verdict_line, interval, marks, matrix_cells, matrix_legend,
-    metric_label, num, plural, pval, repeat_value, side_text, signed, verdict_line,
+    DETECTION_LEGEND, MARK_LEGEND, TEXT_LIMIT, all_warnings, family_verdict_line, gate_result, inconclusive_lines,
+    interval, marks, matrix_cells, matrix_legend, mde_text, metric_label, num, plural, pval, repeat_value, side_text,
+    signed, verdict_line,
 )
 
 
@@ -25,6 +27,8 @@ def text(c: Comparison) -> str:
     ]
     if c.heldout is not None:
         lines.append(f"Held-out: {c.heldout.describe()} on {c.suite} version {c.suite_version}")
+    if c.verdict.inconclusive:
+        lines += ["Could not tell:"] + [f"  {line}" for line in inconclusive_lines(c)]
     v = c.verdict
     if c.policy is not None:
         lines += ["", f"Gates (policy {c.policy.name}, {c.policy.path}, sha256 {c.policy.sha256[:12]})"]
@@ -42,7 +46,7 @@ def text(c: Comparison) -> str:
         lines += [f"  {diff}" for diff in u.differences] or ["  no gate value changes"]
     lines += ["", "Comparisons (delta = candidate - baseline over paired questions; n/a pairs excluded)",
               _text_table(c.table)]
-    lines += ["", f"Marks: {MARK_LEGEND}", f"Method: {c.settings.describe()}."]
+    lines += ["", f"Marks: {MARK_LEGEND}", f"Columns: {DETECTION_LEGEND}", f"Method: {c.settings.describe()}."]
     regs = c.regressed_questions()
     n_pairs = int(regs["n_metrics"].sum()) if len(regs) else 0
     lines += ["", f"Regressions ({plural(len(regs), 'question')}, {n_pairs} question x metric; critical first)"]
@@ -72,22 +76,32 @@ def text(c: Comparison) -> str:
 
 
 def _gate_lines(g: GateResult) -> list[str]:
-    """A gate as the terminal lists it: pass or FAIL, its name and reason, and its note when it has one."""
-    lines = [f"  {'pass' if g.passed else 'FAIL'}  {g.name}: {g.reason}"]
-    return lines + [f"        note: {g.warning}"] if g.warning else lines
+    """A gate as the terminal lists it: pass, FAIL or INCONCLUSIVE, its name and reason, its note when it
+    has one, and for a max_drop gate what its sample can detect (with the words when it cannot detect
+    its margin)."""
+    lines = [f"  {gate_result(g)}  {g.name}: {g.reason}"]
+    if g.warning:
+        lines.append(f"        note: {g.warning}")
+    words, figures = detection_words(g), detection_line(g)
+    if words:
+        lines.append(f"        power: {words}")
+    if figures:
+        lines.append(f"        detects: {figures}")
+    return lines
 
 
 def _text_table(table: pd.DataFrame) -> str:
     head = ("metric", "slice", "n", "baseline", "candidate", "delta", "95% CI", "p_t", "p_w", "p_rand", "p_holm",
-            "+", "-", "=", "")
+            "+", "-", "=", "mde", "bound", "")
     rows = [head]
     for _, r in table.iterrows():
         rows.append((r["metric_name"], r["slice"], str(r["n"]), num(r["baseline"]), num(r["candidate"]),
                      signed(r["delta"]), interval(r["ci_low"], r["ci_high"]), pval(r["p_ttest"]),
                      pval(r["p_wilcoxon"]), pval(r["p_randomization"]), pval(r["p_holm"]), str(r["improved"]),
-                     str(r["regressed"]), str(r["unchanged"]), marks(r["warnings"])))
+                     str(r["regressed"]), str(r["unchanged"]), mde_text(r.get("mde"), r["n"]), num(r.get("bound")),
+                     marks(r["warnings"])))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    right = {2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13}
+    right = {2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15}
     out = []
     for row in rows:
         cells = [cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))]
@@ -141,6 +155,7 @@ def family_text(f: Family) -> str:
         lines += ["", f"{c.candidate.name}: {verdict_line(c)}", "  " + side_text(c, "candidate")]
         if c.heldout is not None:
             lines.append(f"  Held-out: {c.heldout.describe()}")
+        lines += [f"  could not tell: {line}" for line in inconclusive_lines(c)]
         lines += [line for g in c.verdict.gates for line in _gate_lines(g)]
         if c.verdict.disputed is not None:
             lines.append(f"  Without the {c.verdict.disputed.n_disputed} disputed question(s): "

@@ -14,6 +14,7 @@ from ...metrics.registry import display_name
 from .. import manifests
 from ..comparison import SIGNIFICANT, Comparison, Family
 from ..family import FDR_MARK, SIGNIFICANT_MARK, cell_mark
+from ..gate_words import inconclusive_words
 
 # --- number formatting ---------------------------------------------------------------------------
 
@@ -81,15 +82,44 @@ MARK_LEGEND = ("* fewer than 10 paired questions: the interval is too narrow and
                "# one pair, or no pair differs: nothing to test")
 
 
+DETECTION_LEGEND = ("mde: the smallest drop (in the metric's direction) a one-sided test at alpha 0.05 detects with "
+                    "power 0.8 at the row's spread (paired t, noncentral; inf: too few differing pairs for the "
+                    "randomization test to reach 0.05 at all); bound: the one-sided 95% upper confidence bound of the "
+                    "drop (Student t; negative: an improvement is shown). docs/statistics.md")
+
+
+def mde_text(value: Any, n: Any) -> str:
+    """A row's MDE: ``inf`` where no drop of any size is detectable, n/a below two pairs."""
+    if missing(n) or int(n) < 2:
+        return "n/a"
+    return "inf" if missing(value) else num(value)
+
+
 def verdict_line(c: Comparison) -> str:
-    """The verdict in one line: ``FAIL: 7 of 9 gates pass, 2 fail``, or NONE without a policy."""
+    """The verdict in one line: ``FAIL: 7 of 9 gates pass, 2 fail``, ``INCONCLUSIVE: 9 of 10 gates pass, 1
+    inconclusive``, or NONE without a policy."""
     v = c.verdict
     if c.policy is None:
         return "NONE (no policy given: no gate was checked, so there is no verdict)"
-    failed = len(v.failed_gates)
+    failed, unsure = len(v.failed_gates), len(v.inconclusive_gates)
     head = v.verdict.upper()
-    return f"{head}: {len(v.gates) - failed} of {len(v.gates)} gates pass" + (
-        f", {failed} fail" if failed else "")
+    return f"{head}: {len(v.gates) - failed - unsure} of {len(v.gates)} gates pass" + (
+        f", {failed} fail" if failed else "") + (f", {unsure} inconclusive" if unsure else "")
+
+
+RESULT_WORDS = {"pass": "pass", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
+"""A gate's outcome as the text and markdown renderings print it."""
+
+
+def gate_result(g: Any) -> str:
+    """``pass``, ``FAIL`` or ``INCONCLUSIVE``."""
+    return RESULT_WORDS[str(getattr(g, "outcome", None) or ("pass" if g.passed else "fail"))]
+
+
+def inconclusive_lines(c: Comparison) -> list[str]:
+    """For an inconclusive verdict: each gate that could not tell, and the questions that would make it
+    conclusive at the observed spread (`gate_words.inconclusive_words`)."""
+    return [f"{g.name}: {inconclusive_words(g)}" for g in c.verdict.inconclusive_gates]
 
 
 def side_text(c: Comparison, role: str) -> str:
@@ -121,12 +151,14 @@ def repeat_value(v: Any) -> str:
 
 
 def family_verdict_line(f: Family) -> str:
-    """The family's verdict in one line: ``FAIL: 1 of 2 candidates pass, 1 fail``."""
+    """The family's verdict in one line: ``FAIL: 1 of 2 candidates pass, 1 fail`` (``, 1 inconclusive``)."""
     if f.policy is None:
         return "NONE (no policy given: no gate was checked, so there is no verdict)"
     failed = sum(c.verdict.failed for c in f.comparisons)
+    unsure = sum(c.verdict.inconclusive for c in f.comparisons)
     n = len(f.comparisons)
-    return f"{f.verdict.upper()}: {n - failed} of {n} candidates pass" + (f", {failed} fail" if failed else "")
+    return f"{f.verdict.upper()}: {n - failed - unsure} of {n} candidates pass" + (
+        f", {failed} fail" if failed else "") + (f", {unsure} inconclusive" if unsure else "")
 
 
 def matrix_cells(f: Family, slice_: str = "all") -> tuple[list[str], list[tuple[str, list[str]]]]:
@@ -186,7 +218,8 @@ def manifest_diff(c: Comparison) -> list[tuple[str, str, str]]:
                                    [c.candidate.manifests[r] for r in c.candidate.run_ids])
 
 
-__all__ = ["CAVEATS", "EVIDENCE_LIMIT", "FDR_MARK", "FLAKY_LIMIT", "MARKDOWN_LIMIT", "MARK_LEGEND", "SIGNIFICANT_MARK",
-           "TEXT_LIMIT", "all_warnings", "cell_mark", "family_verdict_line", "interval", "manifest_diff", "marks",
+__all__ = ["CAVEATS", "DETECTION_LEGEND", "EVIDENCE_LIMIT", "FDR_MARK", "FLAKY_LIMIT", "MARKDOWN_LIMIT", "MARK_LEGEND",
+           "RESULT_WORDS", "SIGNIFICANT_MARK", "TEXT_LIMIT", "all_warnings", "cell_mark", "family_verdict_line",
+           "gate_result", "inconclusive_lines", "interval", "manifest_diff", "marks", "mde_text",
            "matrix_cells", "matrix_legend", "metric_label", "missing", "num", "plural", "pval", "repeat_value",
            "side_text", "signed", "verdict_line"]
