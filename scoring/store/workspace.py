@@ -33,29 +33,24 @@ from .judges import JUDGEMENTS, JUDGES_FILE, load_judges, read_cache
 from .reviews import Review, apply_reviews, read_reviews, review_files
 from ..metrics.reference import MAX_CLAIMS
 from ..metrics.alignment import UNLABELLED_ID
+from .formats import (
+    CHUNK, DOCUMENT, HELDOUT, ID, ID_RULE, MAX_CITATIONS, MAX_LABELS, MAX_OFFSET, MAX_RETRIEVED, QUESTION, RULE, SPLITS,
+    TEXT, Field,
+)
 
-MAX_RETRIEVED = 1000
-"""A record's ranking may hold up to 1000 documents (TREC runs rank 1000)."""
-MAX_CITATIONS = 100
 UNLABELLED_CLAIM = re.compile(re.escape(UNLABELLED_ID).replace(re.escape("{sentence}"), r"\d+"))
 """Claim IDs reserved for unlabelled answer sentences (`scoring.metrics.alignment.UNLABELLED_ID`)."""
-MAX_LABELS = 10_000
 MAX_REPEAT = 2**31 - 1
 """The largest repeat number a manifest may give (`runs.repeat` is an INTEGER)."""
-MAX_OFFSET = 2**63 - 1
-"""The largest character offset a chunk may give (`chunks.start_offset` and `end_offset` are BIGINT)."""
 MAX_K = 100
-HELDOUT = "heldout"
-"""The split whose questions are held out: every comparison on it is logged against a budget."""
-SPLITS = ("dev", HELDOUT)
 
 SUITE_KEYS = {"name", "version", "corpus_version", "rubric_version", "description", "unit", "max_claims"}
 UNITS = ("document", "chunk")
 """What labels name: documents (the default; retrieved and cited chunks stand for their documents) or,
 in a passage-level suite, the suite's chunks (matched exactly)."""
-CHUNK_KEYS = {"id", "doc", "doc_version", "text", "start", "end"}
-DOCUMENT_KEYS = {"id", "text", "version", "title", "access"}
-QUESTION_KEYS = {"id", "text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims", "disputed"}
+CHUNK_KEYS = set(CHUNK.names)
+DOCUMENT_KEYS = set(DOCUMENT.names)
+QUESTION_KEYS = set(QUESTION.names)
 MANIFEST_REQUIRED = (
     "run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision",
     "retrieval", "k", "prompt_revision", "model", "generation", "rubric_version",
@@ -195,9 +190,30 @@ class _Checker:
             return None
         return value
 
+    def field(self, obj: dict, declared: Field) -> Any:
+        """The value of a declared field (`scoring.store.formats`), or None with its problem recorded:
+        absent (or null, where null reads as absent) when it is required, or not of its kind, or beyond
+        a bound. An optional field absent (or null) is None too, with no problem."""
+        name = declared.name
+        value = obj.get(name)
+        if value is None and (declared.null_absent or name not in obj):
+            if declared.missing is RULE:
+                self.add(declared.rule, name, None)
+            elif declared.missing is not None:
+                self.add(declared.missing, name)
+            return None
+        if not declared.kind.python(value):
+            self.add(declared.rule, name, value)
+            return None
+        for bound in declared.bounds:
+            if not bound.size and value > bound.most:
+                self.add(bound.rule, name, value)
+                return None
+        return value
+
     def ident(self, value: Any, name: str) -> bool:
-        if not isinstance(value, str) or not WORKSPACE_ID.fullmatch(value):
-            self.add("an ID is 1-128 characters with no whitespace or control characters", name, value)
+        if not ID.python(value):
+            self.add(ID_RULE, name, value)
             return False
         return True
 
@@ -224,13 +240,6 @@ class _Checker:
         for key in obj:
             if key not in allowed and not key.startswith("x_"):
                 self.add(f"unknown field (allowed: {', '.join(sorted(allowed))}; prefix extensions with x_)", key)
-
-
-def _groups(check: _Checker, value: Any, name: str) -> list[str]:
-    if not isinstance(value, list) or any(not isinstance(g, str) or not g.strip() for g in value):
-        check.add("expected a list of group names", name, value)
-        return []
-    return list(value)
 
 
 # --- suites -----------------------------------------------------------------------------------
@@ -350,8 +359,8 @@ def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | N
     for line, obj in iter_json_lines(path, problems):
         check = _Checker(problems, path, line)
         check.unknown_keys(obj, CHUNK_KEYS)
-        chunk_id = obj.get("id")
-        if not check.ident(chunk_id, "id"):
+        chunk_id = check.field(obj, CHUNK["id"])
+        if chunk_id is None:
             continue
         if chunk_id in chunks:
             check.add(f"duplicate chunk ID (first on line {chunks[chunk_id].line})", "id", chunk_id)
@@ -360,28 +369,16 @@ def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | N
             check.add(f"is also a document of suite {suite.name!r}; a chunk ID must differ from every document ID",
                       "id", chunk_id)
             continue
-        doc = obj.get("doc")
-        if doc is None:
-            check.add("required field is missing (the document this chunk was cut from)", "doc")
-        elif check.ident(doc, "doc") and doc not in suite.documents:
+        doc = check.field(obj, CHUNK["doc"])
+        if doc is not None and doc not in suite.documents:
             check.add(f"is not a document of suite {suite.name!r} v{suite.version}", "doc", doc)
             doc = None
-        version = check.text(obj, "doc_version")
-        text = check.text(obj, "text", required=False, nonblank=False)
-        offsets = []
-        for key in ("start", "end"):
-            value = obj.get(key)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                check.add("a character offset is a whole number >= 0", key, value)
-                value = None
-            elif value is not None and value > MAX_OFFSET:
-                check.add(f"a character offset is at most {MAX_OFFSET} (a 64-bit whole number)", key, value)
-                value = None
-            offsets.append(value)
-        start, end = offsets
+        version = check.field(obj, CHUNK["doc_version"])
+        text = check.field(obj, CHUNK["text"])
+        start, end = check.field(obj, CHUNK["start"]), check.field(obj, CHUNK["end"])
         if start is not None and end is not None and end < start:
             check.add(f"the chunk ends before it starts (start {start})", "end", end)
-        if isinstance(doc, str) and doc in suite.documents and version is not None:
+        if doc is not None and version is not None:
             current = suite.doc_version(doc)
             if version != current and not other_corpus:
                 if run_id is None:
@@ -394,8 +391,7 @@ def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | N
                             "(the run is then refused beside runs on the current corpus)")
                 check.add(rule, "doc_version", version)
         # Registered even when a field is broken, so records naming it are not also flagged as unknown.
-        chunks[chunk_id] = Chunk(chunk_id, doc if isinstance(doc, str) else "", version or "", text, start, end,
-                                 line)
+        chunks[chunk_id] = Chunk(chunk_id, doc or "", version or "", text, start, end, line)
     return chunks
 
 
@@ -405,16 +401,6 @@ def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | N
 
 _STRING_TYPE = {str}
 _INT_TYPE = {int}
-
-
-def _nonblank(value: Any) -> bool:
-    """A string with more than whitespace (the rule of required text fields)."""
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _nonblank_strings(value: Any) -> bool:
-    """A list of non-blank strings (the rule of `tags`, `access` and `caller`)."""
-    return type(value) is list and _STRING_TYPE.issuperset(map(type, value)) and all(map(str.strip, value))
 
 
 def _load_documents(suite: Suite, path: Path, problems: Problems) -> None:
@@ -432,29 +418,23 @@ def _checked_document(obj: dict[str, Any], known: dict[str, Document], check: _C
     (its ID is malformed or taken). A document with other broken fields is still registered, so
     questions and records citing it are not also flagged."""
     check.unknown_keys(obj, DOCUMENT_KEYS)
-    doc_id = obj.get("id")
-    if not check.ident(doc_id, "id"):
+    doc_id = check.field(obj, DOCUMENT["id"])
+    if doc_id is None:
         return None
     if doc_id in known:
         check.add("duplicate document ID", "id", doc_id)
         return None
-    text = check.text(obj, "text")
-    version = check.text(obj, "version", required=False)
-    title = check.text(obj, "title", required=False, nonblank=False)
-    access = _groups(check, obj["access"], "access") if obj.get("access") is not None else []
-    return Document(doc_id, text or "", version, title, access)
+    text, version, title, access = (check.field(obj, DOCUMENT[name]) for name in ("text", "version", "title", "access"))
+    return Document(doc_id, text or "", version, title, access or [])
 
 
 def _clean_document(obj: dict[str, Any], known: dict[str, Document]) -> Document | None:
     """The document of a line that breaks no rule of `_checked_document`, built as it builds it;
     None when the line needs that full check (it may be valid still, e.g. with `x_` fields)."""
-    doc_id, text, version, title, access = map(obj.get, ("id", "text", "version", "title", "access"))
-    if not (DOCUMENT_KEYS.issuperset(obj) and type(doc_id) is str and WORKSPACE_ID.fullmatch(doc_id)
-            and doc_id not in known and _nonblank(text)
-            and (version is None or _nonblank(version)) and (title is None or isinstance(title, str))
-            and (access is None or _nonblank_strings(access))):
+    if not DOCUMENT.fits(obj) or obj["id"] in known:
         return None
-    return Document(doc_id, text, version, title, [] if access is None else access)
+    get = obj.get
+    return Document(obj["id"], obj["text"], get("version"), get("title"), get("access") or [])
 
 
 @dataclass
@@ -503,31 +483,18 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: _Checke
     registered, so records of it are not also flagged as unknown."""
     suite = rules.suite
     check.unknown_keys(obj, QUESTION_KEYS)
-    qid = obj.get("id")
-    if not check.ident(qid, "id"):
+    qid = check.field(obj, QUESTION["id"])
+    if qid is None:
         return None
     if qid in suite.questions:
         check.add("duplicate question ID", "id", qid)
         return None
-    text = check.text(obj, "text")
-    qtype = check.text(obj, "type")
-    split = obj.get("split")
-    if split not in SPLITS:
-        check.add("expected 'dev' or 'heldout'", "split", split)
-    critical = obj.get("critical", False)
-    if not isinstance(critical, bool):
-        check.add("expected true or false", "critical", critical)
-    tags = obj.get("tags", [])
-    if not isinstance(tags, list) or any(not isinstance(t, str) or not t.strip() for t in tags):
-        check.add("expected a list of tag strings", "tags", tags)
-        tags = []
-    caller = _groups(check, obj["caller"], "caller") if obj.get("caller") is not None else None
+    text, qtype, split, critical, tags, caller, relevant, raw_support, raw_claims = (
+        check.field(obj, QUESTION[name])
+        for name in ("text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims"))
 
     grades: dict[str, int] = {}
-    relevant = obj.get("relevant")
-    if relevant is None:
-        check.add("required field is missing (use [] for an unanswerable question)", "relevant")
-    elif isinstance(relevant, list):
+    if isinstance(relevant, list):
         grades = {doc: 1 for doc in check.id_list(relevant, "relevant", MAX_LABELS)}
     elif isinstance(relevant, dict):
         if len(relevant) > MAX_LABELS:
@@ -542,19 +509,13 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: _Checke
                 check.add(f"a relevance grade lies between -{MAX_GRADE} and {MAX_GRADE}", f"relevant[{doc!r}]", grade)
                 continue
             grades[doc] = grade
-    else:
-        check.add("expected a list of document IDs or a map document ID -> grade", "relevant", relevant)
     for doc in grades:
         if doc not in rules.labelled:
             check.add(rules.not_labelled, "relevant", doc)
     positive = {doc for doc, grade in grades.items() if grade > 0}
 
     support: dict[str, list[str]] = {}
-    raw_support = obj.get("support", {})
-    if not isinstance(raw_support, dict):
-        check.add("expected a map claim ID -> supporting document IDs", "support", raw_support)
-        raw_support = {}
-    for claim, docs in raw_support.items():
+    for claim, docs in (raw_support or {}).items():
         if not check.ident(claim, "support"):
             continue
         if UNLABELLED_CLAIM.fullmatch(claim):
@@ -571,22 +532,16 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: _Checke
         check.add("expected claims need relevant documents", "support", sorted(support))
 
     propositions: dict[str, str] = {}
-    raw_claims = obj.get("claims", {})
-    if not isinstance(raw_claims, dict):
-        check.add("expected a map claim ID -> proposition", "claims", raw_claims)
-        raw_claims = {}
-    for claim, words in raw_claims.items():
+    for claim, words in (raw_claims or {}).items():
         if claim not in support:
             check.add("a proposition for a claim that is not an expected claim in 'support'", "claims", claim)
-        elif not isinstance(words, str) or not words.strip():
+        elif not TEXT.python(words):
             check.add("a proposition is a non-empty string", f"claims[{claim!r}]", words)
         else:
             propositions[claim] = words
-    disputed = check.text(obj, "disputed", required=False)
-    return Question(
-        qid, len(suite.questions), text or "", qtype or "", split if split in SPLITS else "",
-        critical is True, list(tags), caller, grades, support, propositions, disputed,
-    )
+    disputed = check.field(obj, QUESTION["disputed"])
+    return Question(qid, len(suite.questions), text or "", qtype or "", split or "", critical is True, tags or [],
+                    caller, grades, support, propositions, disputed)
 
 
 def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | None:
@@ -594,12 +549,7 @@ def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | No
     None when the line needs that full check (it may be valid still, e.g. with `x_` fields).
 
     Labels and supporting documents are checked as sets: an ID the suite labels is well-formed."""
-    qid, text, qtype, split, disputed = map(obj.get, ("id", "text", "type", "split", "disputed"))
-    critical, tags, caller = obj.get("critical", False), obj.get("tags", []), obj.get("caller")
-    if not (QUESTION_KEYS.issuperset(obj) and type(qid) is str and WORKSPACE_ID.fullmatch(qid)
-            and qid not in rules.suite.questions and _nonblank(text) and _nonblank(qtype) and split in SPLITS
-            and (critical is True or critical is False) and _nonblank_strings(tags)
-            and (caller is None or _nonblank_strings(caller)) and (disputed is None or _nonblank(disputed))):
+    if not QUESTION.fits(obj) or obj["id"] in rules.suite.questions:
         return None
     grades = _clean_grades(obj.get("relevant"), rules.labelled)
     if grades is None:
@@ -608,11 +558,12 @@ def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | No
     support, claims = obj.get("support", {}), obj.get("claims", {})
     if not (type(support) is dict and type(claims) is dict and _claim_ids_ok(support, rules.claim_ids)
             and all(map(_supporting_docs_ok, support.values(), repeat(positive)))
-            and support.keys() >= claims.keys() and all(map(_nonblank, claims.values()))):
+            and support.keys() >= claims.keys() and all(map(TEXT.python, claims.values()))):
         return None
     # The parsed line is not kept: its lists and maps are the question's own.
-    return Question(qid, len(rules.suite.questions), text, qtype, split, critical, tags, caller, grades, support,
-                    claims, disputed)
+    get = obj.get
+    return Question(obj["id"], len(rules.suite.questions), obj["text"], obj["type"], obj["split"], get("critical", False),
+                    get("tags", []), get("caller"), grades, support, claims, get("disputed"))
 
 
 def _clean_grades(relevant: Any, labelled: Mapping[str, Any]) -> dict[str, int] | None:
