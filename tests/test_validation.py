@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from scoring.store import records as records_module
 from scoring.store import files as files_module
-from scoring.store import workspace as workspace_module
+from scoring.store import suite_lines as suite_lines_module
 from scoring.errors import Problem, Problems, ValidationError
 from scoring.store.refresh import refresh, stage, write_suite
 from scoring.store.schema import create_schema
@@ -623,8 +623,8 @@ def _read_suite(folder: Path) -> tuple[list[Problem], Any]:
 
 def _read_suite_by_full_checks(folder: Path) -> tuple[list[Problem], Any]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(workspace_module, "_clean_document", lambda *args: None)
-        patch.setattr(workspace_module, "_clean_question", lambda *args: None)
+        patch.setattr(suite_lines_module, "_clean_document", lambda *args: None)
+        patch.setattr(suite_lines_module, "_clean_question", lambda *args: None)
         patch.setattr(files_module, "_loads_object_line", files_module._loads)
         return _read_suite(folder)
 
@@ -731,8 +731,8 @@ def test_a_clean_suite_is_read_on_the_fast_path(ws, monkeypatch):
         strict.append(text)
         return json.loads(text)
 
-    monkeypatch.setattr(workspace_module, "_checked_document", refuse)
-    monkeypatch.setattr(workspace_module, "_checked_question", refuse)
+    monkeypatch.setattr(suite_lines_module, "_checked_document", refuse)
+    monkeypatch.setattr(suite_lines_module, "_checked_question", refuse)
     monkeypatch.setattr(files_module, "_loads", loads)
     assert check(ws) == []
     assert len(strict) == 3 and all(text.startswith("{\n") for text in strict)   # suite.json, two manifests
