@@ -1,6 +1,7 @@
 """The bulk path for recorded runs: each line parsed once, every record rule checked set-based.
 
-`scoring.store.records` holds the rules, one SQL check each, and names the file, line, field and rule of
+Both paths take the record's fields from `scoring.store.formats`. `scoring.store.records` checks them
+rule by rule, one SQL check each, and names the file, line, field and rule of
 every problem; it re-reads each line's JSON once per rule. This module decides the common case,
 a workspace with no problem, in a few passes: every line is parsed once into typed columns
 (`json_transform`), its JSON shape (`json_structure`, one per distinct shape) is compared with the

@@ -20,7 +20,11 @@ suite's) stands for its document. `unit_id` is what labels are matched on: the d
 passage-level suite the ID as recorded. `counted` is false for a second citation of one document
 by one claim. `stage_citations.doc_id` is the ID as cited.
 
-`scoring.store.bulk` stages a clean workspace faster; this module is the authority on the rules.
+`scoring.store.bulk` stages a clean workspace faster; this module names the file, line, field and rule of every
+problem. The rules of each field (missing, not of its kind, beyond a bound) are generated from the declared
+formats (`scoring.store.formats`: `field_rules`, `object_rules`); the rules across lines and files (a
+question of the suite, a question once per run, an ID once per ranking or claim, a citation by index) are
+written out below.
 
 The suite tables (`suites`, `documents`, `questions`, `chunks`) must already hold the runs'
 suites and the runs' own chunk maps.

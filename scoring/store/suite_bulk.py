@@ -1,7 +1,8 @@
 """The suite read and checked set-based: documents.jsonl, chunks.jsonl and questions.jsonl parsed by DuckDB into the
 staged relations `write_suite` writes from, every rule of a clean line checked as aggregate SQL.
 
-`scoring.store.workspace` holds the rules and names the file, line, field and rule of every problem;
+Both readers take each line's fields from `scoring.store.formats`. The Python reader (`scoring.store.suite_lines`)
+names the file, line, field and rule of every problem;
 it builds a Python object per document and question (seconds for 200,000 questions). This module
 decides the common case, a suite with no problem, in a few passes over typed columns. When every
 check holds, the staged relations are the suite's rows exactly as the Python reader would write them
@@ -14,7 +15,7 @@ Staged tables (temporary, no `suite` column; `suite_tables._INSERTS` adds it):
 (`LABEL_COLUMNS`), `_suite_claims` (`CLAIM_COLUMNS`) and `_suite_chunks` (the suite's chunk map as
 `scoring.store.chunks` writes it; empty without one), in file order.
 
-A run's own chunk map is checked against the suite's documents in Python (`workspace.load_chunks`):
+A run's own chunk map is checked against the suite's documents in Python (`suite_lines.load_chunks`):
 the suite of such a run is read in Python (`workspace.load_workspace`).
 """
 from __future__ import annotations
@@ -136,7 +137,7 @@ _CHUNK_OK = f"""
     AND coalesce(v."end" >= v.start, true)
     AND d.doc_id IS NOT NULL AND v.doc_version = coalesce(d.version, $corpus_version)
     AND same.doc_id IS NULL"""
-"""A line of the suite's chunk map that breaks no rule of `workspace.load_chunks` (its ID's uniqueness
+"""A line of the suite's chunk map that breaks no rule of `suite_lines.load_chunks` (its ID's uniqueness
 aside), over the chunk lines `v` joined to its document `d` and to a document `same` of the chunk's own
 ID: its declared fields (`formats.CHUNK`) fit; it does not end before it starts; its document is one of
 the suite's (`doc` refers to it), at the suite's version of it; no document has its ID."""
