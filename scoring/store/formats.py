@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .files import ID_PATTERN, MAX_GRADE, WHITESPACE, WORKSPACE_ID
+from .files import ID_PATTERN, WHITESPACE, WORKSPACE_ID
 
 MAX_RETRIEVED = 1000
 """A record's ranking may hold up to 1000 documents (TREC runs rank 1000)."""
@@ -283,7 +283,8 @@ QUESTION = Format("question", (
     Field("tags", NAMES, "expected a list of tag strings", null_absent=False),
     Field("caller", NAMES, "expected a list of group names"),
     Field("relevant", LABELS, "expected a list of document IDs or a map document ID -> grade",
-          "required field is missing (use [] for an unanswerable question)", refers="a document (or chunk) of the suite"),
+          "required field is missing (use [] for an unanswerable question)",
+          refers="a document (or chunk) of the suite"),
     Field("support", MAP, "expected a map claim ID -> supporting document IDs", null_absent=False),
     Field("claims", MAP, "expected a map claim ID -> proposition", null_absent=False),
     Field("disputed", TEXT, NON_EMPTY),
@@ -307,7 +308,8 @@ CLAIM = Format("claim", (
 suite is valid, and unsupported)."""
 
 SENTENCE_TEXT_RULE = "required: a non-empty string"
-SENTENCE_CITATIONS_RULE = "expected a list of document or chunk IDs, or 0-based indexes into retrieved (use [] for none)"
+SENTENCE_CITATIONS_RULE = ("expected a list of document or chunk IDs, or 0-based indexes into retrieved "
+                           "(use [] for none)")
 SENTENCE = Format("sentence", (
     Field("text", TEXT, SENTENCE_TEXT_RULE, SENTENCE_TEXT_RULE, null_absent=False),
     Field("citations", list_of(CITED), SENTENCE_CITATIONS_RULE, SENTENCE_CITATIONS_RULE, null_absent=False,
@@ -324,18 +326,13 @@ RECORD = Format("record", (
     Field("answer", STRING, "expected a string or null"),
     Field("claims", list_of(CLAIM), 'expected a list of {"id", "citations", "text"} objects',
           "required field is missing (a record needs claims, answer_sentences or both)", null_absent=False,
-          bounds=(Bound(MAX_CLAIMS_OF_SUITE, "an answer holds at most {claim_bound} claims"),), unless="answer_sentences"),
+          bounds=(Bound(MAX_CLAIMS_OF_SUITE, "an answer holds at most {claim_bound} claims"),),
+          unless="answer_sentences"),
     Field("answer_sentences", list_of(SENTENCE), 'expected a list of {"text", "citations"} objects', null_absent=False,
-          bounds=(Bound(MAX_CLAIMS_OF_SUITE, "an answer holds at most {claim_bound} sentences (each may become a claim)"),)),
+          bounds=(Bound(MAX_CLAIMS_OF_SUITE,
+                        "an answer holds at most {claim_bound} sentences (each may become a claim)"),)),
     Field("latency_ms", NUMBER, "expected a finite number >= 0 or null"),
     Field("cost_usd", NUMBER, "expected a finite number >= 0 or null"),
     Field("error", STRING, "expected null or a message string"),
 ))
 """records.jsonl (and records.parquet): a question once per run; a retrieved ID once per ranking."""
-
-LINE_FORMATS = {"documents.jsonl": DOCUMENT, "chunks.jsonl": CHUNK, "questions.jsonl": QUESTION,
-                "records.jsonl": RECORD}
-
-__all__ = ["CHUNK", "CLAIM", "DOCUMENT", "HELDOUT", "ID", "ID_RULE", "LINE_FORMATS", "MAX_CITATIONS", "MAX_GRADE",
-           "MAX_LABELS", "MAX_OFFSET", "MAX_RETRIEVED", "QUESTION", "RECORD", "SENTENCE", "SPLITS", "Bound", "Field",
-           "Format", "Kind", "list_of", "nonblank_sql", "one_of"]

@@ -83,7 +83,8 @@ def field_rules(declared: Format, obj: str, guard: str = "") -> list[tuple[str, 
         json_type, shown = f"json_type({obj}, {path})", f"{obj}->{path}"
         if f.missing is not None:
             unless = f" AND json_type({obj}, '$.{f.unless}') IS NULL" if f.unless else ""
-            rules.append((f.name, obj if f.shows == "object" else "NULL", f.missing, f"{guard}{json_type} IS NULL{unless}"))
+            rules.append((f.name, obj if f.shows == "object" else "NULL", f.missing,
+                          f"{guard}{json_type} IS NULL{unless}"))
         allowed = kind.types + (("NULL",) if f.null_absent else ())
         wrong = f"{json_type} NOT IN ({_sql_list(allowed)})"
         if kind.items is not None:
@@ -96,7 +97,8 @@ def field_rules(declared: Format, obj: str, guard: str = "") -> list[tuple[str, 
                       f"AND NOT coalesce({kind.sql(_value(obj, f.name, kind.cast))}, false)")
         if broken is not None and kind.rule is None:
             wrong, broken = f"{wrong} OR ({broken})", None
-        rules.append((f.name, obj if f.shows == "object" else shown, f.rule, f"{guard}{json_type} IS NOT NULL AND ({wrong})"))
+        rules.append((f.name, obj if f.shows == "object" else shown, f.rule,
+                      f"{guard}{json_type} IS NOT NULL AND ({wrong})"))
         if broken is not None:
             rules.append((f.name, shown, kind.rule, f"{guard}{broken}"))
         rules += [(f.name, f"to_json(json_array_length({obj}, {path}))", bound.rule,
@@ -115,7 +117,8 @@ def object_rules(declared: Format, obj: str, field: str, guard: str = "") -> lis
     """The rules of the object `obj` as a whole: no key but its declared fields (or `x_` extensions), no
     key twice; reported on `field`."""
     names = list(declared.names)
-    unknown = f"list_filter(json_keys({obj}), lambda key: NOT list_contains({names!r}, key) AND NOT starts_with(key, 'x_'))"
+    unknown = (f"list_filter(json_keys({obj}), lambda key: NOT list_contains({names!r}, key) "
+               "AND NOT starts_with(key, 'x_'))")
     return [
         (field, f"to_json({unknown})", f"unknown field (allowed: {', '.join(names)}; prefix extensions with x_)",
          f"{guard}len({unknown}) > 0"),

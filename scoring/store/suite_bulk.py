@@ -82,7 +82,8 @@ class _Lines:
             item = kind.items
             test = " AND ".join([f"coalesce(json_type(e) IN ({', '.join(map(repr, item.types))}), false)"]
                                 + ([item.sql("e->>'$'")] if item.sql is not None else []))
-            fits.append(f"coalesce(list_bool_and(list_transform(from_json({value}, '[\"JSON\"]'), lambda e: {test})), true)")
+            fits.append(f"coalesce(list_bool_and(list_transform(from_json({value}, '[\"JSON\"]'), "
+                        f"lambda e: {test})), true)")
         fits += [f"coalesce({value} <= {bound.most}, false)" for bound in declared.bounds if not bound.size]
         both = "(" + " AND ".join(fits) + ")"
         if declared.missing is not None:

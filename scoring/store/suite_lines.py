@@ -101,7 +101,7 @@ class Checker:
         name = declared.name
         value = obj.get(name)
         if value is None and (declared.null_absent or name not in obj):
-            if declared.missing is RULE:
+            if declared.missing == RULE:
                 self.add(declared.rule, name, None)
             elif declared.missing is not None:
                 self.add(declared.missing, name)
@@ -353,8 +353,8 @@ def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | No
         return None
     # The parsed line is not kept: its lists and maps are the question's own.
     get = obj.get
-    return Question(obj["id"], len(rules.suite.questions), obj["text"], obj["type"], obj["split"], get("critical", False),
-                    get("tags", []), get("caller"), grades, support, claims, get("disputed"))
+    return Question(obj["id"], len(rules.suite.questions), obj["text"], obj["type"], obj["split"],
+                    get("critical", False), get("tags", []), get("caller"), grades, support, claims, get("disputed"))
 
 
 def _clean_grades(relevant: Any, labelled: Mapping[str, Any]) -> dict[str, int] | None:
