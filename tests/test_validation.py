@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from scoring.store import records as records_module
 from scoring.store import files as files_module
-from scoring.store import workspace as workspace_module
+from scoring.store import suite_lines as suite_lines_module
 from scoring.errors import Problem, Problems, ValidationError
 from scoring.store.refresh import refresh, stage, write_suite
 from scoring.store.schema import create_schema
@@ -623,8 +623,8 @@ def _read_suite(folder: Path) -> tuple[list[Problem], Any]:
 
 def _read_suite_by_full_checks(folder: Path) -> tuple[list[Problem], Any]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(workspace_module, "_clean_document", lambda *args: None)
-        patch.setattr(workspace_module, "_clean_question", lambda *args: None)
+        patch.setattr(suite_lines_module, "_clean_document", lambda *args: None)
+        patch.setattr(suite_lines_module, "_clean_question", lambda *args: None)
         patch.setattr(files_module, "_loads_object_line", files_module._loads)
         return _read_suite(folder)
 
@@ -731,8 +731,8 @@ def test_a_clean_suite_is_read_on_the_fast_path(ws, monkeypatch):
         strict.append(text)
         return json.loads(text)
 
-    monkeypatch.setattr(workspace_module, "_checked_document", refuse)
-    monkeypatch.setattr(workspace_module, "_checked_question", refuse)
+    monkeypatch.setattr(suite_lines_module, "_checked_document", refuse)
+    monkeypatch.setattr(suite_lines_module, "_checked_question", refuse)
     monkeypatch.setattr(files_module, "_loads", loads)
     assert check(ws) == []
     assert len(strict) == 3 and all(text.startswith("{\n") for text in strict)   # suite.json, two manifests
@@ -959,3 +959,133 @@ def test_the_id_rule_reads_alike_in_python_and_in_sql():
     in_sql = [con.execute("SELECT regexp_full_match(?, ?)", [s, ID_PATTERN]).fetchone()[0] for s in samples]
     assert in_sql == [WORKSPACE_ID.fullmatch(s) is not None for s in samples]
     assert in_sql[-5:] == [True, True, True, False, False] and not any(in_sql[:-5])
+
+
+# --- every declared field, broken alone, is refused by every path at the same file, line and field ------
+#
+# The cases come from the declaration (`scoring.store.formats`), not from a list written here: for each
+# field of each line format, its absence (when required), null (when null is no value of it), a value of
+# another JSON type, a list holding an item of another type, the values its kind refuses, and one more
+# than each bound. A suite line is read by the Python reader's fast path and its full checks (which must
+# agree) and by the set-based reader (which must refuse it); a record by the rule-by-rule checks (which
+# must name it) and by the bulk path (which must refuse it).
+
+from scoring.metrics.reference import MAX_CLAIMS  # noqa: E402
+from scoring.store import formats  # noqa: E402
+from test_bulk import _bulk_verdict  # noqa: E402
+
+_JSON_TYPES = ((7, "UBIGINT"), ("word", "VARCHAR"), (True, "BOOLEAN"), ([], "ARRAY"), ({}, "OBJECT"))
+"""A value of each JSON type, as DuckDB's `json_type` names it."""
+
+
+def _sample(kind: formats.Kind, i: int = 0) -> Any:
+    """A value of `kind` (the `i`-th of many distinct ones, for an ID)."""
+    if isinstance(kind.items, formats.Format):
+        return []
+    return {"ID": f"x{i}", "ID or index": f"x{i}", "number": 1}.get(kind.name, [] if kind.items else "Words.")
+
+
+def _item(kind: formats.Kind, i: int) -> Any:
+    """The `i`-th of many distinct valid items of the list kind `kind`."""
+    if isinstance(kind.items, formats.Format):
+        return {f.name: _sample(f.kind, i) for f in kind.items.fields if f.missing is not None}
+    return _sample(kind.items, i)
+
+
+def _violations(declared: formats.Field) -> list[tuple[str, Any]]:
+    """(label, value) that break `declared` alone; ABSENT: the field left out."""
+    kind = declared.kind
+    out: list[tuple[str, Any]] = []
+    if declared.missing is not None:
+        out.append(("absent", ABSENT))
+    if declared.missing is not None or not declared.null_absent:
+        out.append(("null", None))
+    out += [(f"a {name} value", value) for value, name in _JSON_TYPES if name not in kind.types][:2]
+    if kind.items is not None:
+        item_types = ("OBJECT",) if isinstance(kind.items, formats.Format) else kind.items.types
+        out.append(("an item of another type", [next(v for v, name in _JSON_TYPES if name not in item_types)]))
+    out += [(f"refused {value!r}"[:40], value) for value in kind.refused]
+    for bound in declared.bounds:
+        most = MAX_CLAIMS if bound.most == formats.MAX_CLAIMS_OF_SUITE else bound.most
+        out.append((f"beyond {most}", [_item(kind, i) for i in range(most + 1)] if bound.size else most + 1))
+    return out
+
+
+DECLARED_CASES = [(name, f.name, label, value) for name, declared in (
+    ("document", formats.DOCUMENT), ("chunk", formats.CHUNK), ("question", formats.QUESTION),
+    ("record", formats.RECORD), ("claim", formats.CLAIM), ("sentence", formats.SENTENCE))
+    for f in declared.fields for label, value in _violations(f)]
+
+VALID_CHUNK = {"id": "rb-1#0", "doc": "rb-1", "doc_version": SUITE_META["corpus_version"], "text": "One.",
+               "start": 0, "end": 4}
+
+
+def _with(valid: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    return {k: v for k, v in {**valid, key: value}.items() if v is not ABSENT}
+
+
+def _suite_refused_alike(folder: Path, kind: str, key: str, value: Any) -> None:
+    """The suite with one field of one line broken: the Python reader's routes report the same problems,
+    each on that line, one of them on that field; the set-based reader refuses the suite."""
+    document = _with(VALID_DOCUMENT, key, value) if kind == "document" else VALID_DOCUMENT
+    question = _with(VALID_QUESTION, key, value) if kind == "question" else VALID_QUESTION
+    chunk = _with(VALID_CHUNK, key, value) if kind == "chunk" else VALID_CHUNK
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "chunks.jsonl").write_text(json.dumps(chunk) + "\n", encoding="utf-8")
+    taken = _both_routes(folder, [document], [question])   # fast route and full checks agree
+    assert not taken, "the set-based reader took a suite the rules refuse"
+    problems, _ = _read_suite(folder)
+    file, line = {"document": ("documents.jsonl", 3), "chunk": ("chunks.jsonl", 1),
+                  "question": ("questions.jsonl", 1)}[kind]
+    where = {(Path(p.path).name, p.line) for p in problems}
+    assert where == {(file, line)}, [str(p) for p in problems]
+    assert key in {p.field for p in problems}, [str(p) for p in problems]
+
+
+def _record_refused_alike(ws: Path, kind: str, key: str, value: Any) -> None:
+    """The fixture with one field of base line 1 (or of its first claim, or of an answer sentence) broken:
+    the rule-by-rule checks name that line and field, the bulk path refuses the runs."""
+    if kind == "record":
+        edit_line(R(ws), 1, lambda row: row.pop(key) if value is ABSENT else row.__setitem__(key, value))
+        field = key
+    elif kind == "claim":
+        claim(lambda c: c.pop(key) if value is ABSENT else c.__setitem__(key, value))(ws)
+        field = f".{key}"
+    else:
+        set_field(R(ws), 1, "answer_sentences", [_with({"text": "Monday.", "citations": [0]}, key, value)])
+        field = f"answer_sentences[0].{key}"
+    assert not _bulk_verdict(ws), "the bulk path took records the rules refuse"
+    found = [line for line in check(ws) if line.startswith(f"{BASE}:1: ")]
+    assert any(f"field '{field}'" in line if kind == "record" else
+               re.search(rf"field '[^']*{re.escape(field)}'", line) for line in found), (field, check(ws))
+
+
+@pytest.mark.parametrize("kind, key, label, value", DECLARED_CASES,
+                         ids=[f"{kind}-{key}-{label}" for kind, key, label, _ in DECLARED_CASES])
+def test_every_declared_field_broken_alone_is_refused_alike_by_every_path(tmp_path, kind, key, label, value):
+    if kind in ("document", "chunk", "question"):
+        _suite_refused_alike(tmp_path / "suites" / "demo", kind, key, value)
+    else:
+        _record_refused_alike(build(tmp_path / "ws"), kind, key, value)
+
+
+def test_the_unbroken_lines_of_the_declared_cases_are_taken_by_every_path(tmp_path):
+    """The cases above start from lines every path takes: a refusal there is the broken field's."""
+    folder = tmp_path / "suites" / "demo"
+    folder.mkdir(parents=True)
+    (folder / "chunks.jsonl").write_text(json.dumps(VALID_CHUNK) + "\n", encoding="utf-8")
+    assert _both_routes(folder, [VALID_DOCUMENT], [VALID_QUESTION])
+    ws = build(tmp_path / "ws")
+    set_field(R(ws), 1, "answer_sentences", [{"text": "Monday.", "citations": [0]}])
+    assert _bulk_verdict(ws) and check(ws) == []
+
+
+def test_every_declared_field_has_a_case():
+    """No field, and no kind of violation a field's declaration implies, is left without a case."""
+    for declared in (formats.DOCUMENT, formats.CHUNK, formats.QUESTION, formats.RECORD, formats.CLAIM,
+                     formats.SENTENCE):
+        for f in declared.fields:
+            labels = [label for kind, key, label, _ in DECLARED_CASES if (kind, key) == (declared.name, f.name)]
+            assert any(label.startswith("a ") for label in labels), (declared.name, f.name)
+            assert ("absent" in labels) == (f.missing is not None), (declared.name, f.name)
+            assert len([label for label in labels if label.startswith("beyond")]) == len(f.bounds)

@@ -1,6 +1,7 @@
 """The bulk path for recorded runs: each line parsed once, every record rule checked set-based.
 
-`scoring.store.records` holds the rules, one SQL check each, and names the file, line, field and rule of
+Both paths take the record's fields from `scoring.store.formats`. `scoring.store.records` checks them
+rule by rule, one SQL check each, and names the file, line, field and rule of
 every problem; it re-reads each line's JSON once per rule. This module decides the common case,
 a workspace with no problem, in a few passes: every line is parsed once into typed columns
 (`json_transform`), its JSON shape (`json_structure`, one per distinct shape) is compared with the
@@ -19,95 +20,101 @@ Answer sentences are checked rule by rule as the rule-by-rule path checks them (
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import duckdb
 
 from .chunks import chunk_joins, unit_sql
 from .records import READ_LINES, READ_PARQUET
-from .files import ID_PATTERN, MAX_LINE_BYTES, not_strict_json
+from .files import MAX_LINE_BYTES, not_strict_json
+from .formats import ID, MAX_CLAIMS_OF_SUITE, RECORD, Bound, Format
 from .lines import JSON_SPACE_SQL, has_bom
-from .workspace import MAX_CITATIONS, MAX_RETRIEVED, Run
+from .workspace import Run
 
-RECORD_TYPE = (
-    '{"question_id": "VARCHAR", "retrieved": ["VARCHAR"], "context": "VARCHAR", "answer": "VARCHAR", '
-    '"claims": [{"id": "VARCHAR", "citations": ["VARCHAR"], "text": "VARCHAR"}], '
-    '"answer_sentences": [{"text": "VARCHAR", "citations": ["JSON"]}], '
-    '"latency_ms": "DOUBLE", "cost_usd": "DOUBLE", "error": "VARCHAR"}'
-)
-"""The typed record, as a `json_transform` structure. Its casts are lenient (a number becomes a
-string), so the exact JSON types are checked on the line's shape first. A sentence's citations stay
+RECORD_TYPE = RECORD.structure()
+"""The typed record, as a `json_transform` structure (`formats.RECORD`). Its casts are lenient (a number becomes
+a string), so the exact JSON types are checked on the line's shape first. A sentence's citations stay
 JSON values: an ID (a string) and an index into `retrieved` (a whole number) are told apart by type."""
-
-TEXT_OR_NULL = {"VARCHAR", "NULL"}
-NUMBER_OR_NULL = {"UBIGINT", "BIGINT", "DOUBLE", "NULL"}
-ID_LIST = ({"VARCHAR"}, {"NULL"})  # ["NULL"] is an empty list (or a list of nulls, caught on the values)
-RECORD_SHAPES: dict[str, object] = {
-    "question_id": {"VARCHAR"}, "retrieved": ID_LIST, "claims": "claims", "answer_sentences": "sentences",
-    "answer": TEXT_OR_NULL, "context": TEXT_OR_NULL, "error": TEXT_OR_NULL, "latency_ms": NUMBER_OR_NULL,
-    "cost_usd": NUMBER_OR_NULL,
-}
-REQUIRED = ("question_id", "retrieved")
-"""Required keys; a record also needs `claims`, `answer_sentences` or both."""
-CLAIM_SHAPES: dict[str, object] = {"id": {"VARCHAR"}, "citations": ID_LIST, "text": TEXT_OR_NULL}
-CITATION_LIST = ({"VARCHAR"}, {"UBIGINT"}, {"BIGINT"}, {"JSON"}, {"NULL"})
-"""A sentence's citations: IDs, indexes, a mix of them (JSON: each value's type is checked in SQL), or none."""
-SENTENCE_SHAPES: dict[str, object] = {"text": {"VARCHAR"}, "citations": CITATION_LIST}
-
-def _list_shape(shape: object, allowed: tuple[set[str], ...]) -> bool:
-    return isinstance(shape, list) and len(shape) == 1 and any({shape[0]} <= a for a in allowed if isinstance(shape[0], str))
-
-
-def _claims_shape(shape: object) -> bool:
-    if shape == ["NULL"]:
-        return True
-    if not (isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], dict)):
-        return False
-    return _object_shape(shape[0], CLAIM_SHAPES, required=("id", "citations"))
-
-
-def _sentences_shape(shape: object) -> bool:
-    """A list of sentence objects (the shape merges every element's keys: a key missing from one
-    sentence, or a null sentence, is found in the values)."""
-    if shape == ["NULL"]:
-        return True
-    if not (isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], dict)):
-        return False
-    return _object_shape(shape[0], SENTENCE_SHAPES, required=("text", "citations"))
-
-
-def _object_shape(shape: dict, fields: dict[str, object], *, required: tuple[str, ...]) -> bool:
-    """Every key known (or an `x_` extension), every known key of an allowed JSON type."""
-    if any(key not in shape for key in required):
-        return False
-    for key, value in shape.items():
-        if key.startswith("x_"):
-            continue
-        allowed = fields.get(key)
-        if allowed is None:
-            return False
-        if allowed == "claims":
-            ok = _claims_shape(value)
-        elif allowed == "sentences":
-            ok = _sentences_shape(value)
-        elif isinstance(allowed, tuple):
-            ok = _list_shape(value, allowed)
-        else:
-            ok = isinstance(value, str) and value in allowed
-        if not ok:
-            return False
-    return True
 
 
 def shape_ok(structure: str | None) -> bool:
-    """Whether a line's `json_structure` fits the record format (types only; values are checked in SQL)."""
+    """Whether a line's `json_structure` fits the record format (`formats.Format.shape_ok`: types only;
+    values are checked in SQL)."""
     if structure is None or not structure.startswith("{"):
         return False
     try:
         shape = json.loads(structure)
     except (ValueError, RecursionError):  # nesting deeper than the format allows
         return False
-    return (isinstance(shape, dict) and _object_shape(shape, RECORD_SHAPES, required=REQUIRED)
-            and ("claims" in shape or "answer_sentences" in shape))
+    return RECORD.shape_ok(shape)
+
+
+def _most(bound: Bound) -> str:
+    return "x.max_claims" if bound.most == MAX_CLAIMS_OF_SUITE else str(bound.most)
+
+
+def value_breaks(declared: Format, prefix: str = "", depth: int = 0,
+                 cross: dict[str, Callable[[str], str]] | None = None) -> list[str]:
+    """SQL conditions over the typed columns of `bulk` (`prefix`: the object's alias inside a list), each
+    true when a declared field breaks a rule of its own that the line's shape cannot show: a required
+    field null (elements of a list share one shape, so a key missing from one shows only as null), a
+    value failing its kind's test, a list beyond its bound, an item not of its kind. An ID is left to
+    `_id_values` (checked once per distinct value) or, where it refers to another file, to the join
+    with it. `cross`: for a list of objects, further conditions on each object (rules across its items)."""
+    out = []
+    for f in declared.fields:
+        column, kind = f"{prefix}{f.name}", f.kind
+        if prefix and f.missing is not None and f.unless is None:
+            out.append(f"{column} IS NULL")
+        if kind.sql is not None and kind is not ID:
+            out.append(f"({column} IS NOT NULL AND NOT coalesce({kind.sql(column)}, false))")
+        out += [f"len({column}) > {_most(bound)}" for bound in f.bounds if bound.size]
+        item, each = kind.items, f"x{depth}"
+        if isinstance(item, Format):
+            inner = [f"{each} IS NULL", *value_breaks(item, f"{each}.", depth + 1)]
+            inner += [condition(each) for name, condition in (cross or {}).items() if name == f.name]
+            out.append(f"list_bool_or(list_transform({column}, lambda {each}: {' OR '.join(inner)}))")
+        elif item is not None and item.sql is not None and item is not ID:
+            out.append(f"NOT coalesce(list_bool_and(list_transform({column}, lambda {each}: "
+                       f"coalesce({item.sql(each)}, false))), true)")
+    return out
+
+
+def _id_values(declared: Format, prefix: str = "", depth: int = 0) -> list[tuple[str, bool]]:
+    """(SQL, many) of every ID of a row of `bulk` that refers to no other file (`Field.refers`): one ID, or a
+    list of them (`many`). Such IDs repeat from line to line: each distinct one is checked once."""
+    out = []
+    for f in declared.fields:
+        column, kind, each = f"{prefix}{f.name}", f.kind, f"x{depth}"
+        if f.refers is not None:
+            continue
+        if kind is ID:
+            out.append((column, False))
+        elif kind.items is ID:
+            out.append((column, True))
+        elif isinstance(kind.items, Format):
+            for inner, many in _id_values(kind.items, f"{each}.", depth + 1):
+                listed = f"list_transform({column}, lambda {each}: {inner})"
+                out.append((f"flatten({listed})" if many else listed, True))
+    return out
+
+
+_BAD_IDS = "SELECT count(*) FROM ({}) WHERE NOT {}".format(
+    " UNION ".join(f"SELECT DISTINCT {'unnest(' + sql + ')' if many else sql} AS item FROM bulk"
+                   for sql, many in _id_values(RECORD)), ID.sql("item"))
+"""The IDs of the records that refer to no other file (claim IDs, cited IDs) breaking the ID rule."""
+
+_BAD_VALUES = " OR ".join([
+    *value_breaks(RECORD, cross={"claims": lambda c: f"len(list_distinct({c}.citations)) <> len({c}.citations)"}),
+    # across items: a retrieved ID once per ranking (a null too is caught here), a claim ID once per answer
+    "len(list_distinct(retrieved)) <> len(retrieved)",
+    "len(list_distinct(list_transform(claims, lambda c: c.id))) <> len(claims)",
+    # a key twice in a claim or a sentence (the line's own keys are counted on its shape)
+    "list_bool_or(list_transform(claim_keys, lambda k: len(k) <> len(list_distinct(k))))",
+    "list_bool_or(list_transform(sentence_keys, lambda k: len(k) <> len(list_distinct(k))))",
+    f"n_bytes > {MAX_LINE_BYTES}",
+])
+"""A line of `bulk` breaking a rule of its fields' values (after `shape_ok` held for its shape)."""
 
 
 def _source(runs: list[Run]) -> tuple[str, list[str]]:
@@ -157,24 +164,7 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     if any(counts.get(run.run_id, 0) == 0 for run in runs):  # an empty file is reported by the rules
         return False
     bad_lines, unknown_questions, repeated_questions = con.execute(f"""
-        SELECT count(*) FILTER (WHERE
-                 n_bytes > {MAX_LINE_BYTES}
-                 OR len(retrieved) > {MAX_RETRIEVED}
-                 OR len(list_distinct(retrieved)) <> len(retrieved)   -- a repeat or a null
-                 OR len(claims) > x.max_claims
-                 OR len(list_distinct(list_transform(claims, lambda c: c.id))) <> len(claims)
-                 OR list_bool_or(list_transform(claims, lambda c: c IS NULL OR c.citations IS NULL
-                       OR len(c.citations) > {MAX_CITATIONS}
-                       OR len(list_distinct(c.citations)) <> len(c.citations)))
-                 OR list_bool_or(list_transform(claim_keys, lambda k: len(k) <> len(list_distinct(k))))
-                 OR len(answer_sentences) > x.max_claims
-                 OR list_bool_or(list_transform(answer_sentences, lambda s: s IS NULL OR s.text IS NULL
-                       OR trim(s.text) = '' OR s.citations IS NULL OR len(s.citations) > {MAX_CITATIONS}
-                       OR NOT coalesce(list_bool_and(list_transform(s.citations,
-                            lambda v: coalesce(json_type(v) IN ('VARCHAR', 'UBIGINT', 'BIGINT'), false))), true)))
-                 OR list_bool_or(list_transform(sentence_keys, lambda k: len(k) <> len(list_distinct(k))))
-                 OR NOT coalesce(isfinite(latency_ms) AND latency_ms >= 0, latency_ms IS NULL)
-                 OR NOT coalesce(isfinite(cost_usd) AND cost_usd >= 0, cost_usd IS NULL)),
+        SELECT count(*) FILTER (WHERE {_BAD_VALUES}),
                count(*) FILTER (WHERE q.question_id IS NULL),
                count(*) - count(DISTINCT (b.run_id, b.question_id))
         FROM bulk b JOIN stage_runs s ON s.run_id = b.run_id JOIN suites x ON x.suite = s.suite
@@ -194,12 +184,7 @@ def _checks_hold(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> bool:
     """.replace("{chunk_joins}", chunk_joins("r", "i.item"))).fetchone()[0]
     if unknown_retrieved:
         return False
-    bad_ids = con.execute("""
-        WITH claim_ids AS (SELECT DISTINCT unnest(list_transform(claims, lambda c: c.id)) AS item FROM bulk),
-        cited AS (SELECT DISTINCT unnest(flatten(list_transform(claims, lambda c: c.citations))) AS item FROM bulk)
-        SELECT count(*) FROM (SELECT item FROM claim_ids UNION SELECT item FROM cited)
-        WHERE NOT regexp_full_match(item, $pattern)
-    """, {"pattern": ID_PATTERN}).fetchone()[0]
+    bad_ids = con.execute(_BAD_IDS).fetchone()[0]
     return bad_ids == 0 and _sentence_citations_hold(con)
 
 
@@ -225,11 +210,11 @@ def _sentence_citations_hold(con: duckdb.DuckDBPyConnection) -> bool:
                     THEN retrieved[TRY_CAST(raw::VARCHAR AS BIGINT) + 1] END AS doc_id
         FROM flat
     """)
-    bad, repeated = con.execute("""
-        SELECT count(*) FILTER (WHERE doc_id IS NULL OR (named AND NOT regexp_full_match(doc_id, $pattern))),
+    bad, repeated = con.execute(f"""
+        SELECT count(*) FILTER (WHERE doc_id IS NULL OR (named AND NOT {ID.sql("doc_id")})),
                count(*) - count(DISTINCT (run_id, question_id, sentence, doc_id))
         FROM bulk_citations
-    """, {"pattern": ID_PATTERN}).fetchone()
+    """).fetchone()
     return bad == 0 and repeated == 0
 
 

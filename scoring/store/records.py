@@ -20,7 +20,11 @@ suite's) stands for its document. `unit_id` is what labels are matched on: the d
 passage-level suite the ID as recorded. `counted` is false for a second citation of one document
 by one claim. `stage_citations.doc_id` is the ID as cited.
 
-`scoring.store.bulk` stages a clean workspace faster; this module is the authority on the rules.
+`scoring.store.bulk` stages a clean workspace faster; this module names the file, line, field and rule of every
+problem. The rules of each field (missing, not of its kind, beyond a bound) are generated from the declared
+formats (`scoring.store.formats`: `field_rules`, `object_rules`); the rules across lines and files (a
+question of the suite, a question once per run, an ID once per ranking or claim, a citation by index) are
+written out below.
 
 The suite tables (`suites`, `documents`, `questions`, `chunks`) must already hold the runs'
 suites and the runs' own chunk maps.
@@ -33,15 +37,14 @@ import duckdb
 
 from ..errors import Problems
 from .chunks import chunk_joins, unit_sql
-from .files import BOM_RULE, ID_PATTERN, MAX_LINE_BYTES, iter_json_lines, not_strict_json
+from .files import BOM_RULE, MAX_LINE_BYTES, iter_json_lines, not_strict_json
+from .formats import CLAIM, ID, MAX_CITATIONS, MAX_RETRIEVED, RECORD, SENTENCE, Format
 from .lines import JSON_SPACE_SQL, has_bom
-from .workspace import MAX_CITATIONS, MAX_CLAIMS, MAX_RETRIEVED, Run
+from .workspace import MAX_CLAIMS, Run
 
-RECORD_KEYS = ["question_id", "retrieved", "context", "answer", "claims", "answer_sentences", "latency_ms", "cost_usd",
-               "error"]
-CLAIM_KEYS = ["id", "citations", "text"]
-SENTENCE_KEYS = ["text", "citations"]
-NUMBER_TYPES = ("UBIGINT", "BIGINT", "DOUBLE")
+RECORD_KEYS = list(RECORD.names)
+CLAIM_KEYS = list(CLAIM.names)
+SENTENCE_KEYS = list(SENTENCE.names)
 
 READ_LINES = (
     "SELECT ?::VARCHAR AS run_id, ordinality::INTEGER AS line, raw FROM read_csv(?, columns={'raw': 'VARCHAR'}, "
@@ -54,133 +57,123 @@ READ_PARQUET = (
     "FROM read_parquet(?, file_row_number=true) p"
 )
 
-_TWICE = ("to_json(list_sort(list_distinct(list_filter(json_keys({obj}), "
-          "lambda key, i: list_position(json_keys({obj}), key) < i))))")
-"""SQL for the keys of a JSON object `{obj}` that appear more than once."""
+
+
+
+def _sql_list(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{value}'" for value in values)
+
+
+def _value(obj: str, name: str, cast: object) -> str:
+    """SQL: field `name` of the JSON object `obj`, read as `cast` (NULL when it cannot be)."""
+    if cast == "VARCHAR":
+        return f"{obj}->>'$.{name}'"
+    if cast == "JSON" or not isinstance(cast, str):
+        return f"{obj}->'$.{name}'"
+    return f"TRY_CAST({obj}->>'$.{name}' AS {cast})"
+
+
+def field_rules(declared: Format, obj: str, guard: str = "") -> list[tuple[str, str, str, str]]:
+    """The rules of each declared field of `declared` (`scoring.store.formats`) over the JSON object `obj`, as
+    (field, value shown, rule, condition): absent where required; not of its kind (its JSON type, a list's
+    item types, the kind's test of the value); beyond a bound. `guard` prefixes each condition."""
+    rules = []
+    for f in declared.fields:
+        kind, path = f.kind, f"'$.{f.name}'"
+        json_type, shown = f"json_type({obj}, {path})", f"{obj}->{path}"
+        if f.missing is not None:
+            unless = f" AND json_type({obj}, '$.{f.unless}') IS NULL" if f.unless else ""
+            rules.append((f.name, obj if f.shows == "object" else "NULL", f.missing,
+                          f"{guard}{json_type} IS NULL{unless}"))
+        allowed = kind.types + (("NULL",) if f.null_absent else ())
+        wrong = f"{json_type} NOT IN ({_sql_list(allowed)})"
+        if kind.items is not None:
+            items = ("OBJECT",) if isinstance(kind.items, Format) else kind.items.types
+            wrong += (f" OR ({json_type} = 'ARRAY' AND NOT list_bool_and(list_transform("
+                      f"json_type({obj}, '$.{f.name}[*]'), lambda t: t IN ({_sql_list(items)}))))")
+        broken = None
+        if kind.sql is not None:
+            broken = (f"{json_type} IN ({_sql_list(kind.types)}) "
+                      f"AND NOT coalesce({kind.sql(_value(obj, f.name, kind.cast))}, false)")
+        if broken is not None and kind.rule is None:
+            wrong, broken = f"{wrong} OR ({broken})", None
+        rules.append((f.name, obj if f.shows == "object" else shown, f.rule,
+                      f"{guard}{json_type} IS NOT NULL AND ({wrong})"))
+        if broken is not None:
+            rules.append((f.name, shown, kind.rule, f"{guard}{broken}"))
+        rules += [(f.name, f"to_json(json_array_length({obj}, {path}))", bound.rule,
+                   f"{json_type} = 'ARRAY' AND json_array_length({obj}, {path}) > {bound.most}")
+                  for bound in f.bounds if bound.size]
+    return rules
+
+
+def _twice(obj: str) -> str:
+    """SQL for the keys of a JSON object `obj` that appear more than once."""
+    return (f"to_json(list_sort(list_distinct(list_filter(json_keys({obj}), "
+            f"lambda key, i: list_position(json_keys({obj}), key) < i))))")
+
+
+def object_rules(declared: Format, obj: str, field: str, guard: str = "") -> list[tuple[str, str, str, str]]:
+    """The rules of the object `obj` as a whole: no key but its declared fields (or `x_` extensions), no
+    key twice; reported on `field`."""
+    names = list(declared.names)
+    unknown = (f"list_filter(json_keys({obj}), lambda key: NOT list_contains({names!r}, key) "
+               "AND NOT starts_with(key, 'x_'))")
+    return [
+        (field, f"to_json({unknown})", f"unknown field (allowed: {', '.join(names)}; prefix extensions with x_)",
+         f"{guard}len({unknown}) > 0"),
+        (field, _twice(obj), "a key appears twice in one object (parsers disagree on which wins)",
+         f"{guard}len(json_keys({obj})) > len(list_distinct(json_keys({obj})))"),
+    ]
+
 
 # Each rule: (field, SQL value shown, rule text, SQL condition that flags a problem), evaluated
-# over `parsed` rows (one per non-blank line: run_id, line, suite, j JSON, qid).
+# over `parsed` rows (one per non-blank line: run_id, line, suite, j JSON, qid): the line, then the
+# declared fields of a record (`formats.RECORD`), then its question's references (`question_id` refers).
 LINE_RULES: list[tuple[str | None, str, str, str]] = [
     (None, "NULL", "not valid JSON", "NOT valid"),
     (None, "NULL", "expected a JSON object on each line", "valid AND json_type(j) <> 'OBJECT'"),
-    ("question_id", "NULL", "required field is missing", "is_obj AND json_type(j, '$.question_id') IS NULL"),
-    ("question_id", "j->'$.question_id'", "expected a string ID",
-     "is_obj AND json_type(j, '$.question_id') <> 'VARCHAR'"),
-    ("question_id", "to_json(qid)", "an ID is 1-128 characters with no whitespace or control characters",
-     f"qid IS NOT NULL AND NOT regexp_full_match(qid, '{ID_PATTERN}')"),
+    *field_rules(RECORD, "j", "is_obj AND "),
     ("question_id", "to_json(qid)", "is not a question of suite '{suite}'",
-     f"qid IS NOT NULL AND NOT known_question AND regexp_full_match(qid, '{ID_PATTERN}')"),
+     f"qid IS NOT NULL AND NOT known_question AND {ID.sql('qid')}"),
     ("question_id", "to_json(qid)", "appears on more than one line of this run (first on line {first_line})",
      "qid IS NOT NULL AND line > first_line"),
-    ("retrieved", "NULL", "required field is missing", "is_obj AND json_type(j, '$.retrieved') IS NULL"),
-    ("retrieved", "j->'$.retrieved'", "expected a list of document IDs",
-     "is_obj AND json_type(j, '$.retrieved') <> 'ARRAY' "
-     "OR (json_type(j, '$.retrieved') = 'ARRAY' AND NOT list_bool_and(list_transform("
-     "json_type(j, '$.retrieved[*]'), lambda t: t = 'VARCHAR')))"),
-    ("retrieved", "to_json(json_array_length(j, '$.retrieved'))",
-     f"a ranking holds at most {MAX_RETRIEVED} documents", f"json_array_length(j, '$.retrieved') > {MAX_RETRIEVED}"),
-    ("claims", "NULL", "required field is missing (a record needs claims, answer_sentences or both)",
-     "is_obj AND json_type(j, '$.claims') IS NULL AND json_type(j, '$.answer_sentences') IS NULL"),
-    ("claims", "j->'$.claims'", "expected a list of {\"id\", \"citations\", \"text\"} objects",
-     "is_obj AND json_type(j, '$.claims') <> 'ARRAY' "
-     "OR (json_type(j, '$.claims') = 'ARRAY' AND NOT list_bool_and(list_transform("
-     "json_type(j, '$.claims[*]'), lambda t: t = 'OBJECT')))"),
-    ("claims", "to_json(json_array_length(j, '$.claims'))", "an answer holds at most {claim_bound} claims",
-     "json_array_length(j, '$.claims') > max_claims"),
-    ("answer_sentences", "j->'$.answer_sentences'", "expected a list of {\"text\", \"citations\"} objects",
-     "is_obj AND json_type(j, '$.answer_sentences') IS NOT NULL AND (json_type(j, '$.answer_sentences') <> 'ARRAY' "
-     "OR NOT list_bool_and(list_transform(json_type(j, '$.answer_sentences[*]'), lambda t: t = 'OBJECT')))"),
-    ("answer_sentences", "to_json(json_array_length(j, '$.answer_sentences'))",
-     "an answer holds at most {claim_bound} sentences (each may become a claim)",
-     "json_type(j, '$.answer_sentences') = 'ARRAY' AND json_array_length(j, '$.answer_sentences') > max_claims"),
-    ("answer", "j->'$.answer'", "expected a string or null",
-     "is_obj AND json_type(j, '$.answer') NOT IN ('VARCHAR', 'NULL')"),
-    ("context", "j->'$.context'", "expected a string or null",
-     "is_obj AND json_type(j, '$.context') NOT IN ('VARCHAR', 'NULL')"),
-    ("error", "j->'$.error'", "expected null or a message string",
-     "is_obj AND json_type(j, '$.error') NOT IN ('VARCHAR', 'NULL')"),
-    *[
-        (name, f"j->'$.{name}'", "expected a finite number >= 0 or null",
-         f"is_obj AND (json_type(j, '$.{name}') NOT IN ('UBIGINT', 'BIGINT', 'DOUBLE', 'NULL') OR "
-         f"(json_type(j, '$.{name}') IN ('UBIGINT', 'BIGINT', 'DOUBLE') AND NOT coalesce("
-         f"isfinite(TRY_CAST(j->>'$.{name}' AS DOUBLE)) AND TRY_CAST(j->>'$.{name}' AS DOUBLE) >= 0, false)))")
-        for name in ("latency_ms", "cost_usd")
-    ],
-    ("(record)", "to_json(list_filter(json_keys(j), lambda key: NOT list_contains("
-     f"{RECORD_KEYS!r}, key) AND NOT starts_with(key, 'x_')))",
-     f"unknown field (allowed: {', '.join(RECORD_KEYS)}; prefix extensions with x_)",
-     f"is_obj AND len(list_filter(json_keys(j), lambda key: NOT list_contains({RECORD_KEYS!r}, key) "
-     "AND NOT starts_with(key, 'x_'))) > 0"),
-    ("(record)", _TWICE.format(obj="j"), "a key appears twice in one object (parsers disagree on which wins)",
-     "is_obj AND len(json_keys(j)) > len(list_distinct(json_keys(j)))"),
+    *object_rules(RECORD, "j", "(record)", "is_obj AND "),
 ]
 
 # Rules over one retrieved ID (rows of `ret`: run_id, line, suite, qid, rank, doc_id as recorded, chunk_id
-# when it is a chunk of the run's chunk map).
+# when it is a chunk of the run's chunk map): the item's kind (`formats.RECORD` retrieved), what it refers to,
+# each once per ranking.
 RETRIEVED_RULES: list[tuple[str, str]] = [
-    ("an ID is 1-128 characters with no whitespace or control characters",
-     f"NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
+    (ID.rule, f"NOT {ID.sql('doc_id')}"),
     ("is not a document of suite '{suite}' v{suite_version}{or_chunk}",
-     f"NOT known_doc AND chunk_id IS NULL AND regexp_full_match(doc_id, '{ID_PATTERN}')"),
+     f"NOT known_doc AND chunk_id IS NULL AND {ID.sql('doc_id')}"),
     ("appears twice in the ranking (first at rank {first_rank})", "rank > first_rank"),
 ]
 
 # Rules over one claim (rows of `cl`: run_id, line, suite, qid, position, c JSON, claim_id):
 # (field suffix, value shown, rule, condition). The field reads `claims['<id>'].citations`.
 CLAIM_RULES: list[tuple[str, str, str, str]] = [
-    ("id", "c", "required field is missing: every claim needs a string 'id'",
-     "json_type(c, '$.id') IS DISTINCT FROM 'VARCHAR'"),
-    ("id", "to_json(claim_id)", "an ID is 1-128 characters with no whitespace or control characters",
-     f"claim_id IS NOT NULL AND NOT regexp_full_match(claim_id, '{ID_PATTERN}')"),
+    *field_rules(CLAIM, "c"),
     ("id", "to_json(claim_id)", "is claimed twice in one answer", "claim_id IS NOT NULL AND position > first_position"),
-    ("citations", "c->'$.citations'", "expected a list of document IDs (use [] for none)",
-     "json_type(c, '$.citations') IS DISTINCT FROM 'ARRAY' OR NOT list_bool_and(list_transform("
-     "json_type(c, '$.citations[*]'), lambda t: t = 'VARCHAR'))"),
-    ("citations", "to_json(json_array_length(c, '$.citations'))",
-     f"a claim cites at most {MAX_CITATIONS} documents", f"json_array_length(c, '$.citations') > {MAX_CITATIONS}"),
-    ("text", "c->'$.text'", "expected a string or null",
-     "json_type(c, '$.text') IS NOT NULL AND json_type(c, '$.text') NOT IN ('VARCHAR', 'NULL')"),
-    ("", f"to_json(list_filter(json_keys(c), lambda key: NOT list_contains({CLAIM_KEYS!r}, key) "
-     "AND NOT starts_with(key, 'x_')))",
-     f"unknown field (allowed: {', '.join(CLAIM_KEYS)}; prefix extensions with x_)",
-     f"len(list_filter(json_keys(c), lambda key: NOT list_contains({CLAIM_KEYS!r}, key) "
-     "AND NOT starts_with(key, 'x_'))) > 0"),
-    ("", _TWICE.format(obj="c"), "a key appears twice in one object (parsers disagree on which wins)",
-     "len(json_keys(c)) > len(list_distinct(json_keys(c)))"),
+    *object_rules(CLAIM, "c", ""),
 ]
 
 # Rules over one answer sentence (rows of `sen`: run_id, line, suite, qid, position, s JSON): (field suffix,
 # value shown, rule, condition). The field reads `answer_sentences[<n>].<suffix>`.
-SENTENCE_RULES: list[tuple[str, str, str, str]] = [
-    ("text", "s->'$.text'", "required: a non-empty string",
-     "json_type(s, '$.text') IS DISTINCT FROM 'VARCHAR' OR trim(s->>'$.text') = ''"),
-    ("citations", "s->'$.citations'",
-     "expected a list of document or chunk IDs, or 0-based indexes into retrieved (use [] for none)",
-     "json_type(s, '$.citations') IS DISTINCT FROM 'ARRAY' OR NOT list_bool_and(list_transform("
-     "json_type(s, '$.citations[*]'), lambda t: t IN ('VARCHAR', 'UBIGINT', 'BIGINT')))"),
-    ("citations", "to_json(json_array_length(s, '$.citations'))",
-     f"a sentence cites at most {MAX_CITATIONS} documents", f"json_array_length(s, '$.citations') > {MAX_CITATIONS}"),
-    ("", f"to_json(list_filter(json_keys(s), lambda key: NOT list_contains({SENTENCE_KEYS!r}, key) "
-     "AND NOT starts_with(key, 'x_')))",
-     f"unknown field (allowed: {', '.join(SENTENCE_KEYS)}; prefix extensions with x_)",
-     f"len(list_filter(json_keys(s), lambda key: NOT list_contains({SENTENCE_KEYS!r}, key) "
-     "AND NOT starts_with(key, 'x_'))) > 0"),
-    ("", _TWICE.format(obj="s"), "a key appears twice in one object (parsers disagree on which wins)",
-     "len(json_keys(s)) > len(list_distinct(json_keys(s)))"),
-]
+SENTENCE_RULES: list[tuple[str, str, str, str]] = [*field_rules(SENTENCE, "s"), *object_rules(SENTENCE, "s", "")]
 
 # Rules over one sentence citation (rows of `scites`: ..., sentence, cite_pos, raw JSON, idx, n_retrieved, doc_id).
 SENTENCE_CITATION_RULES: list[tuple[str, str, str]] = [
     ("raw", "is not an index into retrieved (it holds {n_retrieved} IDs: indexes 0 to {last_index})",
      "idx IS NOT NULL AND (idx < 0 OR idx >= n_retrieved)"),
-    ("to_json(doc_id)", "an ID is 1-128 characters with no whitespace or control characters",
-     f"idx IS NULL AND NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
+    ("to_json(doc_id)", ID.rule, f"idx IS NULL AND NOT {ID.sql('doc_id')}"),
     ("to_json(doc_id)", "is cited twice by one sentence", "doc_id IS NOT NULL AND cite_pos > first_cite"),
 ]
 
+# Rules over one cited ID of a claim (rows of `cites`): the item's kind (`formats.CLAIM` citations), each once.
 CITATION_RULES: list[tuple[str, str]] = [
-    ("an ID is 1-128 characters with no whitespace or control characters",
-     f"NOT regexp_full_match(doc_id, '{ID_PATTERN}')"),
+    (ID.rule, f"NOT {ID.sql('doc_id')}"),
     ("is cited twice by one claim", "cite_pos > first_cite"),
 ]
 

@@ -1,7 +1,8 @@
 """The suite read and checked set-based: documents.jsonl, chunks.jsonl and questions.jsonl parsed by DuckDB into the
 staged relations `write_suite` writes from, every rule of a clean line checked as aggregate SQL.
 
-`scoring.store.workspace` holds the rules and names the file, line, field and rule of every problem;
+Both readers take each line's fields from `scoring.store.formats`. The Python reader (`scoring.store.suite_lines`)
+names the file, line, field and rule of every problem;
 it builds a Python object per document and question (seconds for 200,000 questions). This module
 decides the common case, a suite with no problem, in a few passes over typed columns. When every
 check holds, the staged relations are the suite's rows exactly as the Python reader would write them
@@ -14,7 +15,7 @@ Staged tables (temporary, no `suite` column; `suite_tables._INSERTS` adds it):
 (`LABEL_COLUMNS`), `_suite_claims` (`CLAIM_COLUMNS`) and `_suite_chunks` (the suite's chunk map as
 `scoring.store.chunks` writes it; empty without one), in file order.
 
-A run's own chunk map is checked against the suite's documents in Python (`workspace.load_chunks`):
+A run's own chunk map is checked against the suite's documents in Python (`suite_lines.load_chunks`):
 the suite of such a run is read in Python (`workspace.load_workspace`).
 """
 from __future__ import annotations
@@ -22,9 +23,11 @@ from __future__ import annotations
 import duckdb
 
 from ..metrics.alignment import UNLABELLED_ID
-from .files import ID_PATTERN, MAX_GRADE, MAX_LINE_BYTES, WHITESPACE, not_strict_json
+from . import formats
+from .files import MAX_GRADE, MAX_LINE_BYTES, not_strict_json
+from .formats import ID, MAX_CITATIONS, MAX_LABELS, TEXT, Format, Kind
 from .lines import JSON_SPACE_SQL, LINE_END_SQL, has_bom
-from .workspace import MAX_CITATIONS, MAX_LABELS, SPLITS, Suite
+from .workspace import Suite
 
 STAGED = ("_suite_documents", "_suite_questions", "_suite_labels", "_suite_claims", "_suite_chunks")
 """The staged relations `scoring.store.suite_tables.write_suite` reads."""
@@ -32,23 +35,6 @@ STAGED = ("_suite_documents", "_suite_questions", "_suite_labels", "_suite_claim
 RESERVED_PREFIX = UNLABELLED_ID.split("{")[0]
 """An expected claim whose ID starts so may be reserved (`workspace.UNLABELLED_CLAIM`): left to the
 Python reader."""
-
-
-def _nonblank(text: str) -> str:
-    """SQL: the string `text` holds more than whitespace (what `str.strip()` removes); NULL is not."""
-    return f"coalesce(regexp_matches({text}, '[^{WHITESPACE}]'), false)"
-
-
-def _unquoted(value: str) -> str:
-    """SQL: the JSON string `value` as text."""
-    return value + "->>'$'"
-
-
-def _strings(value: str) -> str:
-    """SQL: every element of the JSON list `value` is a string with more than whitespace (`tags`,
-    `access`, `caller`)."""
-    return (f"coalesce(list_bool_and(list_transform(from_json({value}, '[\"JSON\"]'), "
-            f"lambda e: coalesce(json_type(e) = 'VARCHAR', false) AND {_nonblank(_unquoted('e'))})), true)")
 
 
 LINES = (
@@ -59,19 +45,19 @@ LINES = (
 
 
 
-class _Fields:
-    """The fields of a line and how `_parse` reads them: `v.<field>` its value, cast to `kinds[field]`
-    (lenient: a number read as text becomes text), and `t[i]` its JSON type (NULL when the key is absent,
-    'NULL' when it is null), which the checks test before trusting the value."""
+class _Lines:
+    """The lines of a declared format (`scoring.store.formats`) as `_parse` reads them: `v.<field>` its value, cast
+    as declared (lenient: a number read as text becomes text), and `t[i]` its JSON type (NULL when the key is
+    absent, 'NULL' when it is null), which the checks test before trusting the value."""
 
-    def __init__(self, kinds: dict[str, str]):
-        self.kinds = kinds
+    def __init__(self, declared: Format):
+        self.format = declared
 
     def names(self) -> tuple[str, ...]:
-        return tuple(self.kinds)
+        return self.format.names
 
     def type(self, name: str) -> str:
-        return f"t[{list(self.kinds).index(name) + 1}]"
+        return f"t[{self.format.names.index(name) + 1}]"
 
     def is_(self, name: str, *kinds: str) -> str:
         """SQL: the field is present with one of the JSON types `kinds`."""
@@ -84,26 +70,43 @@ class _Fields:
     def absent_or_null(self, name: str) -> str:
         return f"coalesce({self.type(name)} = 'NULL', true)"
 
-    def text(self, name: str) -> str:
-        """SQL: the field is a string with more than whitespace."""
-        return f"({self.is_(name, 'VARCHAR')} AND {_nonblank('v.' + name)})"
+    def ok(self, name: str) -> str:
+        """SQL: the field breaks no declared rule of its own: absent (or null) only where allowed, of its kind,
+        within its bounds."""
+        declared = self.format[name]
+        kind, value = declared.kind, f'v."{name}"'
+        fits = [self.is_(name, *kind.types)]
+        if kind.sql is not None:
+            fits.append(kind.sql(value))
+        if isinstance(kind.items, Kind) and kind.cast == "JSON":  # a list read as JSON: each item of the item kind
+            item = kind.items
+            test = " AND ".join([f"coalesce(json_type(e) IN ({', '.join(map(repr, item.types))}), false)"]
+                                + ([item.sql("e->>'$'")] if item.sql is not None else []))
+            fits.append(f"coalesce(list_bool_and(list_transform(from_json({value}, '[\"JSON\"]'), "
+                        f"lambda e: {test})), true)")
+        fits += [f"coalesce({value} <= {bound.most}, false)" for bound in declared.bounds if not bound.size]
+        both = "(" + " AND ".join(fits) + ")"
+        if declared.missing is not None:
+            return both
+        return f"({self.absent_or_null(name) if declared.null_absent else self.absent(name)} OR {both})"
+
+    def all_ok(self) -> str:
+        """SQL: every field of the line breaks no declared rule of its own."""
+        return "\n    AND ".join(self.ok(name) for name in self.names())
 
     def structure(self) -> str:
-        return "{" + ", ".join(f'"{name}": "{kind}"' for name, kind in self.kinds.items()) + "}"
+        return self.format.structure()
 
     def paths(self) -> str:
-        return "[" + ", ".join(f"'$.{name}'" for name in self.kinds) + "]"
+        return "[" + ", ".join(f"'$.{name}'" for name in self.names()) + "]"
 
 
-DOCUMENT = _Fields({"id": "VARCHAR", "text": "VARCHAR", "version": "VARCHAR", "title": "VARCHAR", "access": "JSON"})
-CHUNK = _Fields({"id": "VARCHAR", "doc": "VARCHAR", "doc_version": "VARCHAR", "text": "VARCHAR", "start": "BIGINT",
-                 "end": "BIGINT"})
-QUESTION = _Fields({"id": "VARCHAR", "text": "VARCHAR", "type": "VARCHAR", "split": "VARCHAR", "critical": "BOOLEAN",
-                    "tags": "JSON", "caller": "JSON", "relevant": "JSON", "support": "JSON", "claims": "JSON",
-                    "disputed": "VARCHAR"})
+DOCUMENT = _Lines(formats.DOCUMENT)
+CHUNK = _Lines(formats.CHUNK)
+QUESTION = _Lines(formats.QUESTION)
 
 
-def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: _Fields) -> bool:
+def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: _Lines) -> bool:
     """Create `table` (line, t, v): one row per non-blank line of `path`, read once by `fields`. False when
     a line is no object of those keys, each once, within the line limit, or is not strict JSON
     (`files.not_strict_json`)."""
@@ -127,40 +130,22 @@ def _parse(con: duckdb.DuckDBPyConnection, table: str, path: str, fields: _Field
 
 D, C, Q = DOCUMENT, CHUNK, QUESTION
 
-_DOCUMENT_OK = f"""
-    {D.is_('id', 'VARCHAR')} AND regexp_full_match(v.id, $id) AND {D.text('text')}
-    AND ({D.absent_or_null('version')} OR {D.text('version')})
-    AND ({D.absent_or_null('title')} OR {D.is_('title', 'VARCHAR')})
-    AND ({D.absent_or_null('access')} OR ({D.is_('access', 'ARRAY')} AND {_strings('v.access')}))"""
-"""A document line that breaks no rule of `workspace._checked_document` (its ID's uniqueness aside)."""
-
-_OFFSETS_OK = " AND ".join(
-    f"({C.absent_or_null(key)} OR ({C.is_(key, 'UBIGINT')} AND v.\"{key}\" IS NOT NULL))" for key in ("start", "end"))
-"""A chunk's character offsets: absent, null or a whole number >= 0 (within BIGINT)."""
+_DOCUMENT_OK = D.all_ok()
+"""A document line that breaks no rule of its declared fields (`formats.DOCUMENT`; its ID's uniqueness aside)."""
 
 _CHUNK_OK = f"""
-    {C.is_('id', 'VARCHAR')} AND regexp_full_match(v.id, $id) AND {C.is_('doc', 'VARCHAR')}
-    AND {C.text('doc_version')} AND ({C.absent_or_null('text')} OR {C.is_('text', 'VARCHAR')})
-    AND {_OFFSETS_OK} AND coalesce(v."end" >= v.start, true)
+    {C.all_ok()}
+    AND coalesce(v."end" >= v.start, true)
     AND d.doc_id IS NOT NULL AND v.doc_version = coalesce(d.version, $corpus_version)
     AND same.doc_id IS NULL"""
-"""A line of the suite's chunk map that breaks no rule of `workspace.load_chunks` (its ID's uniqueness
+"""A line of the suite's chunk map that breaks no rule of `suite_lines.load_chunks` (its ID's uniqueness
 aside), over the chunk lines `v` joined to its document `d` and to a document `same` of the chunk's own
-ID: its document is one of the suite's, at the suite's version of it; no document has its ID."""
+ID: its declared fields (`formats.CHUNK`) fit; it does not end before it starts; its document is one of
+the suite's (`doc` refers to it), at the suite's version of it; no document has its ID."""
 
-_QUESTION_OK = f"""
-    {Q.is_('id', 'VARCHAR')} AND regexp_full_match(v.id, $id) AND {Q.text('text')} AND {Q.text('type')}
-    AND {Q.is_('split', 'VARCHAR')} AND list_contains($splits, v.split)
-    AND ({Q.absent('critical')} OR {Q.is_('critical', 'BOOLEAN')})
-    AND ({Q.absent('tags')} OR ({Q.is_('tags', 'ARRAY')} AND {_strings('v.tags')}))
-    AND ({Q.absent_or_null('caller')} OR ({Q.is_('caller', 'ARRAY')} AND {_strings('v.caller')}))
-    AND ({Q.absent_or_null('disputed')} OR {Q.text('disputed')})
-    AND {Q.is_('relevant', 'ARRAY', 'OBJECT')}
-    AND ({Q.absent('support')} OR {Q.is_('support', 'OBJECT')})
-    AND ({Q.absent('claims')} OR {Q.is_('claims', 'OBJECT')})"""
-"""A question line whose fields break no rule of `workspace._checked_question` (its labels, expected
-claims and propositions aside, which `_questions` unpacks and the label and claim checks check). A field whose
-default is not null (`critical`, `tags`, `support`, `claims`) may be absent, not null."""
+_QUESTION_OK = Q.all_ok()
+"""A question line whose declared fields (`formats.QUESTION`) break no rule of their own (its labels,
+expected claims and propositions aside, which `_questions` unpacks and the label and claim checks check)."""
 
 POSITION_DENSE = "line - 1"
 """A question's position (0-based among the file's non-blank lines) when no blank line precedes a question."""
@@ -212,7 +197,7 @@ _LABEL_PROBLEMS = f"""
 """Questions whose labels break `_LABELS_OK`; labels naming no document of the suite."""
 
 _CLAIM_OK = f"""
-    regexp_full_match(s.key, $id) AND NOT starts_with(s.key, $reserved)
+    {ID.sql('s.key')} AND NOT starts_with(s.key, $reserved)
     AND coalesce(json_type(s.value) = 'ARRAY', false)
     AND len(from_json(s.value, '["JSON"]')) BETWEEN 1 AND {MAX_CITATIONS}
     AND list_bool_and(list_transform(from_json(s.value, '["JSON"]'), lambda e: coalesce(json_type(e) = 'VARCHAR', false)))
@@ -232,7 +217,7 @@ _CLAIM_PROBLEMS = f"""
 _PROPOSITIONS_OK = f"""
     list_has_all(list_transform(support, lambda s: s.key), map_keys(claims))
     AND coalesce(list_bool_and(list_transform(map_values(claims), lambda p: coalesce(json_type(p) = 'VARCHAR', false)
-        AND {_nonblank(_unquoted('p'))})), true)"""
+        AND {TEXT.sql("p->>'$'")})), true)"""
 """A question's propositions: each for an expected claim, each a text."""
 
 _PROPOSITION_PROBLEMS = f"SELECT {_not_ok(_PROPOSITIONS_OK)} FROM _suite_question_rows"
@@ -291,12 +276,10 @@ def stage_suite(con: duckdb.DuckDBPyConnection, suite: Suite) -> bool:
 
 
 def _stage(con: duckdb.DuckDBPyConnection, suite: Suite, documents: str, questions: str, chunks: str | None) -> bool:
-    ids = {"id": ID_PATTERN}
     if not _parse(con, "_suite_document_lines", documents, DOCUMENT):
         return False
     bad, lines, distinct = con.execute(
-        f"SELECT {_not_ok(_DOCUMENT_OK)}, count(*), count(DISTINCT v.id) "
-        "FROM _suite_document_lines", ids).fetchone()
+        f"SELECT {_not_ok(_DOCUMENT_OK)}, count(*), count(DISTINCT v.id) FROM _suite_document_lines").fetchone()
     if bad or lines == 0 or distinct != lines:
         return False
     if chunks is None:
@@ -307,8 +290,7 @@ def _stage(con: duckdb.DuckDBPyConnection, suite: Suite, documents: str, questio
     if not _parse(con, "_suite_question_lines", questions, QUESTION):
         return False
     bad, lines, distinct = con.execute(
-        f"SELECT {_not_ok(_QUESTION_OK)}, count(*), count(DISTINCT v.id) "
-        "FROM _suite_question_lines", {**ids, "splits": list(SPLITS)}).fetchone()
+        f"SELECT {_not_ok(_QUESTION_OK)}, count(*), count(DISTINCT v.id) FROM _suite_question_lines").fetchone()
     if bad or lines == 0 or distinct != lines:
         return False
     first, last, lines = con.execute("SELECT min(line), max(line), count(*) FROM _suite_question_lines").fetchone()
@@ -317,7 +299,7 @@ def _stage(con: duckdb.DuckDBPyConnection, suite: Suite, documents: str, questio
     con.execute(f"CREATE OR REPLACE TEMP TABLE _suite_units AS SELECT v.id AS unit FROM {units}")
     if any(con.execute(_LABEL_PROBLEMS).fetchone()):
         return False
-    if con.execute(_CLAIM_PROBLEMS, {**ids, "reserved": RESERVED_PREFIX}).fetchone()[0]:
+    if con.execute(_CLAIM_PROBLEMS, {"reserved": RESERVED_PREFIX}).fetchone()[0]:
         return False
     if con.execute(_PROPOSITION_PROBLEMS).fetchone()[0]:
         return False
@@ -334,7 +316,7 @@ def _chunks_hold(con: duckdb.DuckDBPyConnection, suite: Suite) -> bool:
         FROM _suite_chunk_lines c
         LEFT JOIN (SELECT v.id AS doc_id, v.version FROM _suite_document_lines) d ON d.doc_id = c.v.doc
         LEFT JOIN (SELECT v.id AS doc_id FROM _suite_document_lines) same ON same.doc_id = c.v.id""",
-                                       {"id": ID_PATTERN, "corpus_version": suite.corpus_version}).fetchone()
+                                       {"corpus_version": suite.corpus_version}).fetchone()
     return bad == 0 and lines > 0 and distinct == lines
 
 

@@ -5,9 +5,10 @@ Layout (docs/formats.md):
     suites/<suite>/suite.json, documents.jsonl, questions.jsonl, chunks.jsonl (optional)
     runs/<run_id>/manifest.json, records.jsonl (or records.parquet), chunks.jsonl (optional)
 
-Suites and manifests are checked here in Python (a suite's clean lines on a fast path of set
-checks, the rest field by field); this module is the authority on the suite rules. A refresh reads a
-clean suite faster set-based (`scoring.store.suite_bulk`, which leaves any doubt to this module).
+Suites and manifests are checked here in Python: suite.json and manifest.json in this module, a
+suite's line files (documents, chunk map, questions) by `scoring.store.suite_lines`, by the fields that
+`scoring.store.formats` declares. A refresh reads a clean suite faster set-based
+(`scoring.store.suite_bulk`, which leaves any doubt to the Python reader).
 Records can number millions and are staged and checked with set-based SQL in
 `scoring.store.records`. Every problem names file, line, question and field, and every problem in
 the workspace is reported, not just the first.
@@ -17,88 +18,41 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from ..errors import Problems, ValidationError
 from .files import (
-    _FREEZE_AT, FOLDER_NAME, MAX_GRADE, WORKSPACE_ID, Digest, files_hash, gc_paused, hashing_ahead, iter_json_lines,
-    read_json_file,
+    _FREEZE_AT, FOLDER_NAME, Digest, files_hash, gc_paused, hashing_ahead, iter_json_lines, read_json_file,
 )
 from .judges import JUDGEMENTS, JUDGES_FILE, load_judges, read_cache
 from .reviews import Review, apply_reviews, read_reviews, review_files
 from ..metrics.reference import MAX_CLAIMS
-from ..metrics.alignment import UNLABELLED_ID
+from .formats import HELDOUT, MAX_CITATIONS, MAX_LABELS, MAX_OFFSET, MAX_RETRIEVED, SPLITS
+from .suite_lines import (
+    UNLABELLED_CLAIM, Checker, Chunk, Document, Question, add_questions, load_chunks, load_documents,
+)
 
-MAX_RETRIEVED = 1000
-"""A record's ranking may hold up to 1000 documents (TREC runs rank 1000)."""
-MAX_CITATIONS = 100
-UNLABELLED_CLAIM = re.compile(re.escape(UNLABELLED_ID).replace(re.escape("{sentence}"), r"\d+"))
-"""Claim IDs reserved for unlabelled answer sentences (`scoring.metrics.alignment.UNLABELLED_ID`)."""
-MAX_LABELS = 10_000
+__all__ = [  # the format's bounds and the suite's lines are also read from here
+    "HELDOUT", "MAX_CITATIONS", "MAX_CLAIMS", "MAX_K", "MAX_LABELS", "MAX_OFFSET", "MAX_RETRIEVED", "SPLITS",
+    "UNLABELLED_CLAIM", "Chunk", "Document", "Question", "Run", "Suite", "Workspace", "add_questions", "base_files",
+    "discover", "load_chunks", "load_run", "load_suite", "load_workspace", "run_files", "suite_hash",
+]
+
 MAX_REPEAT = 2**31 - 1
 """The largest repeat number a manifest may give (`runs.repeat` is an INTEGER)."""
-MAX_OFFSET = 2**63 - 1
-"""The largest character offset a chunk may give (`chunks.start_offset` and `end_offset` are BIGINT)."""
 MAX_K = 100
-HELDOUT = "heldout"
-"""The split whose questions are held out: every comparison on it is logged against a budget."""
-SPLITS = ("dev", HELDOUT)
 
 SUITE_KEYS = {"name", "version", "corpus_version", "rubric_version", "description", "unit", "max_claims"}
 UNITS = ("document", "chunk")
 """What labels name: documents (the default; retrieved and cited chunks stand for their documents) or,
 in a passage-level suite, the suite's chunks (matched exactly)."""
-CHUNK_KEYS = {"id", "doc", "doc_version", "text", "start", "end"}
-DOCUMENT_KEYS = {"id", "text", "version", "title", "access"}
-QUESTION_KEYS = {"id", "text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims", "disputed"}
 MANIFEST_REQUIRED = (
     "run_id", "suite", "suite_version", "corpus_version", "created_at", "code_revision",
     "retrieval", "k", "prompt_revision", "model", "generation", "rubric_version",
 )
 MANIFEST_OPTIONAL = ("group", "repeat", "notes", "release")
-
-
-@dataclass
-class Document:
-    id: str
-    text: str
-    version: str | None
-    title: str | None
-    access: list[str]
-
-
-@dataclass
-class Chunk:
-    """One line of a chunk map: a piece of document `doc` as it was at `doc_version`."""
-
-    id: str
-    doc: str
-    doc_version: str
-    text: str | None
-    start: int | None
-    end: int | None
-    line: int
-
-
-@dataclass
-class Question:
-    id: str
-    position: int
-    text: str
-    type: str
-    split: str
-    critical: bool
-    tags: list[str]
-    caller: list[str] | None
-    grades: dict[str, int]
-    support: dict[str, list[str]]
-    propositions: dict[str, str]
-    disputed: str | None
 
 
 @dataclass
@@ -168,71 +122,6 @@ class Workspace:
     runs: dict[str, Run]
 
 
-# --- field checks -----------------------------------------------------------------------------
-
-
-class _Checker:
-    """Field checks that record a problem and return a safe default instead of raising."""
-
-    def __init__(self, problems: Problems, path: Path, line: int | None, question: str | None = None,
-                 lines: dict[str, int] | None = None):
-        self.problems, self.path, self.line, self.question = problems, str(path), line, question
-        self.lines = lines or {}
-        """For a whole-file object: the line of each top-level key ("" = the object's first line)."""
-
-    def add(self, rule: str, name: str | None, value: Any = ...) -> None:
-        line = self.line if self.line is not None else self.lines.get(name or "", self.lines.get(""))
-        self.problems.add(rule, name, value, path=self.path, line=line, question=self.question)
-
-    def text(self, obj: dict, name: str, *, required: bool = True, nonblank: bool = True) -> str | None:
-        if name not in obj or obj[name] is None:
-            if required:
-                self.add("required field is missing", name)
-            return None
-        value = obj[name]
-        if not isinstance(value, str) or (nonblank and not value.strip()):
-            self.add("expected a non-empty string", name, value)
-            return None
-        return value
-
-    def ident(self, value: Any, name: str) -> bool:
-        if not isinstance(value, str) or not WORKSPACE_ID.fullmatch(value):
-            self.add("an ID is 1-128 characters with no whitespace or control characters", name, value)
-            return False
-        return True
-
-    def id_list(self, value: Any, name: str, limit: int) -> list[str]:
-        if not isinstance(value, list):
-            self.add("expected a list of IDs", name, value)
-            return []
-        if len(value) > limit:
-            self.add(f"at most {limit} IDs are allowed, found {len(value)}", name, value)
-            return []
-        out: list[str] = []
-        seen: set[str] = set()
-        for item in value:
-            if not self.ident(item, name):
-                continue
-            if item in seen:
-                self.add("duplicate ID", name, item)
-                continue
-            seen.add(item)
-            out.append(item)
-        return out
-
-    def unknown_keys(self, obj: dict, allowed: set[str]) -> None:
-        for key in obj:
-            if key not in allowed and not key.startswith("x_"):
-                self.add(f"unknown field (allowed: {', '.join(sorted(allowed))}; prefix extensions with x_)", key)
-
-
-def _groups(check: _Checker, value: Any, name: str) -> list[str]:
-    if not isinstance(value, list) or any(not isinstance(g, str) or not g.strip() for g in value):
-        check.add("expected a list of group names", name, value)
-        return []
-    return list(value)
-
-
 # --- suites -----------------------------------------------------------------------------------
 
 
@@ -266,7 +155,7 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
     meta = read_json_file(meta_path, problems, meta_lines)
     if meta is None:
         return None
-    check = _Checker(problems, meta_path, None, lines=meta_lines)
+    check = Checker(problems, meta_path, None, lines=meta_lines)
     check.unknown_keys(meta, SUITE_KEYS)
     name = check.text(meta, "name")
     if name is not None and name != folder.name:
@@ -339,314 +228,16 @@ def _load_judges(suite: Suite, problems: Problems) -> None:
         suite.judgements[path.stem] = read_cache(path, problems)
 
 
-def load_chunks(path: Path, suite: Suite, problems: Problems, *, run_id: str | None = None,
-                other_corpus: bool = False) -> dict[str, Chunk]:
-    """Read and check a chunk map (the suite's, or run `run_id`'s own).
-
-    Each chunk names a document of the suite and the version of it the chunk was cut from. That
-    version must be the suite's (`Suite.doc_version`), except in a run whose manifest declares
-    another corpus version (`other_corpus`: an index built from an older corpus)."""
-    chunks: dict[str, Chunk] = {}
-    for line, obj in iter_json_lines(path, problems):
-        check = _Checker(problems, path, line)
-        check.unknown_keys(obj, CHUNK_KEYS)
-        chunk_id = obj.get("id")
-        if not check.ident(chunk_id, "id"):
-            continue
-        if chunk_id in chunks:
-            check.add(f"duplicate chunk ID (first on line {chunks[chunk_id].line})", "id", chunk_id)
-            continue
-        if chunk_id in suite.documents:
-            check.add(f"is also a document of suite {suite.name!r}; a chunk ID must differ from every document ID",
-                      "id", chunk_id)
-            continue
-        doc = obj.get("doc")
-        if doc is None:
-            check.add("required field is missing (the document this chunk was cut from)", "doc")
-        elif check.ident(doc, "doc") and doc not in suite.documents:
-            check.add(f"is not a document of suite {suite.name!r} v{suite.version}", "doc", doc)
-            doc = None
-        version = check.text(obj, "doc_version")
-        text = check.text(obj, "text", required=False, nonblank=False)
-        offsets = []
-        for key in ("start", "end"):
-            value = obj.get(key)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                check.add("a character offset is a whole number >= 0", key, value)
-                value = None
-            elif value is not None and value > MAX_OFFSET:
-                check.add(f"a character offset is at most {MAX_OFFSET} (a 64-bit whole number)", key, value)
-                value = None
-            offsets.append(value)
-        start, end = offsets
-        if start is not None and end is not None and end < start:
-            check.add(f"the chunk ends before it starts (start {start})", "end", end)
-        if isinstance(doc, str) and doc in suite.documents and version is not None:
-            current = suite.doc_version(doc)
-            if version != current and not other_corpus:
-                if run_id is None:
-                    rule = (f"is not the version of document {doc!r} in suite {suite.name!r} ({current!r}): chunk "
-                            f"{chunk_id!r} must be cut from the suite's version of its document")
-                else:
-                    rule = (f"is not the version of document {doc!r} in suite {suite.name!r} ({current!r}): chunk "
-                            f"{chunk_id!r} of run {run_id!r} comes from a stale index; re-index against corpus "
-                            f"{suite.corpus_version!r}, or declare the index's corpus_version in the manifest "
-                            "(the run is then refused beside runs on the current corpus)")
-                check.add(rule, "doc_version", version)
-        # Registered even when a field is broken, so records naming it are not also flagged as unknown.
-        chunks[chunk_id] = Chunk(chunk_id, doc if isinstance(doc, str) else "", version or "", text, start, end,
-                                 line)
-    return chunks
-
-
-# Each suite line is first tried on a fast path (`_clean_document`, `_clean_question`): set checks that
-# accept only a line breaking no rule. Any other line gets the full field-by-field checks
-# (`_checked_document`, `_checked_question`), which record every problem.
-
-_STRING_TYPE = {str}
-_INT_TYPE = {int}
-
-
-def _nonblank(value: Any) -> bool:
-    """A string with more than whitespace (the rule of required text fields)."""
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _nonblank_strings(value: Any) -> bool:
-    """A list of non-blank strings (the rule of `tags`, `access` and `caller`)."""
-    return type(value) is list and _STRING_TYPE.issuperset(map(type, value)) and all(map(str.strip, value))
-
-
 def _load_documents(suite: Suite, path: Path, problems: Problems) -> None:
-    """Fill `suite.documents` from documents.jsonl; the rules are `_checked_document`'s."""
-    for line, obj in iter_json_lines(path, problems):
-        document = _clean_document(obj, suite.documents)
-        if document is None:
-            document = _checked_document(obj, suite.documents, _Checker(problems, path, line))
-        if document is not None:
-            suite.documents[document.id] = document
-
-
-def _checked_document(obj: dict[str, Any], known: dict[str, Document], check: _Checker) -> Document | None:
-    """Every rule of a document line, each broken one recorded; the document to register, or None
-    (its ID is malformed or taken). A document with other broken fields is still registered, so
-    questions and records citing it are not also flagged."""
-    check.unknown_keys(obj, DOCUMENT_KEYS)
-    doc_id = obj.get("id")
-    if not check.ident(doc_id, "id"):
-        return None
-    if doc_id in known:
-        check.add("duplicate document ID", "id", doc_id)
-        return None
-    text = check.text(obj, "text")
-    version = check.text(obj, "version", required=False)
-    title = check.text(obj, "title", required=False, nonblank=False)
-    access = _groups(check, obj["access"], "access") if obj.get("access") is not None else []
-    return Document(doc_id, text or "", version, title, access)
-
-
-def _clean_document(obj: dict[str, Any], known: dict[str, Document]) -> Document | None:
-    """The document of a line that breaks no rule of `_checked_document`, built as it builds it;
-    None when the line needs that full check (it may be valid still, e.g. with `x_` fields)."""
-    doc_id, text, version, title, access = map(obj.get, ("id", "text", "version", "title", "access"))
-    if not (DOCUMENT_KEYS.issuperset(obj) and type(doc_id) is str and WORKSPACE_ID.fullmatch(doc_id)
-            and doc_id not in known and _nonblank(text)
-            and (version is None or _nonblank(version)) and (title is None or isinstance(title, str))
-            and (access is None or _nonblank_strings(access))):
-        return None
-    return Document(doc_id, text, version, title, [] if access is None else access)
-
-
-@dataclass
-class _QuestionRules:
-    """What a suite's question lines are checked against."""
-
-    suite: Suite
-    labelled: Mapping[str, Any]
-    """The IDs labels may name: the suite's documents, or its chunks in a passage-level suite."""
-    not_labelled: str
-    """The rule text for a label naming anything else."""
-    claim_ids: set[str] = field(default_factory=set)
-    """Claim IDs already seen well-formed (claim IDs repeat from question to question)."""
+    """Fill `suite.documents` from documents.jsonl (`suite_lines.load_documents`)."""
+    load_documents(suite, path, problems)
 
 
 def _load_questions(suite: Suite, path: Path, problems: Problems) -> None:
-    """Fill `suite.questions` from questions.jsonl, in file order; the rules are `_checked_question`'s."""
+    """Fill `suite.questions` from questions.jsonl, in file order (`suite_lines.add_questions`)."""
     add_questions(suite, path, iter_json_lines(path, problems), suite.chunks if suite.unit == "chunk"
                   else suite.documents, problems)
 
-
-def add_questions(suite: Suite, path: Path, lines: Iterable[tuple[int, dict[str, Any]]], labelled: Mapping[str, Any],
-                  problems: Problems) -> None:
-    """Add the questions of `lines` ((line number, parsed object) of `path`) to `suite.questions`, checked
-    by `_checked_question`'s rules; `labelled` holds the IDs labels may name (documents, or chunks in a
-    passage-level suite)."""
-    where = f"suite {suite.name!r} v{suite.version}"
-    if suite.unit == "chunk":
-        rules = _QuestionRules(suite, labelled, f"is not a chunk of {where} (unit 'chunk': labels name the "
-                                                "chunks of chunks.jsonl)")
-    else:
-        rules = _QuestionRules(suite, labelled, f"is not a document of {where}")
-    for line, obj in lines:
-        question = _clean_question(obj, rules)
-        if question is None:
-            qid = obj.get("id")
-            check = _Checker(problems, path, line, qid if isinstance(qid, str) else None)
-            question = _checked_question(obj, rules, check)
-        if question is not None:
-            suite.questions[question.id] = question
-
-
-def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: _Checker) -> Question | None:
-    """Every rule of a question line (docs/formats.md), each broken one recorded; the question to
-    register, or None (its ID is malformed or taken). A question with other broken fields is still
-    registered, so records of it are not also flagged as unknown."""
-    suite = rules.suite
-    check.unknown_keys(obj, QUESTION_KEYS)
-    qid = obj.get("id")
-    if not check.ident(qid, "id"):
-        return None
-    if qid in suite.questions:
-        check.add("duplicate question ID", "id", qid)
-        return None
-    text = check.text(obj, "text")
-    qtype = check.text(obj, "type")
-    split = obj.get("split")
-    if split not in SPLITS:
-        check.add("expected 'dev' or 'heldout'", "split", split)
-    critical = obj.get("critical", False)
-    if not isinstance(critical, bool):
-        check.add("expected true or false", "critical", critical)
-    tags = obj.get("tags", [])
-    if not isinstance(tags, list) or any(not isinstance(t, str) or not t.strip() for t in tags):
-        check.add("expected a list of tag strings", "tags", tags)
-        tags = []
-    caller = _groups(check, obj["caller"], "caller") if obj.get("caller") is not None else None
-
-    grades: dict[str, int] = {}
-    relevant = obj.get("relevant")
-    if relevant is None:
-        check.add("required field is missing (use [] for an unanswerable question)", "relevant")
-    elif isinstance(relevant, list):
-        grades = {doc: 1 for doc in check.id_list(relevant, "relevant", MAX_LABELS)}
-    elif isinstance(relevant, dict):
-        if len(relevant) > MAX_LABELS:
-            check.add(f"at most {MAX_LABELS} labelled documents, found {len(relevant)}", "relevant", relevant)
-        for doc, grade in list(relevant.items())[:MAX_LABELS]:
-            if not check.ident(doc, "relevant"):
-                continue
-            if not isinstance(grade, int) or isinstance(grade, bool):
-                check.add("a relevance grade is a whole number", f"relevant[{doc!r}]", grade)
-                continue
-            if abs(grade) > MAX_GRADE:
-                check.add(f"a relevance grade lies between -{MAX_GRADE} and {MAX_GRADE}", f"relevant[{doc!r}]", grade)
-                continue
-            grades[doc] = grade
-    else:
-        check.add("expected a list of document IDs or a map document ID -> grade", "relevant", relevant)
-    for doc in grades:
-        if doc not in rules.labelled:
-            check.add(rules.not_labelled, "relevant", doc)
-    positive = {doc for doc, grade in grades.items() if grade > 0}
-
-    support: dict[str, list[str]] = {}
-    raw_support = obj.get("support", {})
-    if not isinstance(raw_support, dict):
-        check.add("expected a map claim ID -> supporting document IDs", "support", raw_support)
-        raw_support = {}
-    for claim, docs in raw_support.items():
-        if not check.ident(claim, "support"):
-            continue
-        if UNLABELLED_CLAIM.fullmatch(claim):
-            check.add("is reserved for the generated claim of an unlabelled answer sentence (unlabelled#<n>)",
-                      "support", claim)
-        listed = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS)
-        if docs == []:
-            check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
-        outside = [d for d in listed if d not in positive]
-        if outside:
-            check.add("supporting documents must be labelled relevant (grade > 0)", f"support[{claim!r}]", outside)
-        support[claim] = listed
-    if support and not positive:
-        check.add("expected claims need relevant documents", "support", sorted(support))
-
-    propositions: dict[str, str] = {}
-    raw_claims = obj.get("claims", {})
-    if not isinstance(raw_claims, dict):
-        check.add("expected a map claim ID -> proposition", "claims", raw_claims)
-        raw_claims = {}
-    for claim, words in raw_claims.items():
-        if claim not in support:
-            check.add("a proposition for a claim that is not an expected claim in 'support'", "claims", claim)
-        elif not isinstance(words, str) or not words.strip():
-            check.add("a proposition is a non-empty string", f"claims[{claim!r}]", words)
-        else:
-            propositions[claim] = words
-    disputed = check.text(obj, "disputed", required=False)
-    return Question(
-        qid, len(suite.questions), text or "", qtype or "", split if split in SPLITS else "",
-        critical is True, list(tags), caller, grades, support, propositions, disputed,
-    )
-
-
-def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | None:
-    """The question of a line that breaks no rule of `_checked_question`, built as it builds it;
-    None when the line needs that full check (it may be valid still, e.g. with `x_` fields).
-
-    Labels and supporting documents are checked as sets: an ID the suite labels is well-formed."""
-    qid, text, qtype, split, disputed = map(obj.get, ("id", "text", "type", "split", "disputed"))
-    critical, tags, caller = obj.get("critical", False), obj.get("tags", []), obj.get("caller")
-    if not (QUESTION_KEYS.issuperset(obj) and type(qid) is str and WORKSPACE_ID.fullmatch(qid)
-            and qid not in rules.suite.questions and _nonblank(text) and _nonblank(qtype) and split in SPLITS
-            and (critical is True or critical is False) and _nonblank_strings(tags)
-            and (caller is None or _nonblank_strings(caller)) and (disputed is None or _nonblank(disputed))):
-        return None
-    grades = _clean_grades(obj.get("relevant"), rules.labelled)
-    if grades is None:
-        return None
-    positive = {doc for doc, grade in grades.items() if grade > 0}
-    support, claims = obj.get("support", {}), obj.get("claims", {})
-    if not (type(support) is dict and type(claims) is dict and _claim_ids_ok(support, rules.claim_ids)
-            and all(map(_supporting_docs_ok, support.values(), repeat(positive)))
-            and support.keys() >= claims.keys() and all(map(_nonblank, claims.values()))):
-        return None
-    # The parsed line is not kept: its lists and maps are the question's own.
-    return Question(qid, len(rules.suite.questions), text, qtype, split, critical, tags, caller, grades, support,
-                    claims, disputed)
-
-
-def _clean_grades(relevant: Any, labelled: Mapping[str, Any]) -> dict[str, int] | None:
-    """Label ID -> grade of a `relevant` field that breaks no rule: a list of distinct labelled IDs
-    (grade 1 each) or a map labelled ID -> whole number, at most MAX_LABELS; else None."""
-    if type(relevant) is dict:
-        if (len(relevant) <= MAX_LABELS and labelled.keys() >= relevant.keys()
-                and _INT_TYPE.issuperset(map(type, relevant.values()))
-                and all(-MAX_GRADE <= grade <= MAX_GRADE for grade in relevant.values())):
-            return relevant
-    elif type(relevant) is list:
-        if len(relevant) <= MAX_LABELS and _STRING_TYPE.issuperset(map(type, relevant)):
-            ids = set(relevant)
-            if len(ids) == len(relevant) and labelled.keys() >= ids:
-                return dict.fromkeys(relevant, 1)
-    return None
-
-
-def _claim_ids_ok(support: dict[str, Any], seen_ok: set[str]) -> bool:
-    """Whether every claim ID of `support` is well-formed and not reserved (`UNLABELLED_CLAIM`); those
-    join `seen_ok`."""
-    if seen_ok.issuperset(support):
-        return True
-    if not all(map(WORKSPACE_ID.fullmatch, support)) or any(map(UNLABELLED_CLAIM.fullmatch, support)):
-        return False
-    seen_ok.update(support)
-    return True
-
-
-def _supporting_docs_ok(docs: Any, positive: set[str]) -> bool:
-    """Whether an expected claim's documents break no rule: 1 to MAX_CITATIONS distinct IDs, each
-    graded > 0 (so each a well-formed, labelled ID)."""
-    return (type(docs) is list and 0 < len(docs) <= MAX_CITATIONS and _STRING_TYPE.issuperset(map(type, docs))
-            and positive.issuperset(docs) and len(set(docs)) == len(docs))
 
 
 # --- runs -------------------------------------------------------------------------------------
@@ -681,7 +272,7 @@ def _load_run(folder: Path, suites: dict[str, Suite], problems: Problems,
         problems.add(f"the run folder {rule}", path=str(folder))
     if manifest is None:
         return None
-    check = _Checker(problems, path, None, lines=manifest_lines)
+    check = Checker(problems, path, None, lines=manifest_lines)
     check.unknown_keys(manifest, set(MANIFEST_REQUIRED) | set(MANIFEST_OPTIONAL))
     for key in MANIFEST_REQUIRED:
         if key not in manifest or manifest[key] is None:
