@@ -8,8 +8,7 @@ from dashboard.display import escape, items, say, table
 from dashboard.review import decision_form, refresh_progress
 from scoring.errors import ValidationError
 
-QUEUE = 10
-"""Unjudged documents shown at once."""
+QUEUE = 10  # unjudged documents shown at once
 
 st.title("Labels")
 cmp = selection.comparison(with_metric=False)

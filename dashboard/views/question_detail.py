@@ -97,9 +97,9 @@ CLAIMS = {
     "aligned_by": st.column_config.TextColumn("aligned by", help="for a claim made of answer sentences: the least "
                                               "reviewed aligner behind it (human, judge or lexical)"),
 }
+# The claims table's columns, in order, as headed (a static table: long text wraps).
 CLAIM_HEADINGS = {"claim_id": "claim", "supported": "supported", "text": "text", "reasons": "why not supported",
                   "cited_docs": "cites", "aligned_by": "aligned by"}
-"""The claims table's columns, in order, as headed (a static table: long text wraps)."""
 SENTENCES = {
     "sentence": st.column_config.TextColumn("sentence", width="medium"),
     "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)"),
