@@ -47,6 +47,12 @@ def number(value: Any, digits: int = 3) -> str:
     return f"{float(value):.{digits}f}"
 
 
+def grade_text(value: Any) -> str:
+    """A ranked document's label for the question as text: its grade, or `unjudged` when nobody labelled it
+    (NULL: it counts as not relevant, like a grade 0, but nobody said so)."""
+    return "unjudged" if missing(value) else str(int(value))
+
+
 def signed(value: Any, digits: int = 3) -> str:
     if missing(value):
         return "n/a"
