@@ -90,3 +90,82 @@ def test_no_page_shows_a_string_from_its_own_source(demo, demo_db, monkeypatch, 
     assert shown, "the page drew no text"
     leaked = [text for text in shown if text in source or plain(text) in source]
     assert not leaked, leaked
+
+
+# -- 7. a diagnosis for every cause a gate can fail on; grades in the rankings ------------------------------
+
+
+def diagnosis_lines(at: AppTest) -> dict[str, str]:
+    """The diagnosis box's lines by side, each as `<icon> <text>` (the alert's colour is its kind)."""
+    box = at.get_by_key("diagnosis")
+    alerts = [*box.error, *box.warning, *box.success]
+    return {("candidate" if "Candidate" in a.proto.body else "baseline"): f"{a.proto.icon} {plain(a.proto.body)}"
+            for a in alerts}
+
+
+def test_a_restricted_disclosure_is_named_not_called_evidence_used(demo):
+    # q-0017 (permission, caller engineering): rerank-v2 ranks the restricted sec-0004 2nd of its first 5; its one
+    # claim still cites pm-0016 correctly. prod-baseline ranks nothing restricted.
+    at = open_page(demo, "question_detail", **DEMO, q="q-0017")
+    lines = diagnosis_lines(at)
+    assert lines["candidate"].startswith(
+        ":material/lock_open: **Candidate rerank-v2: A restricted document reached the caller**")
+    assert "sec-0004 (delivered at rank 2 of the first 5)" in lines["candidate"]
+    assert "besides, evidence delivered and used" in lines["candidate"]
+    assert lines["baseline"].startswith(":material/check_circle: **Baseline prod-baseline: Evidence delivered and used")
+    ranked = at.get_by_key("box_w_retrieved_candidate").dataframe[0].value.set_index("doc_id")
+    assert ranked.loc["sec-0004", ["grade", "restricted", "visible"]].tolist() == ["0", True, True]
+
+
+@pytest.mark.parametrize(("question", "headline", "words"), [
+    # q-0001: rerank-v2 delivers pol-0007 at rank 5 but its answer makes no claim.
+    ("q-0001", "Evidence delivered, but the answer declined", "the answer makes no claim"),
+    # q-0023 (unanswerable): rerank-v2 answers with one claim citing rb-0005.
+    ("q-0023", "Answered a question the corpus cannot answer", "claim dispatch-load-balancer cites rb-0005"),
+])
+def test_a_declined_answer_and_an_answered_unanswerable_question_say_so(demo, question, headline, words):
+    at = open_page(demo, "question_detail", **DEMO, q=question)
+    line = diagnosis_lines(at)["candidate"]
+    assert line.startswith(f":material/rule: **Candidate rerank-v2: {headline}**") and words in line, line
+
+
+def test_each_ranked_document_shows_its_grade_or_unjudged(demo):
+    # q-0100: labels rb-0017 2, ov-0006 1, rb-0044 0 (and nine more 0s); rerank-v2 ranks dr-0001, which nobody
+    # judged, 2nd.
+    at = open_page(demo, "question_detail", **DEMO, q="q-0100")
+    ranked = at.get_by_key("box_w_retrieved_candidate").dataframe[0].value
+    assert list(ranked.columns[:3]) == ["rank", "doc_id", "grade"]
+    grades = dict(zip(ranked["doc_id"], ranked["grade"]))
+    assert (grades["rb-0017"], grades["dr-0001"], grades["rb-0044"], grades["rb-0027"]) == ("2", "unjudged", "0",
+                                                                                              "unjudged")
+    # "Relevant documents" lists grade > 0 only; the judged-not-relevant ones are counted beside it.
+    relevant = at.get_by_key("box_w_labels").dataframe[0].value
+    assert list(zip(relevant["doc_id"], relevant["grade"])) == [("rb-0017", 2), ("ov-0006", 1)]
+    assert any(plain(c.value).startswith("Judged not relevant (grade 0 or below): 10 documents, ")
+               for c in at.caption)
+
+
+def test_diagnosis_rule_names_every_cause_on_hand_made_records():
+    from scoring.decide.diagnosis import CAUSES, KINDS, diagnose
+
+    ok = {"status": "ok", "k": 2, "abstention_correct": None, "n_relevant": 1, "n_hits": 1, "disclosures": 0}
+    ranked = [{"rank": 1, "doc_id": "d1", "chunk_id": None, "visible": True, "restricted": False},
+              {"rank": 2, "doc_id": "hr", "chunk_id": None, "visible": True, "restricted": True},
+              {"rank": 3, "doc_id": "hr2", "chunk_id": None, "visible": False, "restricted": True}]
+    supported = [{"claim_id": "a", "supported": True, "reasons": [], "cited_docs": ["d1"]}]
+    assert diagnose(ok, {"error": None}, ranked, supported, {"a": ["d1"]}).kind == "ok"
+    # The stored count says a restricted document was delivered: hr at rank 2 (hr2 lies beyond k).
+    found = diagnose({**ok, "disclosures": 1}, {"error": None}, ranked, supported, {"a": ["d1"]})
+    assert (found.kind, found.causes, dict(found.disclosed)) == ("disclosure", ("disclosure",), {"hr": "rank 2"})
+    # Cited too, and the answer misuses it: both causes, the disclosure first.
+    cites = [{"claim_id": "a", "supported": False, "reasons": ["citation_restricted"], "cited_docs": ["hr2"]}]
+    found = diagnose({**ok, "disclosures": 2}, {"error": None}, ranked, cites, {"a": ["d1"]})
+    assert found.causes == ("disclosure", "misuse")
+    assert dict(found.disclosed) == {"hr": "rank 2", "hr2": "cited by claim a"}
+    # A failed record that still showed a restricted document names it after the error.
+    failed = diagnose({**ok, "status": "failed", "disclosures": 1}, {"error": "timeout"}, ranked, [], {"a": ["d1"]})
+    assert (failed.kind, failed.causes) == ("failed", ("failed", "disclosure")) and "hr (delivered" in failed.detail
+    # Declined: an answerable question, its evidence delivered, no claim made.
+    assert diagnose(ok, {"error": None}, ranked, [], {"a": ["d1"]}).causes == ("declined",)
+    # Every cause belongs to a case, worst first.
+    assert [KINDS.index(CAUSES[c][0]) for c in CAUSES] == sorted(KINDS.index(CAUSES[c][0]) for c in CAUSES)
