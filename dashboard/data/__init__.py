@@ -36,8 +36,8 @@ from .pair import (SLICE_COLUMNS, STATUSES, aggregate, aggregates, aggregation_c
 from .questions import (CLAIM_COLUMNS, OPTIONAL_COLUMNS, QUESTION_CHOICES, RETRIEVED_COLUMNS, SENTENCES_SQL,
                         answer_change, answer_sentences, diagnoses, question, question_choices, question_claims,
                         question_labels, question_pair, question_runs)
-from .releases import (configuration_changes, group_spread, manifest_diff, pinned_baseline, release_history,
-                       run_stats)
+from .releases import (configuration_changes, group_spread, manifest_diff, marked_releases, pinned_baseline,
+                       release_history, run_stats)
 from .stats import (P_COLUMNS, SLICE_FAMILIES, PolicyInfo, Statistics, StatisticsUnavailable, presentation,
                     release_statistics, statistics, statistics_rows)
 from .verdicts import (GATE_COLUMNS, HISTORY_COLUMNS, SUITE_VERDICT_COLUMNS, gates_frame, latest_verdict,
@@ -51,7 +51,8 @@ __all__ = [
     "Deltas", "PolicyInfo", "Side", "Statement", "Statistics", "StatisticsUnavailable", "aggregate", "aggregates",
     "aggregation_choices", "alignment_facts", "alignment_queue", "answer_change", "answer_sentences", "compatibility",
     "configuration_changes", "db_path", "decisions_since", "deltas_csv", "diagnoses", "disagreements",
-    "gates_frame", "group_spread", "headline", "labels_hash", "latest_verdict", "manifest_diff", "matrix_candidates",
+    "gates_frame", "group_spread", "headline", "labels_hash", "latest_verdict", "manifest_diff", "marked_releases",
+    "matrix_candidates",
     "matrix_verdicts", "meta", "newest_verdict", "pinned_baseline", "policy_path", "pool", "presentation", "query",
     "query_many", "question", "question_choices", "question_claims", "question_deltas", "question_facets",
     "question_labels", "question_pair", "question_runs", "rankings_of", "record_decision", "recorded_verdicts",
