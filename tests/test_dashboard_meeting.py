@@ -169,3 +169,51 @@ def test_diagnosis_rule_names_every_cause_on_hand_made_records():
     assert diagnose(ok, {"error": None}, ranked, [], {"a": ["d1"]}).causes == ("declined",)
     # Every cause belongs to a case, worst first.
     assert [KINDS.index(CAUSES[c][0]) for c in CAUSES] == sorted(KINDS.index(CAUSES[c][0]) for c in CAUSES)
+
+
+# -- 9. trends: releases only, on an axis fitted to them ----------------------------------------------------
+
+
+def test_trends_show_releases_only_on_an_axis_fitted_to_them(demo):
+    # The demo's one recorded verdict compared prod-baseline with rerank-v2: those two are its releases; the
+    # temp07 repeats, chunk-160, hybrid-v1 and prod-text are experiments.
+    at = open_page(demo, "trends", suite="demo")
+    releases = at.get_by_key("box_w_releases").dataframe[0].value
+    assert list(releases["release"]) == ["prod-baseline", "rerank-v2"]
+    assert list(releases["verdict"]) == ["", "fail"]
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    low, high = spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
+    # nDCG, R, Support, Coverage of the two runs lie in 0.807 .. 0.918 (run_totals): the axis spans them.
+    assert 0.78 < low < 0.807 and 0.918 < high < 0.95
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["domain"] == spec["layer"][1]["encoding"]["y"]["scale"]["domain"]
+    # Every run on request: a group's repeats are one configuration.
+    at.checkbox(key="w_every_run").check().run()
+    shown = list(at.get_by_key("box_w_releases").dataframe[0].value["release"])
+    assert "temp07" in shown and "chunk-160" in shown and not any(r.startswith("temp07-r") for r in shown)
+    assert at.query_params["every_run"] == "1"
+
+
+def test_trends_of_a_suite_without_releases_show_every_run_and_say_why(demo):
+    at = open_page(demo, "trends", suite="seed-lab")
+    assert list(at.get_by_key("box_w_releases").dataframe[0].value["release"]) == ["A", "B"]
+    assert any(plain(i.proto.body).startswith("No run of suite seed-lab is marked as a release") for i in at.info)
+
+
+def test_a_value_span_fits_the_data_inside_zero_and_one():
+    from dashboard.charts import value_span
+    import pandas as pd
+
+    assert value_span(pd.Series([0.8, 0.9])) == [0.79, 0.91]
+    assert value_span(pd.Series([0.995, 1.0])) == [0.985, 1.0]  # a margin of at least 0.01, capped at 1
+    assert value_span(pd.Series([2.0, 4.0])) == [1.8, 4.2]  # a count: no cap
+    assert value_span(pd.Series([], dtype=float)) == [0.0, 1.0]
+
+
+def test_releases_are_marked_by_manifest_pin_or_verdict():
+    from scoring.decide.releases import marked_releases, release_of
+
+    manifests = {"a": json.dumps({"release": "2026.11"}), "b": json.dumps({}), "c": json.dumps({}),
+                 "r1": json.dumps({"group": "g"}), "r2": json.dumps({"group": "g"}), "x": json.dumps({})}
+    assert marked_releases(manifests, pinned=["b"], compared=["g", "c"]) == {"a", "b", "c", "r1", "r2"}
+    assert (release_of("a", manifests["a"]), release_of("r1", manifests["r1"]), release_of("x", manifests["x"])) == (
+        "2026.11", "g", "x")
