@@ -217,3 +217,135 @@ def test_releases_are_marked_by_manifest_pin_or_verdict():
     assert marked_releases(manifests, pinned=["b"], compared=["g", "c"]) == {"a", "b", "c", "r1", "r2"}
     assert (release_of("a", manifests["a"]), release_of("r1", manifests["r1"]), release_of("x", manifests["x"])) == (
         "2026.11", "g", "x")
+
+
+# -- 10. reviewing: find any unjudged document, no preset answer, one form per decision, a visible update ----
+
+
+@pytest.fixture
+def reviewing(demo, demo_db, monkeypatch) -> AppTest:
+    """The demo in review mode (reading only: these tests record nothing)."""
+    monkeypatch.setenv("RAGSLICE_WORKSPACE", str(demo_db.parent / "workspace"))
+    monkeypatch.setenv("RAGSLICE_REVIEWER", "reader")
+    return demo
+
+
+def queued(at: AppTest) -> list[str]:
+    """The queue's items as `question / document`."""
+    out, i = [], 0
+    while True:
+        try:
+            box = at.get_by_key(f"judge_{i}")
+        except KeyError:
+            return out
+        texts = [t.value for t in box.text]
+        out.append(f"{texts[0].split(':')[0]} / {texts[1].split(':')[0].removeprefix('document ')}")
+        i += 1
+
+
+def test_the_queue_finds_any_unjudged_document_by_question_or_document(reviewing):
+    at = open_page(reviewing, "labels", **DEMO)
+    assert len(queued(at)) == 10 and "q-0100 / dr-0001" not in queued(at)
+    # rerank-v2 ranks three documents nobody judged for q-0100 within its k = 5: dr-0001 2nd, rb-0027 3rd, rb-0041 5th
+    at = open_page(reviewing, "labels", **DEMO, pool_search="q-0100")
+    assert queued(at) == ["q-0100 / dr-0001", "q-0100 / rb-0027", "q-0100 / rb-0041"]
+    at.text_input(key="w_pool_search").input("DR-0001").run()
+    assert queued(at)[0] == "q-0100 / dr-0001" and at.query_params["pool_search"] == "DR-0001"
+    at.text_input(key="w_pool_search").input("no such thing").run()
+    assert queued(at) == [] and any("No unjudged document" in plain(i.proto.body) for i in at.info)
+
+
+def test_a_grade_is_chosen_from_the_suite_s_scale_never_preset_and_saved_with_a_neutral_button(reviewing, demo_db):
+    at = open_page(reviewing, "labels", **DEMO)
+    grade = at.selectbox(key="w_grade_0")
+    assert grade.value is None and grade.options == ["0 not relevant", "1 related", "2 answers"]  # the demo's 0..2
+    save = at.button(key="w_save_0")
+    assert save.proto.type == "secondary"
+    save.click().run()  # no grade chosen: nothing is recorded, and the page says so
+    assert any(plain(w.proto.body) == "Not recorded: choose a grade first." for w in at.warning)
+    assert not (demo_db.parent / "workspace" / "suites" / "demo" / "reviews" / "reader.jsonl").exists()
+
+
+def test_question_detail_shows_one_form_per_decision_kind_with_nothing_answered(reviewing):
+    at = open_page(reviewing, "question_detail", **DEMO, q="q-0100")
+    kind = at.selectbox(key="w_detail_kind")
+    assert kind.value is None and not at.get("number_input")
+    assert not [w for w in at.selectbox if w.key == "w_detail_grade"]
+    kind.set_value("relevance").run()
+    grade = at.selectbox(key="w_detail_grade")
+    assert grade.value is None and grade.options == ["0 not relevant", "1 related", "2 answers"]
+    assert not at.get("number_input") and not [r for r in at.radio if r.key == "w_detail_supports"]
+    at.selectbox(key="w_detail_kind").set_value("support").run()
+    assert at.radio(key="w_detail_supports").value is None
+    assert not [w for w in at.selectbox if w.key == "w_detail_grade"]
+    at.selectbox(key="w_detail_kind").set_value("dispute").run()
+    assert [t.key for t in at.text_input if t.key.startswith("w_detail_")] == ["w_detail_note"]
+
+
+@pytest.fixture
+def seed_review(tmp_path, monkeypatch):
+    """A seed-lab workspace and its database, the dashboard in review mode as `carl` (writes in tmp_path)."""
+    import shutil
+
+    import streamlit as st
+
+    from scoring.store.refresh import refresh
+
+    ws = Path(shutil.copytree(REPO / "data" / "seed-lab", tmp_path / "ws"))
+    db = tmp_path / "seed.duckdb"
+    refresh(ws, db)
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    monkeypatch.setenv("RAGSLICE_WORKSPACE", str(ws))
+    monkeypatch.setenv("RAGSLICE_REVIEWER", "carl")
+    monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    with patch_config_options(app_config()):
+        yield ws, db, AppTest.from_file(str(APP), default_timeout=60)
+
+
+SEED = {"suite": "seed-lab", "baseline": "A", "candidate": "B"}
+
+
+def test_the_page_says_when_the_numbers_include_a_decision(seed_review):
+    from scoring.store.background import refresher
+
+    ws, db, at = seed_review
+    at = open_page(at, "labels", **SEED)
+    at.selectbox(key="w_grade_0").select(1).run()
+    at.button(key="w_save_0").click().run()
+    assert [t.proto.body for t in at.toast if "Recorded" in t.proto.body]
+    assert refresher(ws, db).wait(60).ok
+    at.run()  # the refresh has landed: the page reruns on the new numbers and says so
+    assert any(plain(t.proto.body) == "Updated: the numbers now include your decisions" for t in at.toast)
+    assert any(plain(s.proto.body).endswith("the numbers on this page include your decisions.") for s in at.success)
+
+
+def test_a_dispute_is_listed_beside_the_disagreements(seed_review):
+    from scoring.store.refresh import refresh
+
+    ws, db, at = seed_review
+    folder = ws / "suites" / "seed-lab" / "reviews"
+    folder.mkdir(parents=True)
+    (folder / "dana.jsonl").write_text(json.dumps({
+        "at": "2026-11-30T10:00:00Z", "reviewer": "dana", "kind": "dispute", "question_id": "owner",
+        "note": "two teams share the alert"}) + "\n")
+    refresh(ws, db)
+    at = open_page(at, "labels", **SEED)
+    disputes = at.get_by_key("box_w_disputes").dataframe[0].value
+    assert list(zip(disputes["question_id"], disputes["reviewer"], disputes["note"])) == [
+        ("owner", "dana", "two teams share the alert")]
+    assert any(c.value == "No label has reviewers whose latest decisions differ." for c in at.caption)
+
+
+# -- 8. free-text answers: the sentence table spans the page ------------------------------------------------
+
+
+def test_the_answer_sentences_span_the_page_not_a_half_column(demo):
+    # prod-text answers in sentences (the TREC RAG format); its table has five text columns.
+    at = open_page(demo, "question_detail", suite="demo", baseline="prod-baseline", candidate="prod-text", q="q-0030")
+    sentences = at.get_by_key("box_w_sentences_candidate").dataframe[0].value
+    assert {"sentence", "aligned_to", "decided_by"} <= set(sentences.columns)
+    in_columns = [frame for column in at.columns for frame in column.dataframe
+                  if "aligned_to" in frame.value.columns]
+    assert not in_columns
