@@ -349,3 +349,37 @@ def test_the_answer_sentences_span_the_page_not_a_half_column(demo):
     in_columns = [frame for column in at.columns for frame in column.dataframe
                   if "aligned_to" in frame.value.columns]
     assert not in_columns
+
+
+# -- 11. a newcomer's commands after `ragslice demo` ---------------------------------------------------------
+
+
+def test_a_missing_database_names_the_demo_s_exact_db_path(demo_db, tmp_path, monkeypatch, capsys):
+    import shlex
+    import shutil
+
+    from scoring.cli import main
+    from scoring.io.demo import bundled_policy, commands
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    newcomer = ["report", "prod-baseline", "rerank-v2", "--policy", "policy.toml", "-o", "report.html"]
+    assert main(newcomer) == 2  # before the demo was built: no hint to give
+    assert capsys.readouterr().err.splitlines()[1:] == ["policy.toml: cannot read the policy file: No such file or "
+                                                       "directory"]
+    built = tmp_path / "cache" / "ragslice" / "demo.duckdb"
+    built.parent.mkdir(parents=True)
+    shutil.copy2(demo_db, built)
+    assert main(newcomer) == 2
+    err = capsys.readouterr().err
+    assert f"add --policy {shlex.quote(str(bundled_policy()))}" in err
+    shutil.copy2(bundled_policy(), tmp_path / "policy.toml")
+    assert main(newcomer) == 2
+    err = capsys.readouterr().err
+    assert "no database here" in err and f"add --db {shlex.quote(str(built))}" in err
+    assert main([*newcomer, "--db", str(built)]) == 0  # the hint, followed, works
+    assert (tmp_path / "report.html").is_file()
+    # `ragslice demo` prints the same commands, with the exact paths.
+    report, compare = commands(built, bundled_policy())
+    assert report.startswith("ragslice report prod-baseline rerank-v2 --db ") and f"--db {built}" in report
+    assert main(shlex.split(compare)[1:]) == 1  # the demo's verdict: FAIL
