@@ -2,7 +2,8 @@
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, grade_text, items, metric_name, missing, number, say, table, wrapped_table
+from dashboard.display import (RANKING_MARKS_HELP, escape, grade_text, items, metric_name, missing, number,
+                               ranking_marks, say, table, wrapped_table)
 from dashboard.review import decision_form, refresh_progress
 from scoring.decide.diagnosis import KINDS, REASON_WORDS, reason_words
 
@@ -82,17 +83,16 @@ table(pair, key="w_pair", height="content", column_config={
 st.caption("A group's values are the mean over its repeats; its runs are shown one at a time below.")
 
 RETRIEVED = {
-    "rank": st.column_config.NumberColumn("rank", width="small"),
-    "grade": st.column_config.TextColumn("grade", width="small", help="The document's label for this question; "
-                                         "unjudged: nobody labelled it (it counts as not relevant until judged)"),
-    "relevant": st.column_config.CheckboxColumn("relevant", help="Labelled relevant for the question (green row)"),
-    "cited": st.column_config.CheckboxColumn("cited", help="Cited by a claim of the answer (amber row; green when "
-                                                          "relevant too)"),
-    "visible": st.column_config.CheckboxColumn("visible", help="inside the first k: delivered to the answer stage"),
-    "restricted": st.column_config.CheckboxColumn("restricted", help="the question's caller may not see it"),
-    "counted": st.column_config.CheckboxColumn("counted"),
+    "rank": st.column_config.NumberColumn("rank", width=48),
+    "grade": st.column_config.TextColumn("grade", width=78, help="The document's label for this question (1 or "
+                                         "more: relevant, a green row); unjudged: nobody labelled it, so it counts "
+                                         "as not relevant until a reviewer judges it"),
+    "marks": st.column_config.TextColumn("what happened to it", width=170, help=RANKING_MARKS_HELP),
     "chunk_text": st.column_config.TextColumn("chunk text", width="medium"),
 }
+# The rankings as shown in a half column: the flags (relevant, cited, visible, restricted, counted) stay in the
+# table's data but read as one column of words, so rank, document, grade and what happened fit side by side.
+RANKED_ORDER = ("rank", "chunk_id", "doc_id", "grade", "marks", "title", "doc_version", "chunk_text")
 CLAIMS = {
     "text": st.column_config.TextColumn("claim", width="large"),
     "citations": st.column_config.ListColumn("citations"),
@@ -107,12 +107,15 @@ CLAIMS = {
 # The claims table's columns, in order, as headed (a static table: long text wraps).
 CLAIM_HEADINGS = {"claim_id": "claim", "supported": "supported", "text": "text", "reasons": "why not supported",
                   "cited_docs": "cites", "aligned_by": "aligned by"}
+# Widths that keep every column in view in the page's main area at 1280 px (about 820 px); a long sentence
+# is cut in its cell (a click shows it whole; the answer is shown whole above and word by word below).
 SENTENCES = {
-    "sentence": st.column_config.TextColumn("sentence", width="large"),
-    "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)"),
-    "aligned_to": st.column_config.TextColumn("aligned to"),
-    "decided_by": st.column_config.TextColumn("decided by"),
-    "other_aligners": st.column_config.TextColumn("what the other aligners said"),
+    "#": st.column_config.NumberColumn("#", width=36),
+    "sentence": st.column_config.TextColumn("sentence", width=280),
+    "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)", width=180),
+    "aligned_to": st.column_config.TextColumn("aligned to", width=100),
+    "decided_by": st.column_config.TextColumn("decided by", width=100),
+    "other_aligners": st.column_config.TextColumn("what the other aligners said", width=110),
 }
 
 every_run = list(dict.fromkeys([*cmp.baseline.run_ids, *cmp.candidate.run_ids]))
@@ -188,8 +191,10 @@ for column, role in zip(columns, ("baseline", "candidate")):
         ranked = shown["retrieved"]
         if "grade" in ranked:
             ranked = ranked.assign(grade=ranked["grade"].map(grade_text))
-        table(marked_rows(ranked), key=f"w_retrieved_{role}", placeholder="",
-              column_config=RETRIEVED, row_height=60 if "chunk_text" in shown["retrieved"] else None)
+        ranked = ranked.assign(marks=[ranking_marks(row) for row in ranked.to_dict("records")])
+        table(marked_rows(ranked), key=f"w_retrieved_{role}", placeholder="", column_config=RETRIEVED,
+              column_order=[c for c in RANKED_ORDER if c in ranked.columns],
+              row_height=60 if "chunk_text" in shown["retrieved"] else None)
         st.caption("Claims, in answer order, with the verdict (empty for a failed record: not judged)")
         claims_shown = shown["claims"]
         codes = sorted({str(c) for found in claims_shown.get("reasons", []) if found is not None for c in found})
