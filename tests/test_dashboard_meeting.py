@@ -115,6 +115,7 @@ def test_a_restricted_disclosure_is_named_not_called_evidence_used(demo):
     assert lines["baseline"].startswith(":material/check_circle: **Baseline prod-baseline: Evidence delivered and used")
     ranked = at.get_by_key("box_w_retrieved_candidate").dataframe[0].value.set_index("doc_id")
     assert ranked.loc["sec-0004", ["grade", "restricted", "visible"]].tolist() == ["0", True, True]
+    assert ranked.loc["sec-0004", "marks"] == "in first k, restricted"
 
 
 @pytest.mark.parametrize(("question", "headline", "words"), [
@@ -133,9 +134,12 @@ def test_each_ranked_document_shows_its_grade_or_unjudged(demo):
     # q-0100: labels rb-0017 2, ov-0006 1, rb-0044 0 (and nine more 0s); rerank-v2 ranks dr-0001, which nobody
     # judged, 2nd.
     at = open_page(demo, "question_detail", **DEMO, q="q-0100")
-    ranked = at.get_by_key("box_w_retrieved_candidate").dataframe[0].value
-    assert list(ranked.columns[:3]) == ["rank", "doc_id", "grade"]
+    table = at.get_by_key("box_w_retrieved_candidate").dataframe[0]
+    assert list(table.proto.column_order)[:5] == ["rank", "doc_id", "grade", "marks", "title"]  # fits a half column
+    ranked = table.value
     grades = dict(zip(ranked["doc_id"], ranked["grade"]))
+    marks = dict(zip(ranked["doc_id"], ranked["marks"]))
+    assert (marks["rb-0017"], marks["dr-0001"], marks["oc-0007"]) == ("in first k, cited", "in first k", "")
     assert (grades["rb-0017"], grades["dr-0001"], grades["rb-0044"], grades["rb-0027"]) == ("2", "unjudged", "0",
                                                                                               "unjudged")
     # "Relevant documents" lists grade > 0 only; the judged-not-relevant ones are counted beside it.
@@ -349,6 +353,9 @@ def test_the_answer_sentences_span_the_page_not_a_half_column(demo):
     in_columns = [frame for column in at.columns for frame in column.dataframe
                   if "aligned_to" in frame.value.columns]
     assert not in_columns
+    widths = {c: json.loads(at.get_by_key("box_w_sentences_candidate").dataframe[0].proto.columns)[c]["width"]
+              for c in ("#", "sentence", "citations", "aligned_to", "decided_by", "other_aligners")}
+    assert sum(widths.values()) <= 820  # every column in view in the main area at 1280 px
 
 
 # -- 11. a newcomer's commands after `ragslice demo` ---------------------------------------------------------
