@@ -390,3 +390,34 @@ def test_a_missing_database_names_the_demo_s_exact_db_path(demo_db, tmp_path, mo
     report, compare = commands(built, bundled_policy())
     assert report.startswith("ragslice report prod-baseline rerank-v2 --db ") and f"--db {built}" in report
     assert main(shlex.split(compare)[1:]) == 1  # the demo's verdict: FAIL
+
+
+# -- 12. smaller: an unknown page path is said -------------------------------------------------------------
+
+
+def test_an_unknown_page_path_is_named(monkeypatch):
+    import streamlit as st
+
+    from dashboard.selection import unknown_page
+
+    known = ["", "trends", "question_detail"]
+    assert unknown_page(None, known) is None  # no address known (AppTest): nothing to say
+    assert unknown_page("http://127.0.0.1:8501", known) is None
+    assert unknown_page("http://127.0.0.1:8501/trends", known) is None
+    assert unknown_page("http://127.0.0.1:8501/nosuch", known) == "nosuch"
+    assert unknown_page("http://127.0.0.1:8501/a%20b/c", known) == "a b/c"
+    monkeypatch.setattr(st, "get_option", lambda name: "ragslice" if name == "server.baseUrlPath" else None)
+    assert unknown_page("http://host/ragslice/", known) is None
+    assert unknown_page("http://host/ragslice/trends", known) is None
+    assert unknown_page("http://host/ragslice/nosuch", known) == "nosuch"
+
+
+def test_every_page_still_routes(demo):
+    # The router lists its pages as (file, title): each opens, and Release review stays the default.
+    at = demo
+    at.run()
+    assert not at.exception and at.title[0].value == "Release review"
+    for page in ("release_matrix", "trends", "statistics", "question_deltas", "question_detail", "present", "slices",
+                 "aggregation", "runs"):
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
