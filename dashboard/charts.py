@@ -196,21 +196,38 @@ VERDICTS = ("pass", "fail", "inconclusive")
 
 def release_trend(frame: pd.DataFrame, marks: pd.DataFrame, *, height: int = 320) -> alt.LayerChart:
     """Headline metrics per release as lines, releases in the order given, with each release's
-    recorded verdict marked on its points (pass, fail, inconclusive).
+    recorded verdict marked on its points (pass, fail, inconclusive). The value axis spans the values
+    shown (with a margin), not 0 to 1: releases differ by hundredths, which a full-range axis flattens.
 
     `frame`: release, metric (display name), value (NaN: n/a, left out); `marks`: release, verdict
     (pass | fail | inconclusive), metric, value: the points to mark."""
     order = list(dict.fromkeys(frame["release"].astype(str)))
     x = alt.X("release:N", sort=order, title="release (oldest first)", axis=alt.Axis(labelAngle=-30, labelLimit=160))
     data = frame[frame["value"].notna()]
-    lines = alt.Chart(data).mark_line(point=True).encode(
-        x=x, y=alt.Y("value:Q", title="macro mean"), color=alt.Color("metric:N", title=None),
+    y = alt.Y("value:Q", title="macro mean", scale=alt.Scale(domain=value_span(data["value"]), nice=False))
+    lines = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=40)).encode(
+        x=x, y=y, color=alt.Color("metric:N", title=None),
         tooltip=["release:N", "metric:N", alt.Tooltip("value:Q", format=".3f")])
-    verdicts = alt.Chart(marks[marks["value"].notna()]).mark_point(size=220, filled=False, strokeWidth=3).encode(
-        x=x, y="value:Q",
+    verdicts = alt.Chart(marks[marks["value"].notna()]).mark_point(size=110, filled=False, strokeWidth=2,
+                                                                    opacity=0.9).encode(
+        x=x, y=y,
         shape=alt.Shape("verdict:N", title="recorded verdict", scale=alt.Scale(domain=list(VERDICTS),
                                                                               range=["circle", "cross", "diamond"])),
         stroke=alt.Stroke("verdict:N", legend=None, scale=alt.Scale(domain=list(VERDICTS),
                                                                     range=["#2ca02c", "#d62728", "#e67e00"])),
-        tooltip=["release:N", "verdict:N", "metric:N"])
+        tooltip=["release:N", "verdict:N", "metric:N", alt.Tooltip("value:Q", format=".3f")])
     return (lines + verdicts).properties(height=height)
+
+
+def value_span(values: pd.Series) -> list[float]:
+    """The value axis of a trend: the values' range with a margin of a tenth of it (at least 0.01 each
+    side), kept inside 0..1 when the values are (rates)."""
+    found = pd.to_numeric(values, errors="coerce").dropna()
+    if found.empty:
+        return [0.0, 1.0]
+    low, high = float(found.min()), float(found.max())
+    margin = max((high - low) * 0.1, 0.01)
+    low, high = low - margin, high + margin
+    if float(found.min()) >= 0 and float(found.max()) <= 1:
+        low, high = max(low, 0.0), min(high, 1.0)
+    return [round(low, 4), round(high, 4)]

@@ -47,6 +47,29 @@ def number(value: Any, digits: int = 3) -> str:
     return f"{float(value):.{digits}f}"
 
 
+def grade_text(value: Any) -> str:
+    """A ranked document's label for the question as text: its grade, or `unjudged` when nobody labelled it
+    (NULL: it counts as not relevant, like a grade 0, but nobody said so)."""
+    return "unjudged" if missing(value) else str(int(value))
+
+
+RANKING_MARKS_HELP = ("in first k: delivered to the answer stage; cited: a claim of the answer cites it (an amber "
+                      "row); restricted: the question's caller may not see it; not counted: a later chunk of a "
+                      "document already ranked")
+
+
+def ranking_marks(row: dict[str, Any]) -> str:
+    """What happened to one ranked document, in words (`RANKING_MARKS_HELP`): `in first k`, `cited`,
+    `restricted`, `not counted`, comma-separated; empty for a document beyond k, uncited."""
+    def on(name: str) -> bool:
+        return not missing(row.get(name)) and bool(row.get(name))
+
+    counted = row.get("counted")
+    marks = [("in first k", on("visible")), ("cited", on("cited")), ("restricted", on("restricted")),
+             ("not counted", not missing(counted) and not bool(counted))]
+    return ", ".join(word for word, shown in marks if shown)
+
+
 def signed(value: Any, digits: int = 3) -> str:
     if missing(value):
         return "n/a"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import streamlit as st
 
@@ -65,6 +66,19 @@ def unknown_value(label: str, asked: Sequence[str], shown: str) -> None:
     values = ", ".join(repr(str(a)) for a in asked)
     st.warning(escape(f"The link asks for {label} {values}, which is not available here; showing {shown} instead."),
                icon=":material/link_off:")
+
+
+def unknown_page(url: str | None, known: Sequence[str]) -> str | None:
+    """The page path a link asked for when no page has it (None when it names a page, or the address is
+    not known): `url` is the address the browser shows (`st.context.url`, query removed), `known` the
+    pages' URL paths ("" for the root)."""
+    if not url:
+        return None
+    path = unquote(urlparse(url).path).strip("/")
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    if base and (path == base or path.startswith(base + "/")):
+        path = path[len(base):].strip("/")
+    return None if path in known else path
 
 
 def select(

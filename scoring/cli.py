@@ -79,7 +79,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Build the demo database (and record its verdict), then serve on 127.0.0.1 with the policy
     evaluated live."""
     from .decide.policy import load_policy
-    from .io.demo import DEMO_BASELINE, DEMO_CANDIDATE, build_demo, bundled_policy, review_url
+    from .io.demo import DEMO_BASELINE, DEMO_CANDIDATE, build_demo, bundled_policy, commands, review_url
     from .serve import check_port, serve_dashboard
 
     port = check_port(args.port)
@@ -90,6 +90,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(db)
         return 0
     print(f"ragslice demo: release review of {DEMO_CANDIDATE} against {DEMO_BASELINE}: {review_url(port)}", flush=True)
+    print("From the command line, in another terminal:\n" + "\n".join(f"  {line}" for line in commands(db, policy.resolve())),
+          flush=True)
     return serve_dashboard(db, port=port, address="127.0.0.1", policy=policy,
                            workspace=db.parent / "workspace" if args.reviewer else None, reviewer=args.reviewer)
 
@@ -537,8 +539,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except ValidationError as error:
+        from .io.demo import newcomer_hints
+
         print(f"ragslice {args.command}: invalid input", file=sys.stderr)
         print(str(error), file=sys.stderr)
+        for hint in newcomer_hints(error.problems):
+            print(hint, file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

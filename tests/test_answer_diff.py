@@ -21,8 +21,22 @@ def test_two_different_sentences_read_as_one_replaced_not_word_by_word_between_s
     assert word_diff("Deploys of tier-1 services need two reviewers. [pol-0007]",
                      "Every production deploy needs one reviewer. [pol-0008]") == [
         ("removed", "Deploys of tier-1 services need two reviewers"),
-        ("added", "Every production deploy needs one reviewer"), ("same", ". [pol-"), ("removed", "0007"),
-        ("added", "0008"), ("same", "]")]
+        ("added", "Every production deploy needs one reviewer"), ("same", ". ["), ("removed", "pol-0007"),
+        ("added", "pol-0008"), ("same", "]")]
+
+
+def test_a_citation_id_a_version_and_a_date_change_as_one_word():
+    assert word_diff("See pol-0007, v2.1, 2026-11-02.", "See pol-0008, v2.2, 2026-11-03.") == [
+        ("same", "See "), ("removed", "pol-0007"), ("added", "pol-0008"), ("same", ", "), ("removed", "v2.1"),
+        ("added", "v2.2"), ("same", ", "), ("removed", "2026-11-02"), ("added", "2026-11-03"), ("same", ".")]
+
+
+def test_a_removed_and_an_added_run_never_read_as_one_word():
+    out = diff_html(word_diff("two reviewers. Every deploy", "one reviewer. Every deploy"))
+    text = re.sub(r"<[^>]+>", "", out)
+    assert "tworeviewers" not in text and "two reviewers one reviewer" in text
+    assert re.sub(r"<[^>]+>", "", diff_html(word_diff("Deploys need two", "Every deploy needs"))) == (
+        "Deploys need two Every deploy needs")
 
 
 def test_a_missing_answer_is_the_empty_text():

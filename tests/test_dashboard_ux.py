@@ -428,7 +428,7 @@ def test_the_two_answers_side_by_side_word_by_word(demo):
     assert len(shown) == 1
     diff = shown[0]
     assert diff.endswith('<div class="answer-diff" id="answer-diff"><del class="diff-del">Deploys of tier-1 services '
-                         'need two reviewers</del><ins class="diff-add">Every production deploy needs one reviewer</ins>'
-                         '. [pol-<del class="diff-del">0007</del><ins class="diff-add">0008</ins>]</div>')
+                         'need two reviewers</del> <ins class="diff-add">Every production deploy needs one reviewer</ins>'
+                         '. [<del class="diff-del">pol-0007</del> <ins class="diff-add">pol-0008</ins>]</div>')
     citations = next(c.value for c in at.caption if c.value.startswith("Citations"))
     assert plain(citations) == "Citations (documents the claims cite): no longer cited: pol-0007; newly cited: pol-0008."

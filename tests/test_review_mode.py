@@ -90,9 +90,10 @@ def test_the_labels_page_queues_unjudged_documents_and_records_a_grade(reviewed)
 def test_a_refused_decision_is_said_and_nothing_is_written(reviewed):
     ws, _ = reviewed
     at = open_page("question_detail", q="launch")
-    at.selectbox(key="w_detail_kind").set_value("support")
+    at.selectbox(key="w_detail_kind").set_value("support").run()  # the support form, nothing answered in advance
     at.text_input(key="w_detail_doc").input("archive")
     at.text_input(key="w_detail_claim").input("monday")
+    at.radio(key="w_detail_supports").set_value("yes")
     at.button[0].click().run()  # the form's submit button
     assert any("archive is not labelled relevant" in e.proto.body.replace("\\", "") for e in at.error)
     assert not (ws / "suites" / "seed-lab" / "reviews" / "carl.jsonl").exists()

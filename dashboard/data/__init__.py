@@ -28,16 +28,16 @@ from .database import (CATALOG, DB_ENV, DEFAULT_DB, METRIC_KEYS, POLICY_ENV, REV
 from .deltas import DELTA_COLUMNS, DELTA_ROWS, ORDERS, Deltas, deltas_csv, question_deltas, question_facets, \
     worst_regressions
 from .labels import (ALIGNMENT_QUEUE_SQL, REVIEW_TABLES, alignment_facts, alignment_queue, decisions_since,
-                     disagreements, labels_hash, pool, rankings_of, record_decision, refresh_status, relabelling,
-                     reviewer_agreement, reviews)
+                     disagreements, disputes, grade_scale, labels_hash, pool, rankings_of, record_decision,
+                     refresh_status, relabelling, reviewer_agreement, reviews)
 from .matrix import matrix_candidates, matrix_verdicts, release_matrix
 from .pair import (SLICE_COLUMNS, STATUSES, aggregate, aggregates, aggregation_choices, compatibility, headline,
                    sides)
 from .questions import (CLAIM_COLUMNS, OPTIONAL_COLUMNS, QUESTION_CHOICES, RETRIEVED_COLUMNS, SENTENCES_SQL,
                         answer_change, answer_sentences, diagnoses, question, question_choices, question_claims,
                         question_labels, question_pair, question_runs)
-from .releases import (configuration_changes, group_spread, manifest_diff, pinned_baseline, release_history,
-                       run_stats)
+from .releases import (configuration_changes, group_spread, manifest_diff, marked_releases, pinned_baseline,
+                       release_history, run_stats)
 from .stats import (P_COLUMNS, SLICE_FAMILIES, PolicyInfo, Statistics, StatisticsUnavailable, presentation,
                     release_statistics, statistics, statistics_rows)
 from .verdicts import (GATE_COLUMNS, HISTORY_COLUMNS, SUITE_VERDICT_COLUMNS, gates_frame, latest_verdict,
@@ -50,8 +50,9 @@ __all__ = [
     "SLICE_FAMILIES", "STATUSES", "SUITE_VERDICT_COLUMNS", "WORKSPACE_ENV", "Compatibility", "DatabaseMissing",
     "Deltas", "PolicyInfo", "Side", "Statement", "Statistics", "StatisticsUnavailable", "aggregate", "aggregates",
     "aggregation_choices", "alignment_facts", "alignment_queue", "answer_change", "answer_sentences", "compatibility",
-    "configuration_changes", "db_path", "decisions_since", "deltas_csv", "diagnoses", "disagreements",
-    "gates_frame", "group_spread", "headline", "labels_hash", "latest_verdict", "manifest_diff", "matrix_candidates",
+    "configuration_changes", "db_path", "decisions_since", "deltas_csv", "diagnoses", "disagreements", "disputes",
+    "gates_frame", "grade_scale", "group_spread", "headline", "labels_hash", "latest_verdict", "manifest_diff", "marked_releases",
+    "matrix_candidates",
     "matrix_verdicts", "meta", "newest_verdict", "pinned_baseline", "policy_path", "pool", "presentation", "query",
     "query_many", "question", "question_choices", "question_claims", "question_deltas", "question_facets",
     "question_labels", "question_pair", "question_runs", "rankings_of", "record_decision", "recorded_verdicts",

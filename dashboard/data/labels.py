@@ -21,13 +21,22 @@ from .questions import question
 REVIEW_TABLES = ("reviews", "label_changes")
 
 
-def pool(suite: str, base: Side, cand: Side, limit: int = 50) -> pd.DataFrame:
+def pool(suite: str, base: Side, cand: Side, limit: int = 50, search: str = "") -> pd.DataFrame:
     """The documents the two sides ranked within their k that nobody judged, most influential first
-    (`scoring.decide.pool.unjudged`), with the question's text and the document's title and text."""
+    (`scoring.decide.pool.unjudged`), with the question's text and the document's title and text.
+    `search`: only those whose question ID, question text or document ID contains it (case-insensitive);
+    the first `limit` of them."""
     from scoring.decide.pool import unjudged
 
+    needle = search.strip().lower()
     with reading(db_path()) as con:
-        found = unjudged(con, [*base.run_ids, *cand.run_ids], limit=limit)
+        found = unjudged(con, [*base.run_ids, *cand.run_ids], limit=None if needle else limit)
+        if needle and not found.empty:
+            texts = con.execute("SELECT question_id, lower(text) AS q FROM questions WHERE suite = ?", [suite]).df()
+            asked = dict(zip(texts["question_id"], texts["q"]))
+            keep = [needle in str(q).lower() or needle in str(d).lower() or needle in str(asked.get(q, ""))
+                    for q, d in zip(found["question_id"], found["doc_id"])]
+            found = found[keep].head(limit).reset_index(drop=True)
         if found.empty:
             return found.assign(question=[], title=[], text=[])
         extra = con.execute(
@@ -160,6 +169,20 @@ def reviews(suite: str) -> pd.DataFrame:
                                      "grade", "supports", "note", "status"])
     return query("SELECT * EXCLUDE (suite) FROM reviews WHERE suite = ? ORDER BY decided_at DESC, reviewer, line",
                  [suite])
+
+
+def disputes(suite: str) -> pd.DataFrame:
+    """The questions a reviewer disputed (one row per dispute decision, by question, then time)."""
+    found = reviews(suite)
+    return found[found["status"] == "dispute"].sort_values(["question_id", "decided_at", "reviewer"]) \
+        .reset_index(drop=True)
+
+
+def grade_scale(suite: str) -> list[int]:
+    """The grades a reviewer chooses from: those the suite's labels use, with 0 (not relevant) and 1
+    (relevant) always offered, in order."""
+    used = query("SELECT DISTINCT grade FROM labels WHERE suite = ?", [suite])["grade"]
+    return sorted({0, 1, *(int(g) for g in used.dropna())})
 
 
 def disagreements(suite: str) -> pd.DataFrame:

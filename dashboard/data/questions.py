@@ -81,7 +81,7 @@ def question_pair(suite: str, base: Side, cand: Side, question_id: str) -> pd.Da
 
 # -- what each run did on it -----------------------------------------------------------------------
 
-RETRIEVED_COLUMNS = ("rank", "doc_id", "chunk_id", "relevant", "cited", "visible", "restricted", "counted", "grade",
+RETRIEVED_COLUMNS = ("rank", "doc_id", "chunk_id", "grade", "relevant", "cited", "visible", "restricted", "counted",
                      "title", "doc_version", "chunk_text")
 CLAIM_COLUMNS = ("claim_id", "supported", "reasons", "citations", "cited_docs", "text", "aligned_by")
 OPTIONAL_COLUMNS = ("chunk_id", "doc_version", "chunk_text", "aligned_by")

@@ -5,6 +5,7 @@ and the standing baseline.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 import pandas as pd
@@ -15,6 +16,7 @@ from scoring.decide.sides import Side
 from scoring.store.summaries import RUN_TOTAL_COLUMNS, run_totals_sql
 
 from .database import METRIC_KEYS, has, query, runs
+from .verdicts import suite_verdicts
 
 
 def run_stats(suite: str) -> pd.DataFrame:
@@ -67,10 +69,21 @@ def pinned_baseline(suite: str) -> str | None:
     return None if found.empty else str(found.iloc[0, 0])
 
 
-def release_history(suite: str) -> pd.DataFrame:
+def marked_releases(suite: str) -> set[str]:
+    """The suite's runs marked as releases (`scoring.decide.releases.marked_releases`): a manifest's
+    `release`, a side ever pinned as the standing baseline, a side or run of a recorded verdict."""
+    pinned = query("SELECT baseline FROM baseline_pins WHERE suite = ?", [suite])["baseline"].tolist() \
+        if has("baseline_pins") else []
+    verdicts = suite_verdicts(suite)
+    compared = [*verdicts["baseline"].astype(str), *verdicts["candidate"].astype(str),
+                *(str(r) for found in verdicts["candidate_runs"] for r in found)]
+    return scoring_releases.marked_releases(runs(suite).set_index("run_id")["manifest"], pinned, compared)
+
+
+def release_history(suite: str, only: Collection[str] | None = None) -> pd.DataFrame:
     """One row per release of the suite, oldest first (`scoring.decide.releases.release_history`: a
-    run's release is its manifest's `release` field, else the run itself): release, created_at (the
-    earliest manifest time of its runs, UTC), runs, groups, and per metric the mean over its runs of
-    each run's macro mean (`run_stats`)."""
+    run's release is its manifest's `release` field, else its group, else the run itself): release,
+    created_at (the earliest manifest time of its runs, UTC), runs, groups, and per metric the mean over
+    its runs of each run's macro mean (`run_stats`). `only`: the runs to count (None: every run)."""
     return scoring_releases.release_history(run_stats(suite), runs(suite).set_index("run_id")["manifest"],
-                                            METRIC_KEYS)
+                                            METRIC_KEYS, only)

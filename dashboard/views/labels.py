@@ -5,12 +5,11 @@ import streamlit as st
 
 from dashboard import data, selection
 from dashboard.display import escape, items, say, table
-from dashboard.review import decision_form, refresh_progress
+from dashboard.review import decision_form, decision_recorded, grade_words, refresh_progress
 from scoring.decide.agreement import reviewer_alpha
 from scoring.errors import ValidationError
 
-QUEUE = 10
-"""Unjudged documents shown at once."""
+QUEUE = 10  # unjudged documents shown at once
 
 st.title("Labels")
 cmp = selection.comparison(with_metric=False)
@@ -30,12 +29,18 @@ st.subheader("Documents nobody judged")
 st.caption("Documents the baseline or the candidate ranked within its k that carry no label for the question: they "
            "count as not relevant, so a retriever that finds them can read as worse than it is. Most influential "
            "first: ranked by both sides, then at a better rank, then on questions whose outcome differs.")
+search = selection.text("Find a question or a document in the queue", param="pool_search", where=st,
+                        placeholder="part of a question's ID or text, or of a document ID",
+                        help=f"The queue shows {QUEUE} documents at once; this finds any of them.")
 skipped = st.session_state.setdefault("skipped", set())
 decided = st.session_state.setdefault("decided", set())  # recorded here, maybe not yet refreshed
 hidden = skipped | decided
-queue = data.pool(cmp.suite, cmp.baseline, cmp.candidate, limit=QUEUE + len(hidden))
+queue = data.pool(cmp.suite, cmp.baseline, cmp.candidate, limit=QUEUE + len(hidden), search=search)
 queue = queue[[(q, d) not in hidden for q, d in zip(queue["question_id"], queue["doc_id"])]].head(QUEUE)
-if queue.empty:
+grades = data.grade_scale(cmp.suite)
+if queue.empty and search.strip():
+    say("info", f"No unjudged document of these runs matches {search.strip()!r}.")
+elif queue.empty:
     st.success("Every document the two sides ranked within k is judged.")
 for i, row in enumerate(queue.itertuples(index=False)):
     with st.container(border=True, key=f"judge_{i}"):
@@ -49,20 +54,22 @@ for i, row in enumerate(queue.itertuples(index=False)):
         st.caption(escape("labels of the question: " + (", ".join(
             f"{d} {g}" for d, g in zip(labelled["doc_id"], labelled["grade"])) or "none")))
         grade_col, note_col, save_col, skip_col = st.columns([2, 5, 1, 1], vertical_alignment="bottom")
-        grade = grade_col.selectbox("Grade", [0, 1, 2, 3], key=f"w_grade_{i}",
-                                    format_func=lambda g: {0: "0 not relevant", 1: "1 related", 2: "2 answers",
-                                                           3: "3 essential"}[g])
+        grade = grade_col.selectbox("Grade", grades, key=f"w_grade_{i}", index=None, format_func=grade_words,
+                                    placeholder="Choose a grade")
         note = note_col.text_input("Note (optional)", key=f"w_note_{i}")
-        if save_col.button("Save", key=f"w_save_{i}", type="primary"):
-            try:
-                data.record_decision(cmp.suite, {"kind": "relevance", "question_id": row.question_id,
-                                                 "doc_id": row.doc_id, "grade": int(grade), "note": note or None})
-            except ValidationError as error:
-                say("error", f"Not recorded: {error}")
+        if save_col.button("Save", key=f"w_save_{i}"):
+            if grade is None:
+                say("warning", "Not recorded: choose a grade first.")
             else:
-                decided.add((row.question_id, row.doc_id))
-                st.toast(escape(f"Recorded: {row.doc_id} graded {grade} for {row.question_id}"))
-                st.rerun()
+                try:
+                    data.record_decision(cmp.suite, {"kind": "relevance", "question_id": row.question_id,
+                                                     "doc_id": row.doc_id, "grade": int(grade), "note": note or None})
+                except ValidationError as error:
+                    say("error", f"Not recorded: {error}")
+                else:
+                    decided.add((row.question_id, row.doc_id))
+                    decision_recorded(f"{row.doc_id} graded {grade} for {row.question_id}")
+                    st.rerun()
         if skip_col.button("Skip", key=f"w_skip_{i}"):
             skipped.add((row.question_id, row.doc_id))
             st.rerun()
@@ -87,24 +94,28 @@ for i, row in enumerate(sentences.itertuples(index=False)):
         claims = data.question_claims(cmp.suite, row.question_id)
         propositions = dict(zip(claims["claim_id"], claims["proposition"]))
         outcome_col, claims_col, save_col = st.columns([2, 5, 1], vertical_alignment="bottom")
-        outcome = outcome_col.selectbox("The sentence", ["states claims", "unlabelled", "no_claim"],
+        outcome = outcome_col.selectbox("The sentence", ["states claims", "unlabelled", "no_claim"], index=None,
+                                        placeholder="Choose what it states",
                                         key=f"w_align_outcome_{i}", format_func=lambda o: {
                                             "states claims": "states expected claims",
                                             "unlabelled": "states something no claim holds",
                                             "no_claim": "states nothing (not a claim)"}[o])
         chosen = claims_col.multiselect("Expected claims it states", list(propositions), key=f"w_align_claims_{i}",
                                         format_func=lambda c: f"{c}: {propositions.get(c) or ''}"[:120])
-        if save_col.button("Save", key=f"w_align_save_{i}", type="primary"):
-            aligned = chosen if outcome == "states claims" else outcome
-            try:
-                data.record_decision(cmp.suite, {"kind": "alignment", "question_id": row.question_id,
-                                                 "sentence": str(row.sentence), "claim_ids": aligned})
-            except ValidationError as error:
-                say("error", f"Not recorded: {error}")
+        if save_col.button("Save", key=f"w_align_save_{i}"):
+            if outcome is None:
+                say("warning", "Not recorded: choose what the sentence states first.")
             else:
-                decided.add((row.question_id, row.norm))
-                st.toast(escape(f"Recorded the alignment of a sentence of {row.question_id}"))
-                st.rerun()
+                aligned = chosen if outcome == "states claims" else outcome
+                try:
+                    data.record_decision(cmp.suite, {"kind": "alignment", "question_id": row.question_id,
+                                                     "sentence": str(row.sentence), "claim_ids": aligned})
+                except ValidationError as error:
+                    say("error", f"Not recorded: {error}")
+                else:
+                    decided.add((row.question_id, row.norm))
+                    decision_recorded(f"the alignment of a sentence of {row.question_id}")
+                    st.rerun()
 
 st.subheader("Agreement of the automatic aligners with the reviewers")
 aligned = data.alignment_facts(cmp.suite, cmp.baseline, cmp.candidate)
@@ -121,6 +132,12 @@ else:
                          "kappa_high": st.column_config.NumberColumn("kappa 95% high", format="%.3f")})
 
 st.subheader("Disagreements between reviewers")
+disputed = data.disputes(cmp.suite)
+if not disputed.empty:
+    st.caption("Questions a reviewer disputed: each is marked disputed, and the release review also gives the "
+               "verdict without them. A later decision does not withdraw a dispute; removing its line from the "
+               "reviewer's file does.")
+    table(disputed[["question_id", "reviewer", "note", "decided_at"]], key="w_disputes", placeholder="")
 disagree = data.disagreements(cmp.suite)
 if disagree.empty:
     st.caption("No label has reviewers whose latest decisions differ.")

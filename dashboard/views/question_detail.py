@@ -2,7 +2,8 @@
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, items, metric_name, missing, number, say, table, wrapped_table
+from dashboard.display import (RANKING_MARKS_HELP, escape, grade_text, items, metric_name, missing, number,
+                               ranking_marks, say, table, wrapped_table)
 from dashboard.review import decision_form, refresh_progress
 from scoring.decide.diagnosis import KINDS, REASON_WORDS, reason_words
 
@@ -54,12 +55,17 @@ if data.review_mode() is not None:
         decision_form(cmp.suite, key="detail", question_id=qid)
 
 docs, expected = data.question_labels(cmp.suite, qid)
+relevant, not_relevant = docs[docs["grade"] > 0], docs[docs["grade"] <= 0]
 left, right = st.columns(2)
 with left:
     st.subheader("Relevant documents")
     st.caption("Grade >= 1 is relevant; access lists the groups allowed to see a document (empty: public).")
-    table(docs, key="w_labels", placeholder="",
-                 column_config={"access": st.column_config.ListColumn("access")})
+    table(relevant, key="w_labels", placeholder="",
+          column_config={"access": st.column_config.ListColumn("access")})
+    if len(not_relevant):
+        st.caption(escape(f"Judged not relevant (grade 0 or below): {len(not_relevant)} document"
+                          f"{'' if len(not_relevant) == 1 else 's'}, " + ", ".join(not_relevant["doc_id"].astype(str))
+                          + ". A ranked document with no label is unjudged: it counts as not relevant too."))
 with right:
     st.subheader("Expected claims")
     table(expected, key="w_expected", placeholder="",
@@ -77,15 +83,16 @@ table(pair, key="w_pair", height="content", column_config={
 st.caption("A group's values are the mean over its repeats; its runs are shown one at a time below.")
 
 RETRIEVED = {
-    "rank": st.column_config.NumberColumn("rank"),
-    "relevant": st.column_config.CheckboxColumn("relevant", help="Labelled relevant for the question (green row)"),
-    "cited": st.column_config.CheckboxColumn("cited", help="Cited by a claim of the answer (amber row; green when "
-                                                          "relevant too)"),
-    "visible": st.column_config.CheckboxColumn("visible", help="inside the first k: delivered to the answer stage"),
-    "restricted": st.column_config.CheckboxColumn("restricted", help="the question's caller may not see it"),
-    "counted": st.column_config.CheckboxColumn("counted"),
+    "rank": st.column_config.NumberColumn("rank", width=48),
+    "grade": st.column_config.TextColumn("grade", width=78, help="The document's label for this question (1 or "
+                                         "more: relevant, a green row); unjudged: nobody labelled it, so it counts "
+                                         "as not relevant until a reviewer judges it"),
+    "marks": st.column_config.TextColumn("what happened to it", width=170, help=RANKING_MARKS_HELP),
     "chunk_text": st.column_config.TextColumn("chunk text", width="medium"),
 }
+# The rankings as shown in a half column: the flags (relevant, cited, visible, restricted, counted) stay in the
+# table's data but read as one column of words, so rank, document, grade and what happened fit side by side.
+RANKED_ORDER = ("rank", "chunk_id", "doc_id", "grade", "marks", "title", "doc_version", "chunk_text")
 CLAIMS = {
     "text": st.column_config.TextColumn("claim", width="large"),
     "citations": st.column_config.ListColumn("citations"),
@@ -97,15 +104,18 @@ CLAIMS = {
     "aligned_by": st.column_config.TextColumn("aligned by", help="for a claim made of answer sentences: the least "
                                               "reviewed aligner behind it (human, judge or lexical)"),
 }
+# The claims table's columns, in order, as headed (a static table: long text wraps).
 CLAIM_HEADINGS = {"claim_id": "claim", "supported": "supported", "text": "text", "reasons": "why not supported",
                   "cited_docs": "cites", "aligned_by": "aligned by"}
-"""The claims table's columns, in order, as headed (a static table: long text wraps)."""
+# Widths that keep every column in view in the page's main area at 1280 px (about 820 px); a long sentence
+# is cut in its cell (a click shows it whole; the answer is shown whole above and word by word below).
 SENTENCES = {
-    "sentence": st.column_config.TextColumn("sentence", width="medium"),
-    "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)"),
-    "aligned_to": st.column_config.TextColumn("aligned to"),
-    "decided_by": st.column_config.TextColumn("decided by"),
-    "other_aligners": st.column_config.TextColumn("what the other aligners said"),
+    "#": st.column_config.NumberColumn("#", width=36),
+    "sentence": st.column_config.TextColumn("sentence", width=280),
+    "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)", width=180),
+    "aligned_to": st.column_config.TextColumn("aligned to", width=100),
+    "decided_by": st.column_config.TextColumn("decided by", width=100),
+    "other_aligners": st.column_config.TextColumn("what the other aligners said", width=110),
 }
 
 every_run = list(dict.fromkeys([*cmp.baseline.run_ids, *cmp.candidate.run_ids]))
@@ -137,17 +147,19 @@ for column, role, side in zip(columns, ("baseline", "candidate"), (cmp.baseline,
                      "differ, the worst one is shown first.")
 evidence = data.question_runs(cmp.suite, list(shown_runs.values()), qid)
 
-MARKS = {"failed": (st.warning, ":material/error:"), "retrieval": (st.error, ":material/search_off:"),
-         "answer": (st.error, ":material/rule:"), "ok": (st.success, ":material/check_circle:")}
+MARKS = {"failed": (st.warning, ":material/error:"), "disclosure": (st.error, ":material/lock_open:"),
+         "retrieval": (st.error, ":material/search_off:"), "answer": (st.error, ":material/rule:"),
+         "ok": (st.success, ":material/check_circle:")}
 with diagnosis_box:
     for role in ("candidate", "baseline"):
         case = cases[shown_runs[role]]
         box, icon = MARKS[case.kind]
         box(f"**{escape(role.capitalize())} {escape(shown_runs[role])}: {escape(case.headline)}**: "
             f"{escape(case.detail)}", icon=icon)
-    st.caption("The two ways a RAG answer fails: the retriever missed the evidence, or the answer misused the "
-               "evidence it got (or the record failed, and nothing was judged). Relevant rows are green and cited "
-               "ones amber in the rankings below.")
+    st.caption("What a release gate can fail on, worst first: the record failed (nothing else is judged), a "
+               "document the caller may not see was delivered or cited, the retriever missed the evidence, or the "
+               "answer misused the evidence it got (declined it, or answered a question the corpus cannot answer). "
+               "Relevant rows are green and cited ones amber in the rankings below.")
 
 
 def marked_rows(frame):
@@ -175,9 +187,14 @@ for column, role in zip(columns, ("baseline", "candidate")):
         if not missing(record["error"]):
             st.caption("Error")
             st.code(str(record["error"]), language=None, wrap_lines=True)
-        st.caption("Retrieved, in rank order (an empty grade: not labelled for this question)")
-        table(marked_rows(shown["retrieved"]), key=f"w_retrieved_{role}", placeholder="",
-              column_config=RETRIEVED, row_height=60 if "chunk_text" in shown["retrieved"] else None)
+        st.caption("Retrieved, in rank order, each with its grade for this question (unjudged: nobody labelled it)")
+        ranked = shown["retrieved"]
+        if "grade" in ranked:
+            ranked = ranked.assign(grade=ranked["grade"].map(grade_text))
+        ranked = ranked.assign(marks=[ranking_marks(row) for row in ranked.to_dict("records")])
+        table(marked_rows(ranked), key=f"w_retrieved_{role}", placeholder="", column_config=RETRIEVED,
+              column_order=[c for c in RANKED_ORDER if c in ranked.columns],
+              row_height=60 if "chunk_text" in shown["retrieved"] else None)
         st.caption("Claims, in answer order, with the verdict (empty for a failed record: not judged)")
         claims_shown = shown["claims"]
         codes = sorted({str(c) for found in claims_shown.get("reasons", []) if found is not None for c in found})
@@ -188,18 +205,24 @@ for column, role in zip(columns, ("baseline", "candidate")):
         if codes:
             st.caption(escape("Reasons as the database stores them: " + "; ".join(
                 f"{code} = {REASON_WORDS.get(code, code)}" for code in codes) + "."))
-        if run_id in sentences:
-            st.caption("The answer sentence by sentence: what each is aligned to and who decided it. A reviewer's "
-                       "decision comes first, then a judge's cached answer, then the lexical aligner (token "
-                       "overlap). Sentences aligned to one claim form that claim with the union of their "
-                       "citations; an unlabelled sentence is a claim of its own that no label supports.")
-            table(sentences[run_id], key=f"w_sentences_{role}", column_config=SENTENCES, placeholder="")
         st.caption("Answer")
         st.code(str(record["answer"]) if not missing(record["answer"]) else "(no answer text)", language=None,
                 wrap_lines=True)
         context = str(record["context"]) if not missing(record["context"]) else "(no context recorded)"
         with st.expander(f"Delivered context ({len(context)} characters)"):
             st.code(context, language=None, wrap_lines=True)
+
+# The answers sentence by sentence, full width: each table has five columns of text, too many for a half column.
+answered_in_sentences = [(role, shown_runs[role]) for role in ("baseline", "candidate") if shown_runs[role] in sentences]
+if answered_in_sentences:
+    st.subheader("The answers sentence by sentence")
+    st.caption("What each sentence is aligned to and who decided it. A reviewer's decision comes first, then a "
+               "judge's cached answer, then the lexical aligner (token overlap). Sentences aligned to one claim form "
+               "that claim with the union of their citations; an unlabelled sentence is a claim of its own that no "
+               "label supports.")
+for role, run_id in answered_in_sentences:
+    st.caption(escape(f"{role.capitalize()} {run_id}"))
+    table(sentences[run_id], key=f"w_sentences_{role}", column_config=SENTENCES, placeholder="")
 
 DIFF_STYLE = ("<style>.answer-diff { white-space: pre-wrap; line-height: 1.6; } .answer-diff del { background: #ffd7d5; "
               "text-decoration: line-through; } .answer-diff ins { background: #ccffd8; text-decoration: none; }</style>")

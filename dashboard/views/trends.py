@@ -3,7 +3,7 @@ recorded verdict marked, and the verdict history."""
 import streamlit as st
 
 from dashboard import charts, data, selection
-from dashboard.display import escape, metric_name, moment, table
+from dashboard.display import escape, metric_name, moment, say, table
 from scoring.metrics import REGISTRY
 
 HEADLINE = ("ndcg", "recall", "support", "coverage")
@@ -18,7 +18,11 @@ pinned = data.pinned_baseline(suite)
 st.sidebar.caption(escape(f"Standing baseline of {suite}: {pinned}" if pinned else
                           f"No standing baseline pinned for {suite} (ragslice pin WORKSPACE --suite {suite} --run RUN)."))
 
-history = data.release_history(suite)
+marked = data.marked_releases(suite)
+every_run = selection.check("Every run, not only releases", param="every_run",
+                            help="Releases are the runs whose manifest names a release, the pinned baselines and the "
+                                 "runs a recorded verdict compared; the other runs are experiments.")
+history = data.release_history(suite, None if every_run or not marked else marked)
 if history.empty:
     st.info(f"Suite {suite} has no run yet.")
     st.stop()
@@ -39,10 +43,17 @@ long = history.melt(id_vars=["release"], value_vars=[m for m in metrics if m in 
                     value_name="value")
 long["metric"] = long["key"].map(metric_name)
 marks = long[long["release"].isin(newest.index)].assign(verdict=lambda f: f["release"].map(newest))
-st.caption(escape("Releases in order of their manifests' time (created_at); a run whose manifest names a release "
-                  "counts under it, the others each on their own. A value is the mean over the release's runs of "
-                  "each run's macro mean. A ring marks a release whose newest recorded verdict passed, a cross one "
-                  "that failed, a diamond one that was inconclusive (ragslice compare --policy records them)."))
+if not marked:
+    say("info", f"No run of suite {suite} is marked as a release, so every run is shown. A run is a release when its "
+                "manifest names one (\"release\": \"2026.11\"), when it is pinned as the standing baseline (ragslice "
+                "pin), or when a recorded verdict compared it (ragslice compare --policy).")
+st.caption(escape(("Every run" if every_run or not marked else "Releases only: the runs whose manifest names a release, "
+                   "the pinned baselines and the runs a recorded verdict compared (tick 'Every run' for the "
+                   "experiments too)") + ", in order of their manifests' time (created_at); a run whose manifest names "
+                  "a release counts under it, a group's repeats as their group, the others each on their own. A value "
+                  "is the mean over the release's runs of each run's macro mean; the axis spans the values shown. A "
+                  "ring marks a release whose newest recorded verdict passed, a cross one that failed, a diamond "
+                  "one that was inconclusive (ragslice compare --policy records them)."))
 st.altair_chart(charts.release_trend(long, marks), key="w_trend_chart", width="stretch")
 
 st.subheader("Releases")

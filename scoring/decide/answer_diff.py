@@ -1,9 +1,12 @@
 """Two answers to one question, side by side: a word-level diff of their text and the citations each
 side added or dropped. Question detail and the Present view show it; nothing here scores.
 
-Words are compared as runs of letters and digits, single punctuation marks and runs of white space,
-so a changed number or a dropped "not" stands out; a run of white space never anchors a match on its
-own, so two different sentences read as one replaced, not as a patchwork of words between spaces. Citations are
+Words are compared as runs of letters and digits (joined by `-`, `.`, `/` or `:` inside them, so a
+citation ID such as `pol-0007`, a version `2.1` or a date `2026-11-02` is one word), single punctuation
+marks and runs of white space, so a changed number or a dropped "not" stands out; a run of white space
+never anchors a match on its own, so two different sentences read as one replaced, not as a patchwork of
+words between spaces. In the HTML, a space separates a removed and an added run that touch without one
+(`two three`, never `twothree`): only the display gains it. Citations are
 compared as the documents the claims (or answer sentences) cite, each once.
 """
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Op = Literal["same", "removed", "added"]
-TOKEN = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+TOKEN = re.compile(r"\s+|\w+(?:[-./:]\w+)*|[^\w\s]", re.UNICODE)
 
 
 def _tokens(text: str | None) -> list[str]:
@@ -66,9 +69,16 @@ def citation_change(baseline: Iterable[Iterable[str]], candidate: Iterable[Itera
 
 
 def diff_html(segments: Sequence[tuple[Op, str]]) -> str:
-    """The diff as escaped HTML: removed words in `<del>`, added in `<ins>`."""
+    """The diff as escaped HTML: removed words in `<del>`, added in `<ins>`; a space between a removed and
+    an added run that would otherwise touch (`reviewers` struck, `Every` added reads `reviewers Every`)."""
     tag = {"same": "{}", "removed": '<del class="diff-del">{}</del>', "added": '<ins class="diff-add">{}</ins>'}
-    return "".join(tag[op].format(html.escape(text)) for op, text in segments)
+    out = []
+    for i, (op, text) in enumerate(segments):
+        if i and op != "same" and segments[i - 1][0] != "same" and not (
+                segments[i - 1][1][-1:].isspace() or text[:1].isspace()):
+            out.append(" ")
+        out.append(tag[op].format(html.escape(text)))
+    return "".join(out)
 
 
 __all__ = ["CitationChange", "citation_change", "diff_html", "word_diff"]

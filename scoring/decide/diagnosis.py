@@ -1,18 +1,25 @@
-"""Which of the two ways a RAG answer fails happened to one question in one run, declared once.
+"""What went wrong on one question in one run, declared once: every cause a release gate can fail on.
 
-A record is read in this order, first match wins:
+A record is read in this order; the first case found names the headline (`kind`), and `causes` lists
+every cause found, worst first:
 
-1. **failed**: the run has no record for the question, or its record has an error. Nothing else
-   is judged: the failure is what happened.
-2. **retrieval**: the retriever missed the evidence. For a question with expected claims: an
-   expected claim the answer does not cover has none of its supporting documents among the
-   first k delivered (visible, and not restricted for the caller). For a question without
-   expected claims (retrieval only): a relevant document is missing from the first k (R@k < 1).
-3. **answer**: the evidence was delivered but the answer misused it: an expected claim is not
-   covered although a supporting document was delivered, a claim the answer makes is not
-   supported (its reasons say why), or an unanswerable question was answered instead of
-   abstained.
-4. **ok**: the evidence was delivered and the answer used it (or, unanswerable, it abstained).
+1. **failed**: the run has no record for the question, or its record has an error (the failure-rate
+   gate). Nothing else is judged, but a restricted document its recorded ranking shows is still named.
+2. **disclosure**: a document the question's caller may not see was delivered (inside the first k) or
+   cited (the disclosure gate, `Disclosures`). What the rest of the record shows is said after it.
+3. **retrieval**: the retriever missed the evidence (the recall and coverage gates). For a question
+   with expected claims: an expected claim the answer does not cover has none of its supporting
+   documents among the first k delivered (visible, and not restricted for the caller). For a question
+   without expected claims (retrieval only): a relevant document is missing from the first k (R@k < 1).
+4. **answer**: the evidence was delivered but the answer did not use it well (the support, coverage and
+   abstention gates), as one of three causes: `misuse` (an expected claim is not covered although a
+   supporting document was delivered, or a claim the answer makes is not supported: its reasons say
+   why), `declined` (an answerable question, its evidence delivered, answered with no claim) or
+   `answered` (an unanswerable question answered instead of abstained).
+5. **ok**: the evidence was delivered and the answer used it (or, unanswerable, it abstained).
+
+Latency and cost are gated on aggregates over every record (a p95, a mean), not on one question: the
+page shows each record's own figures beside its diagnosis.
 
 The figures are the stored ones (`question_scores`, `retrieved`, `claims`, `expected_claims`,
 `records`); this module only reads them and names the case, with the documents and claims that
@@ -24,15 +31,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-KINDS: tuple[str, ...] = ("failed", "retrieval", "answer", "ok")
+KINDS: tuple[str, ...] = ("failed", "disclosure", "retrieval", "answer", "ok")
 """The cases, worst first (a repeat group shows its worst repeat first)."""
 
 HEADLINES: dict[str, str] = {
     "failed": "The record failed",
+    "disclosure": "A restricted document reached the caller",
     "retrieval": "Retrieval missed the evidence",
     "answer": "Evidence delivered, but the answer misused it",
     "ok": "Evidence delivered and used",
 }
+
+CAUSES: dict[str, tuple[str, str]] = {
+    "failed": ("failed", "The record failed"),
+    "disclosure": ("disclosure", "A restricted document reached the caller"),
+    "retrieval": ("retrieval", "Retrieval missed the evidence"),
+    "misuse": ("answer", "Evidence delivered, but the answer misused it"),
+    "declined": ("answer", "Evidence delivered, but the answer declined"),
+    "answered": ("answer", "Answered a question the corpus cannot answer"),
+}
+"""Every cause a gate can fail on, worst first: the case (`KINDS`) it belongs to and its headline."""
 
 REASON_WORDS: dict[str, str] = {
     "no_citation": "cites nothing",
@@ -53,8 +71,10 @@ def reason_words(codes: Sequence[str] | None) -> list[str]:
 @dataclass(frozen=True)
 class Diagnosis:
     """One run's case on one question: `kind` (one of `KINDS`), its headline and a sentence of
-    evidence; the documents the retriever missed (`missed`), the claims the answer got wrong
-    (`misused`) and the delivered supporting documents with their rank (`delivered`)."""
+    evidence; every cause found (`causes`, keys of `CAUSES`, worst first); the documents the retriever
+    missed (`missed`), the claims the answer got wrong (`misused`), the delivered supporting documents
+    with their rank (`delivered`) and the restricted documents the caller got, with how (`disclosed`:
+    "rank 2", "cited by claim c1")."""
 
     kind: str
     headline: str
@@ -62,6 +82,8 @@ class Diagnosis:
     missed: tuple[str, ...] = ()
     misused: tuple[str, ...] = ()
     delivered: Mapping[str, int] = field(default_factory=dict)
+    causes: tuple[str, ...] = ()
+    disclosed: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def line(self) -> str:
@@ -80,6 +102,44 @@ def _join(items: Sequence[str], limit: int = 4) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
+def _count(value: Any) -> int:
+    """A stored count; 0 for NULL (a row read without the column)."""
+    return 0 if value is None or value != value else int(value)
+
+
+def _case(cause: str, detail: str, **found: Any) -> Diagnosis:
+    kind, headline = CAUSES[cause] if cause in CAUSES else (cause, HEADLINES[cause])
+    return Diagnosis(kind, headline, detail, causes=() if cause == "ok" else (cause,), **found)
+
+
+def _disclosed(retrieved: Sequence[Mapping[str, Any]], claims: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The restricted documents the caller got, each with how: delivered at a rank inside the first k,
+    or cited by a claim (the rows of `Disclosures`' numerator that the ranking and the claims name)."""
+    out: dict[str, str] = {}
+    restricted = set()
+    for row in retrieved:
+        if row.get("restricted"):
+            item = row.get("chunk_id") if row.get("chunk_id") is not None and row.get("chunk_id") == row.get(
+                "chunk_id") else row.get("doc_id")
+            restricted |= {str(row.get("doc_id")), str(item)}
+            if row.get("visible"):
+                out.setdefault(str(item), f"rank {int(row['rank'])}")
+    for c in claims:
+        if "citation_restricted" in _ids(c.get("reasons")):
+            for doc in _ids(c.get("cited_docs")) or _ids(c.get("citations")):
+                if doc in restricted and doc not in out:
+                    out[doc] = f"cited by claim {c['claim_id']}"
+    return out
+
+
+def _disclosure_words(count: int, disclosed: Mapping[str, str], k: Any) -> str:
+    named = [f"{doc} ({'delivered at ' + how + ' of the first ' + str(k) if how.startswith('rank') else how})"
+             for doc, how in disclosed.items()]
+    if count > len(named):
+        named.append(f"{count - len(named)} more")
+    return f"{count} document{'' if count == 1 else 's'} the question's caller may not see reached it: {_join(named)}"
+
+
 def diagnose(score: Mapping[str, Any] | None, record: Mapping[str, Any] | None,
              retrieved: Sequence[Mapping[str, Any]], claims: Sequence[Mapping[str, Any]],
              expected: Mapping[str, Sequence[str]]) -> Diagnosis:
@@ -88,11 +148,30 @@ def diagnose(score: Mapping[str, Any] | None, record: Mapping[str, Any] | None,
     `retrieved`: its `retrieved` rows; `claims`: its `claims` rows; `expected`: the question's
     expected claims and their supporting documents."""
     if record is None or score is None or score.get("status") == "missing":
-        return Diagnosis("failed", HEADLINES["failed"], "the run has no record for this question (scored as a failure)")
+        return _case("failed", "the run has no record for this question (scored as a failure)")
+    disclosures = _count(score.get("disclosures"))
+    disclosed = _disclosed(retrieved, claims) if disclosures else {}
     if score.get("status") == "failed":
         error = " ".join(str(record.get("error") or "").split())
-        return Diagnosis("failed", HEADLINES["failed"],
-                         f"its error: {error[:160]}" if error else "the record carries an error")
+        detail = f"its error: {error[:160]}" if error else "the record carries an error"
+        if disclosures:
+            return Diagnosis("failed", HEADLINES["failed"],
+                             f"{detail}; {_disclosure_words(disclosures, disclosed, score.get('k'))}",
+                             causes=("failed", "disclosure"), disclosed=disclosed)
+        return _case("failed", detail)
+    found = _use_of_evidence(score, retrieved, claims, expected)
+    if not disclosures:
+        return found
+    rest = found.line[:1].lower() + found.line[1:]
+    return Diagnosis("disclosure", HEADLINES["disclosure"],
+                     f"{_disclosure_words(disclosures, disclosed, score.get('k'))}; besides, {rest}",
+                     missed=found.missed, misused=found.misused, delivered=found.delivered,
+                     causes=("disclosure", *found.causes), disclosed=disclosed)
+
+
+def _use_of_evidence(score: Mapping[str, Any], retrieved: Sequence[Mapping[str, Any]],
+                     claims: Sequence[Mapping[str, Any]], expected: Mapping[str, Sequence[str]]) -> Diagnosis:
+    """Steps 3 to 5 of the module docstring for a successful record: retrieval, answer or ok."""
     delivered: dict[str, int] = {}
     for row in retrieved:
         if row.get("visible") and not row.get("restricted"):
@@ -109,38 +188,36 @@ def diagnose(score: Mapping[str, Any] | None, record: Mapping[str, Any] | None,
         unreachable = [cid for cid in uncovered if not set(map(str, expected[cid])) & set(delivered)]
         if unreachable:
             docs = sorted({str(d) for cid in unreachable for d in expected[cid]})
-            return Diagnosis("retrieval", HEADLINES["retrieval"],
-                             f"no document supporting {_join(unreachable)} was among the first "
-                             f"{score.get('k')} delivered ({_join(docs)} not delivered)",
-                             missed=tuple(docs))
+            return _case("retrieval", f"no document supporting {_join(unreachable)} was among the first "
+                                      f"{score.get('k')} delivered ({_join(docs)} not delivered)", missed=tuple(docs))
         if uncovered or wrong:
             used = {str(d): delivered[str(d)] for cid in expected for d in expected[cid] if str(d) in delivered}
             parts = []
             if used:
                 parts.append(f"{_join([f'{d} (rank {r})' for d, r in used.items()])} supports the expected "
                              f"claim{'s' if len(expected) > 1 else ''} and was delivered")
+            if not claims:
+                parts.append("the answer makes no claim: it declined a question the corpus answers")
+                return _case("declined", "; ".join(parts), delivered=used)
             if uncovered:
                 parts.append(f"the answer does not state {_join(uncovered)} with a supporting citation")
             if wrong:
                 parts.append(wrong_text)
-            return Diagnosis("answer", HEADLINES["answer"], "; ".join(parts),
-                             misused=tuple(str(c["claim_id"]) for c in wrong), delivered=used)
-        return Diagnosis("ok", HEADLINES["ok"], "every expected claim is made and supported by a delivered document")
+            return _case("misuse", "; ".join(parts), misused=tuple(str(c["claim_id"]) for c in wrong), delivered=used)
+        return _case("ok", "every expected claim is made and supported by a delivered document")
     answered = score.get("abstention_correct")
     if answered is not None and answered == answered:  # an unanswerable question that asks for an answer
         if answered >= 1:
             return Diagnosis("ok", "Correctly abstained", "the corpus holds no answer, and the answer makes no claim")
-        return Diagnosis("answer", HEADLINES["answer"],
-                         f"the corpus holds no answer, yet the answer makes {len(claims)} claim"
-                         f"{'' if len(claims) == 1 else 's'}" + (f": {wrong_text}" if wrong_text else ""),
-                         misused=tuple(str(c["claim_id"]) for c in claims))
+        return _case("answered", f"the corpus holds no answer, yet the answer makes {len(claims)} claim"
+                                 f"{'' if len(claims) == 1 else 's'}" + (f": {wrong_text}" if wrong_text else ""),
+                     misused=tuple(str(c["claim_id"]) for c in claims))
     relevant, hits = int(score.get("n_relevant") or 0), int(score.get("n_hits") or 0)
     if relevant and hits < relevant:
-        return Diagnosis("retrieval", HEADLINES["retrieval"],
-                         f"{relevant - hits} of {relevant} relevant documents are not among the first "
-                         f"{score.get('k')} delivered")
+        return _case("retrieval", f"{relevant - hits} of {relevant} relevant documents are not among the first "
+                                  f"{score.get('k')} delivered")
     if relevant:
-        return Diagnosis("ok", HEADLINES["ok"], f"every relevant document is among the first {score.get('k')} delivered")
+        return _case("ok", f"every relevant document is among the first {score.get('k')} delivered")
     return Diagnosis("ok", "Nothing to find", "the question has no relevant document and asks for no answer")
 
 
@@ -177,5 +254,5 @@ def read_diagnoses(con: Any, suite: str, run_ids: Sequence[str], question_id: st
                       for sql in DIAGNOSIS_SQL], run_ids)
 
 
-__all__ = ["DIAGNOSIS_SQL", "Diagnosis", "HEADLINES", "KINDS", "REASON_WORDS", "diagnose", "diagnoses",
+__all__ = ["CAUSES", "DIAGNOSIS_SQL", "Diagnosis", "HEADLINES", "KINDS", "REASON_WORDS", "diagnose", "diagnoses",
            "read_diagnoses", "reason_words"]

@@ -11,8 +11,11 @@ starts do not pile up verdicts. The dashboard then evaluates the same policy liv
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 from ..store.refresh import RefreshSummary, refresh
@@ -33,6 +36,37 @@ def bundled_root() -> Path:
 def default_cache() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ragslice"
+
+
+def demo_database() -> Path | None:
+    """The database `ragslice demo` built in the default cache folder, when there is one."""
+    db = default_cache() / "demo.duckdb"
+    return db if db.is_file() else None
+
+
+def commands(db: Path, policy: Path) -> list[str]:
+    """What a newcomer types next to read the demo from the command line: the report and the comparison,
+    with the exact `--db` and `--policy` (the database lives in a cache folder, not in the current one)."""
+    where = f"--db {shlex.quote(str(db))} --policy {shlex.quote(str(policy))}"
+    return [f"ragslice report {DEMO_BASELINE} {DEMO_CANDIDATE} {where} -o report.html",
+            f"ragslice compare {DEMO_BASELINE} {DEMO_CANDIDATE} {where}"]
+
+
+def newcomer_hints(problems: Iterable[Any]) -> list[str]:
+    """Lines that follow a command's input error when the demo was built: the exact `--db` of the demo's
+    database for a missing database file, and the demo's policy for a missing policy file."""
+    db = demo_database()
+    if db is None:
+        return []
+    out = []
+    for problem in problems:
+        rule = str(getattr(problem, "rule", ""))
+        if getattr(problem, "field", None) == "db" and rule.startswith("no database here") and \
+                Path(str(getattr(problem, "value", ""))).resolve() != db.resolve():
+            out.append(f"`ragslice demo` keeps its database in a cache folder: add --db {shlex.quote(str(db))}")
+        elif rule.startswith("cannot read the policy file"):
+            out.append(f"the demo's policy is {bundled_policy()}: add --policy {shlex.quote(str(bundled_policy()))}")
+    return list(dict.fromkeys(out))
 
 
 def merge_workspaces(sources: list[Path], target: Path) -> Path:
