@@ -837,7 +837,10 @@ def choose(page, label: str, option: str) -> None:
     box.click()
     box.fill(option)
     page.get_by_role("option", name=option, exact=True).first.click()
-    page.keyboard.press("Escape")
+    # A multiselect keeps its menu open: Escape closes it. A selectbox closes its own, and Escape on one
+    # with nothing preset (clearable) would clear the choice just made.
+    if page.get_by_role("listbox").count():
+        page.keyboard.press("Escape")
     settle(page)
 
 
