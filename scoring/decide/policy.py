@@ -62,6 +62,7 @@ from .aggregates import operational_range
 from .change import TIE
 from .drop import RULES
 from .gate_words import format_bound, format_value, threshold_words
+from .significance import significant as is_significant
 
 
 def metric_aggregates(key: str) -> tuple[str, ...]:
@@ -682,7 +683,7 @@ def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, bett
     floor = 2.0 ** -nonzero if gate.test in ("randomization", "wilcoxon") else None
     if p is None:
         warning = f"n = {n}: the {gate.test} test is undefined here, so this gate cannot fail"
-    elif floor is not None and floor >= gate.alpha:
+    elif floor is not None and not is_significant(floor, gate.alpha):
         warning = (f"n = {n}: the one-sided {gate.test} test cannot go below p = {floor:.3g}, so this gate "
                    f"cannot fail at alpha {gate.alpha:g}")
     elif -change > margin and not significant:
