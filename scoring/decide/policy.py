@@ -58,7 +58,6 @@ from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, higher_is_
 from ..metrics.slices import Slice, parse_slice
 from ..store.files import parse_toml
 from . import change, detect, drop, stats
-from .aggregates import operational_range
 from .change import TIE
 from .drop import RULES
 from .gate_words import format_bound, format_value, threshold_words
@@ -625,7 +624,8 @@ def _operational(gate: Gate, ranged: Any, base: dict, label: str, exclude: str |
     high_ok = gate.max is None or high <= gate.max + TIE
     shown = format_value(observed, gate.min, gate.max) if math.isfinite(observed) else "unbounded"
     if low != high and gate.min is not None and gate.max is not None:
-        shown = f"{format_value(low, gate.min)} to {format_value(high, gate.max) if math.isfinite(high) else 'unbounded'}"
+        top = format_value(high, gate.max) if math.isfinite(high) else "unbounded"
+        shown = f"{format_value(low, gate.min)} to {top}"
     baseline = before if before is not None and math.isfinite(before) else None
     tail = f" (n = {n}{counted}; baseline {format_value(baseline)})"
     if low_ok and high_ok:

@@ -216,8 +216,7 @@ def manifest_diff(c: Comparison) -> list[tuple[str, str, str]]:
                                    [c.candidate.manifests[r] for r in c.candidate.run_ids])
 
 
-__all__ = ["CAVEATS", "EVIDENCE_LIMIT", "FLAKY_LIMIT", "MARKDOWN_LIMIT", "MARK_LEGEND", "SIGNIFICANT_MARK",
-           "DETECTION_LEGEND", "RESULT_WORDS", "TEXT_LIMIT", "mde_text", "all_warnings", "family_verdict_line", "gate_result", "inconclusive_lines",
-           "interval", "manifest_diff", "marks",
-           "matrix_cells", "matrix_legend", "metric_label", "missing", "num", "plural", "pval", "repeat_value",
-           "side_text", "signed", "verdict_line"]
+__all__ = ["CAVEATS", "DETECTION_LEGEND", "EVIDENCE_LIMIT", "FLAKY_LIMIT", "MARKDOWN_LIMIT", "MARK_LEGEND",
+           "RESULT_WORDS", "SIGNIFICANT_MARK", "TEXT_LIMIT", "all_warnings", "family_verdict_line", "gate_result",
+           "inconclusive_lines", "interval", "manifest_diff", "marks", "matrix_cells", "matrix_legend", "mde_text",
+           "metric_label", "missing", "num", "plural", "pval", "repeat_value", "side_text", "signed", "verdict_line"]
