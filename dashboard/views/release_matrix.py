@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, metric_name, number, say, signed
+from dashboard.display import escape, metric_name, missing, number, say, signed
 from scoring.decide.change import moved
 from scoring.metrics import REGISTRY
 
@@ -94,6 +94,14 @@ def deltas_link(cand: str, metric: str, slice_: str) -> str:
     return f"{DELTAS_PAGE}?{urlencode(params)}"
 
 
+def detection(r) -> str:
+    # what the cell's questions can detect (scoring.decide.detect, computed with the matrix)
+    mde, bound = getattr(r, "mde", None), getattr(r, "bound", None)
+    seen = ("no drop of any size is detectable (too few differing pairs)" if missing(mde) else
+            f"smallest drop detectable {number(mde)} (one-sided 0.05, power 0.8)")
+    return seen + ("" if missing(bound) else f"; 95% upper bound of the drop {number(bound)}")
+
+
 def cell(cand: str, metric: str, slice_: str) -> str:
     r = by_cell.get((cand, metric, slice_))
     if r is None:
@@ -102,7 +110,8 @@ def cell(cand: str, metric: str, slice_: str) -> str:
     mark = "†" if r.significant else ""
     title = (f"n = {r.n} paired questions; baseline {number(r.baseline)}, candidate {number(r.candidate_mean)}; "
              f"{r.improved} improved, {r.regressed} regressed, {r.unchanged} unchanged; "
-             f"p_holm {number(r.p_holm)} (randomization p {number(r.p_randomization)})")
+             f"p_holm {number(r.p_holm)} (randomization p {number(r.p_randomization)}); "
+             + detection(r))
     return (f'<td style="background:{COLOURS[direction]}" class="{direction}" title="{html_escape(title)}">'
             f'<a target="_self" href="{html_escape(deltas_link(cand, metric, slice_))}">'
             f"{html_escape(signed(r.delta))}{mark}</a></td>")
@@ -132,7 +141,7 @@ st.caption(escape(
     f"(candidate - baseline over the questions both score; n/a excluded), green where the metric moved the "
     f"better way, red the worse, plain where unchanged; † where p_holm < 0.05, the randomization p Holm-adjusted "
     f"across the {mx.n_tests:,} cells of this matrix (candidates x metrics x slices shown; ragslice compare "
-    f"adjusts across every candidate x metric x slice). Hover a cell for n and both means; click it for the question deltas."))
+    f"adjusts across every candidate x metric x slice). Hover a cell for n, both means and the smallest drop it can detect; click it for the question deltas."))
 st.markdown(
     "<style>#release-matrix td, #release-matrix th {padding: 2px 8px; text-align: right; white-space: nowrap}"
     " #release-matrix td:first-child, #release-matrix th:first-child {text-align: left}"
