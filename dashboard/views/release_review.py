@@ -52,13 +52,12 @@ GATE_COLUMNS = {
 
 
 def with_outcomes(frame: pd.DataFrame, gates) -> pd.DataFrame:
-    # each gate's outcome (pass, fail, inconclusive) beside `passed`, as the verdict recorded it
+    # each gate's outcome (pass, fail, inconclusive), as the verdict recorded it
     rows = gates.to_dict("records") if hasattr(gates, "to_dict") else list(gates)
     outcomes = [gate_fields(g)["outcome"] for g in rows]
     if len(outcomes) != len(frame) or "passed" not in frame.columns:
         return frame
-    return frame.assign(outcome=outcomes)[[*frame.columns[:frame.columns.get_loc("passed") + 1], "outcome",
-                                           *frame.columns[frame.columns.get_loc("passed") + 1:]]]
+    return frame.assign(outcome=outcomes)  # last: the columns before it keep their places
 
 
 def outcome(label: str, verdict: str) -> None:
