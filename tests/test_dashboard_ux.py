@@ -96,6 +96,25 @@ def test_verdict_card_says_fail_first_with_failing_gates_as_sentences(demo):
                for m in card.markdown)
 
 
+def test_verdict_card_says_inconclusive_with_the_gates_that_could_not_tell(demo_db, monkeypatch, tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text('name = "outdated"\nmin_power = 0.8\n[[gates]]\nname = "current information"\n'
+                      'metric = "coverage"\nslice = "type:outdated"\nmax_drop = 0.02\n'
+                      '[[gates]]\nname = "failure rate"\nmetric = "failure_rate"\nmax = 0.05\n', encoding="utf-8")
+    monkeypatch.setenv("RAGSLICE_DB", str(demo_db))
+    monkeypatch.setenv("RAGSLICE_POLICY", str(policy))
+    at = open_page(AppTest.from_file(str(APP), default_timeout=120), "release_review",
+                   **{**DEMO, "candidate": "hybrid-v1"})
+    card = at.get_by_key("verdict")
+    assert plain(card.markdown[0].value) == "## Release verdict: :orange[:material/help: INCONCLUSIVE]"
+    lines = gate_markdown(at)
+    assert lines[0].startswith(":orange[:material/help:] **current information**")
+    assert "31 questions can only detect a drop of 0.14 or more; the margin is 0.02" in lines[0]
+    assert "questions would make it conclusive at the observed spread" in lines[0]
+    assert lines[1].startswith(":green[:material/check:] **failure rate**")
+    assert any("could not tell" in plain(m.value) for m in card.markdown)
+
+
 def test_each_failing_gate_links_to_the_view_that_shows_it(demo):
     at = open_page(demo, "release_review", **DEMO)
     page, params = gate_link(at, 0)  # critical coverage

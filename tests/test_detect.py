@@ -208,3 +208,18 @@ def test_the_wilcoxon_worst_case_search_computes_scipys_p(seed):
     if seed % 3 == 0:
         d = np.round(d, 1)  # ties and zeros: the permutation or normal method, the gate's own
     assert drop._wilcoxon_less(d) == pytest.approx(stats.wilcoxon_p(d, alternative="less"), rel=1e-12, abs=1e-15)
+
+
+def test_a_non_inferiority_t_gate_without_spread_takes_the_limit_of_t():
+    """Every difference equal: the t-test is undefined (no spread). A significant_drop gate cannot fail then, as
+    ever; a non_inferiority gate takes t's limit: shown within the margin when the difference is above -margin
+    (its bound -mean is below the margin), else not. Failed pairs add spread and never turn a fail into a pass."""
+    flat = np.zeros(6)
+    shown = drop.figures(flat, 0.5, alpha=ALPHA, test="ttest", rule="non_inferiority")
+    assert shown.decided and shown.p == 0.0 and shown.bound == 0.0
+    below = drop.figures(flat - 0.6, 0.5, alpha=ALPHA, test="ttest", rule="non_inferiority")
+    assert not below.decided and below.p == 1.0 and below.bound == pytest.approx(0.6)
+    assert drop.figures(flat - 0.6, 0.5, alpha=ALPHA, test="ttest").p is None  # the drop gate: undefined, no fail
+    failed = drop.figures(flat - 0.6, 0.5, alpha=ALPHA, test="ttest", rule="non_inferiority",
+                          width=np.array([1.0, 0, 0, 1.0, 0, 0]))
+    assert not failed.decided

@@ -453,7 +453,8 @@ def test_min_power_makes_an_underpowered_gate_inconclusive_not_passed():
     assert v.verdict == "inconclusive" and v.inconclusive and not v.failed and not v.passed
     assert v.inconclusive_gates == v.gates and v.failed_gates == ()
     # a failing gate decides: fail, whatever the others could not tell
-    both = parse('name = "t"\nmin_power = 0.8\n[[gates]]\n' + body + '[[gates]]\nname = "high"\nmetric = "recall"\nmin = 0.99\n')
+    both = parse('name = "t"\nmin_power = 0.8\n[[gates]]\n' + body
+                 + '[[gates]]\nname = "high"\nmetric = "recall"\nmin = 0.99\n')
     assert P.evaluate(both, spread_evidence(base, cand)).verdict == "fail"
     # a gate that fails is never made inconclusive: a significant drop is conclusive at any power
     drop = parse('name = "t"\nmin_power = 0.99\n[[gates]]\nmetric = "recall"\nmax_drop = 0.02\n')

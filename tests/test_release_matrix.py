@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import duckdb
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -188,3 +189,18 @@ def test_a_cell_click_opens_question_deltas_for_that_pair_and_slice(demo_db, tmp
         captions = " ".join(page.locator('[data-testid="stCaptionContainer"]').all_inner_texts())
         assert f"{critical} of 257 questions match the filters" in captions
         page.context.close()
+
+
+def test_a_cell_says_what_its_questions_can_detect(demo_db):
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        runs = S.read_runs(con)
+        base, cand = S.resolve_side(runs, "prod-baseline", "baseline"), S.resolve_side(runs, "hybrid-v1", "candidate")
+        cells = M.matrix(con, base, [cand], ["coverage"], ["all", "type:outdated"]).cells.set_index("slice")
+        table = C.compare(con, "prod-baseline", "hybrid-v1").table
+    rows = table[table["metric"] == "coverage"].set_index("slice")
+    # the same figures as the comparison's table: 31 outdated questions with 3 differing pairs, so the
+    # randomization test cannot reach 0.05 (1/8) and no drop of any size is detectable
+    assert pd.isna(cells.loc["type:outdated", "mde"]) and pd.isna(rows.loc["type:outdated", "mde"])
+    for name in ("all", "type:outdated"):
+        assert cells.loc[name, "bound"] == pytest.approx(rows.loc[name, "bound"], rel=1e-12)
+    assert cells.loc["all", "mde"] == pytest.approx(rows.loc["all", "mde"], rel=1e-12) and cells.loc["all", "mde"] < 0.1

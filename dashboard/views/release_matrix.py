@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, metric_name, number, say, signed
+from dashboard.display import escape, metric_name, missing, number, say, signed
 from scoring.decide.change import moved
 from scoring.decide.family import FDR_MARK, SIGNIFICANT_MARK, cell_mark
 from scoring.metrics import REGISTRY
@@ -95,6 +95,14 @@ def deltas_link(cand: str, metric: str, slice_: str) -> str:
     return f"{DELTAS_PAGE}?{urlencode(params)}"
 
 
+def detection(r) -> str:
+    # what the cell's questions can detect (scoring.decide.detect, computed with the matrix)
+    mde, bound = getattr(r, "mde", None), getattr(r, "bound", None)
+    seen = ("no drop of any size is detectable (too few differing pairs)" if missing(mde) else
+            f"smallest drop detectable {number(mde)} (one-sided 0.05, power 0.8)")
+    return seen + ("" if missing(bound) else f"; 95% upper bound of the drop {number(bound)}")
+
+
 def cell(cand: str, metric: str, slice_: str) -> str:
     r = by_cell.get((cand, metric, slice_))
     if r is None:
@@ -103,7 +111,8 @@ def cell(cand: str, metric: str, slice_: str) -> str:
     mark = cell_mark(bool(r.significant), bool(r.fdr_significant))
     title = (f"n = {r.n} paired questions; baseline {number(r.baseline)}, candidate {number(r.candidate_mean)}; "
              f"{r.improved} improved, {r.regressed} regressed, {r.unchanged} unchanged; "
-             f"p_holm {number(r.p_holm)}, p_fdr {number(r.p_fdr)} (randomization p {number(r.p_randomization)})")
+             f"p_holm {number(r.p_holm)}, p_fdr {number(r.p_fdr)} (randomization p {number(r.p_randomization)}); "
+             + detection(r))
     return (f'<td style="background:{COLOURS[direction]}" class="{direction}" title="{html_escape(title)}">'
             f'<a target="_self" href="{html_escape(deltas_link(cand, metric, slice_))}">'
             f"{html_escape(signed(r.delta))}{mark}</a></td>")
@@ -135,8 +144,8 @@ st.caption(escape(
     f"Holm-adjusted across the {mx.n_tests:,} cells of this matrix (candidates x metrics x slices shown; ragslice "
     f"compare adjusts across every candidate x metric x slice): a claim, the chance of any false {SIGNIFICANT_MARK} "
     f"is at most 0.05. {FDR_MARK} where only p_fdr < 0.05, the same p Benjamini-Hochberg-adjusted: worth exploring, "
-    f"no claim (among the marked cells, at most 5% false on average). Hover a cell for n, both means and both "
-    f"p-values; click it for the question deltas."))
+    f"no claim (among the marked cells, at most 5% false on average). Hover a cell for n, both means, both "
+    f"p-values and the smallest drop it can detect; click it for the question deltas."))
 if mx.resolution is not None and mx.resolution.warning():
     say("warning", f"{mx.resolution.warning()}.")
 st.markdown(

@@ -13,6 +13,7 @@ from dashboard.display import (
 )
 from scoring.decide import change
 from scoring.decide.comparison import label_gap_warning
+from scoring.decide.gate_words import gate_fields
 from scoring.decide.significance import significant
 from scoring.errors import ValidationError
 from scoring.metrics import BY_KEY
@@ -37,6 +38,8 @@ except data.StatisticsUnavailable as error:
 
 GATE_COLUMNS = {
     "passed": st.column_config.CheckboxColumn("passed"),
+    "outcome": st.column_config.TextColumn("outcome", help="pass, fail, or inconclusive: the gate's questions could "
+                                                           "not detect a drop of its margin with the policy's min_power"),
     "observed": st.column_config.TextColumn("observed",
                                             help="the candidate's value the threshold is checked against"),
     "threshold": st.column_config.TextColumn("threshold"),
@@ -46,6 +49,15 @@ GATE_COLUMNS = {
     "p_value": st.column_config.NumberColumn("p", format="%.4f", help="one-sided p-value of a max_drop gate"),
     "line": st.column_config.NumberColumn("policy line"),
 }
+
+
+def with_outcomes(frame: pd.DataFrame, gates) -> pd.DataFrame:
+    # each gate's outcome (pass, fail, inconclusive), as the verdict recorded it
+    rows = gates.to_dict("records") if hasattr(gates, "to_dict") else list(gates)
+    outcomes = [gate_fields(g)["outcome"] for g in rows]
+    if len(outcomes) != len(frame) or "passed" not in frame.columns:
+        return frame
+    return frame.assign(outcome=outcomes)  # last: the columns before it keep their places
 
 
 def outcome(label: str, verdict: str) -> None:
@@ -214,14 +226,14 @@ with st.expander(details, expanded=False):
                            f"{live.disputed.verdict}: " + "; ".join(live.disputed.differences))
         for warning in live.warnings:
             say("warning", sentence(warning))
-        table(data.gates_frame(live.gates), key="w_live_gates", placeholder="", height="content",
-              column_config=GATE_COLUMNS)
+        table(with_outcomes(data.gates_frame(live.gates), live.gates), key="w_live_gates", placeholder="",
+              height="content", column_config=GATE_COLUMNS)
     if recorded is not None:
         st.markdown("**Gates as recorded** " + escape(moment(recorded["created_at"])))
         for warning in recorded["warnings"]:
             say("warning", sentence(warning))
-        table(data.gates_frame(recorded["gates"]), key="w_gates", placeholder="", height="content",
-              column_config=GATE_COLUMNS)
+        table(with_outcomes(data.gates_frame(recorded["gates"]), recorded["gates"]), key="w_gates", placeholder="",
+              height="content", column_config=GATE_COLUMNS)
     history = data.verdict_history(cmp.suite, cmp.baseline, cmp.candidate)
     st.markdown(f"**Verdict history**: {len(history)} recorded on this suite")
     if history.empty:

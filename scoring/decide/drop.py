@@ -23,7 +23,10 @@ considered. Per test:
   counts when the sum of the flipped differences is >= 0, for "less"), so the worst case is the scored
   value itself; above `stats.LARGE_SAMPLE` differences the normal approximation is bounded as the
   t-test is;
-- ttest: ``t = (mean + margin) / (s / sqrt(n))`` is bounded below over the intervals by its smallest
+- ttest: without spread (every difference equal) the t-test is undefined: a significant_drop gate then
+  cannot fail (as ever), and a non_inferiority gate takes t's limit, passing when the difference is above
+  ``-margin`` (its bound, ``-mean``, is below the margin); otherwise
+  ``t = (mean + margin) / (s / sqrt(n))`` is bounded below over the intervals by its smallest
   numerator (every failed pair at its scored value) over the smallest spread the intervals allow when that
   numerator is negative (`spread_range`), else over the largest; its p-value is taken there;
 - wilcoxon: its p-value changes only where a failed difference crosses zero or ties another
@@ -309,6 +312,8 @@ def figures(better: np.ndarray, margin: float, *, alpha: float, test: str, rule:
         p = _randomization_p(x, w, "greater", **options)
     else:
         p = _t_p(x, w, "greater")
+        if p is None and n >= 2:  # no spread: t is +inf or -inf, the bound is -mean; shown iff it is below the margin
+            p = 0.0 if float(x.mean()) > TIE else 1.0
     decided = bool(significant(p, alpha))
     low_sd, high_sd = spread_range(d, w) if n >= 2 else (0.0, 0.0)
     sd = high_sd if n >= 2 else None

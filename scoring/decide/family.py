@@ -96,7 +96,8 @@ def table_rows(table: pd.DataFrame, *, metrics: Sequence[str] = (), families: Se
                regressions_only: bool = False) -> pd.DataFrame:
     """The rows of a comparison's table the filters keep (empty `metrics` / `families`: all), with
     three columns added: `family` (`scoring.metrics.slices.family_of`), `significant` (`p_column` <
-    `alpha`, the one rule `significance.significant`; False where that p-value is n/a) and `moves` (`change.moved`: better / worse / unchanged,
+    `alpha`, the one rule `significance.significant`; False where that p-value is n/a) and `moves`
+    (`change.moved`: better / worse / unchanged,
     the mean paired delta in the metric's direction). `regressions_only` keeps the rows that move worse."""
     if p_column not in P_COLUMNS:
         raise ValueError(f"unknown p-value column {p_column!r}")

@@ -4,7 +4,8 @@ what the gate found.
 A gate's parts are the fields of `policy.GateResult` (kind, metric, slice, aggregate, the bounds
 ``min`` / ``max`` / ``max_regressions`` / ``max_drop`` with ``alpha``, ``test`` and ``rule``, observed,
 observed_text, baseline, n, p_value, passed, outcome, reason, and what a max_drop gate's sample can
-detect: mde, power, power_at_margin, bound, sd, questions_needed, min_power), read from the result itself or from the same
+detect: mde, power, power_at_margin, bound, sd, questions_needed, min_power), read from the result itself
+or from the same
 keys in a mapping (the JSON a verdict is stored as, decoded; a DataFrame record, where a missing
 number is NaN). Every wording reads these fields, never another wording: the bound's text
 (`threshold_words`) can be reworded without changing a sentence (`gate_sentence`).

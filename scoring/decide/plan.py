@@ -155,8 +155,8 @@ def plan_text(rows: Sequence[PlanRow], baseline: str, candidate: str | None) -> 
                   "  questions needed to detect the margin at this spread: "
                   + ("not reachable at this spread" if r.questions_needed is None else
                      f"{r.questions_needed:,}" + (f" ({r.more:,} more)" if r.more else " (enough now)"))]
-    lines += ["", "Method: one-sided paired t-test power (noncentral t) at the gate's alpha; sign-based tests also need "
-                  "enough differing pairs to reach alpha (docs/statistics.md)."]
+    lines += ["", "Method: one-sided paired t-test power (noncentral t) at the gate's alpha; sign-based tests also "
+                  "need enough differing pairs to reach alpha (docs/statistics.md)."]
     return "\n".join(lines)
 
 

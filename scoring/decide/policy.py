@@ -60,10 +60,10 @@ from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, higher_is_
 from ..metrics.slices import Slice, parse_slice
 from ..store.files import parse_toml
 from . import change, detect, drop, stats
-from .aggregates import operational_range
 from .change import TIE
 from .drop import RULES
 from .gate_words import format_bound, format_value, threshold_words
+from .significance import significant as is_significant
 
 
 def metric_aggregates(key: str) -> tuple[str, ...]:
@@ -633,7 +633,8 @@ def _operational(gate: Gate, ranged: Any, base: dict, label: str, exclude: str |
     high_ok = gate.max is None or high <= gate.max + TIE
     shown = format_value(observed, gate.min, gate.max) if math.isfinite(observed) else "unbounded"
     if low != high and gate.min is not None and gate.max is not None:
-        shown = f"{format_value(low, gate.min)} to {format_value(high, gate.max) if math.isfinite(high) else 'unbounded'}"
+        top = format_value(high, gate.max) if math.isfinite(high) else "unbounded"
+        shown = f"{format_value(low, gate.min)} to {top}"
     baseline = before if before is not None and math.isfinite(before) else None
     tail = f" (n = {n}{counted}; baseline {format_value(baseline)})"
     if low_ok and high_ok:
@@ -691,7 +692,7 @@ def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, bett
     floor = 2.0 ** -nonzero if gate.test in ("randomization", "wilcoxon") else None
     if p is None:
         warning = f"n = {n}: the {gate.test} test is undefined here, so this gate cannot fail"
-    elif floor is not None and floor >= gate.alpha:
+    elif floor is not None and not is_significant(floor, gate.alpha):
         warning = (f"n = {n}: the one-sided {gate.test} test cannot go below p = {floor:.3g}, so this gate "
                    f"cannot fail at alpha {gate.alpha:g}")
     elif -change > margin and not significant:

@@ -325,10 +325,13 @@ OPERATIONAL: dict[str, Operational] = {
                     ("failures", "failure")),
         Operational("latency", "ms", ("p95", "p50", "p99", "mean", "max"),
                     "latency_ms of the slice's records (every repeat; records without latency left out); "
-                    "percentiles by linear interpolation", ("latency_ms", "latency_p95", "p95_latency")),
+                    "percentiles by linear interpolation. In a gate, a failed or missing record's latency is "
+                    "unknown: it counts from 0 up to the policy's latency_budget_ms (unbounded without one)",
+                    ("latency_ms", "latency_p95", "p95_latency")),
         Operational("cost", "USD", ("mean", "total"),
                     "cost_usd: mean per record, or total per pass over the slice (mean over repeats); "
-                    "records without cost left out", ("cost_usd",)),
+                    "records without cost left out. In a gate, a failed or missing record's cost is unknown: it "
+                    "counts from 0 up to the policy's cost_budget_usd (unbounded without one)", ("cost_usd",)),
     )
 }
 """Failure rate, latency and cost: what a policy gates besides the registry's metrics."""
