@@ -15,15 +15,28 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import Problems
 from ..metrics.alignment import UNLABELLED_ID
 from .files import MAX_GRADE, WORKSPACE_ID, iter_json_lines
 from .formats import CHUNK, DOCUMENT, ID, ID_RULE, MAX_CITATIONS, MAX_LABELS, QUESTION, RULE, TEXT, Field
 
-if TYPE_CHECKING:
-    from .workspace import Suite
+
+
+class Suite(Protocol):
+    """What reading a suite's line files needs of the suite they fill (`scoring.store.workspace.Suite` has
+    it): its identity and unit, its documents and questions by ID (filled in place), and the version a
+    document has in it."""
+
+    name: str
+    version: str
+    corpus_version: str
+    unit: str
+    documents: dict[str, Any]
+    questions: dict[str, Any]
+
+    def doc_version(self, doc_id: str) -> str: ...
 
 UNLABELLED_CLAIM = re.compile(re.escape(UNLABELLED_ID).replace(re.escape("{sentence}"), r"\d+"))
 """Claim IDs reserved for unlabelled answer sentences (`scoring.metrics.alignment.UNLABELLED_ID`)."""
