@@ -10,6 +10,7 @@ from dashboard import data, selection
 from dashboard.display import escape, metric_name, missing, number, say, signed
 from scoring.decide.change import moved
 from scoring.decide.family import FDR_MARK, SIGNIFICANT_MARK, cell_mark
+from scoring.decide.gate_words import row_detection_words
 from scoring.metrics import REGISTRY
 
 DEFAULT_METRICS = ("ndcg", "recall", "support", "coverage")
@@ -95,14 +96,6 @@ def deltas_link(cand: str, metric: str, slice_: str) -> str:
     return f"{DELTAS_PAGE}?{urlencode(params)}"
 
 
-def detection(r) -> str:
-    # what the cell's questions can detect (scoring.decide.detect, computed with the matrix)
-    mde, bound = getattr(r, "mde", None), getattr(r, "bound", None)
-    seen = ("no drop of any size is detectable (too few differing pairs)" if missing(mde) else
-            f"smallest drop detectable {number(mde)} (one-sided 0.05, power 0.8)")
-    return seen + ("" if missing(bound) else f"; 95% upper bound of the drop {number(bound)}")
-
-
 def cell(cand: str, metric: str, slice_: str) -> str:
     r = by_cell.get((cand, metric, slice_))
     if r is None:
@@ -112,7 +105,7 @@ def cell(cand: str, metric: str, slice_: str) -> str:
     title = (f"n = {r.n} paired questions; baseline {number(r.baseline)}, candidate {number(r.candidate_mean)}; "
              f"{r.improved} improved, {r.regressed} regressed, {r.unchanged} unchanged; "
              f"p_holm {number(r.p_holm)}, p_fdr {number(r.p_fdr)} (randomization p {number(r.p_randomization)}); "
-             + detection(r))
+             + row_detection_words(getattr(r, "mde", None), getattr(r, "bound", None)))
     return (f'<td style="background:{COLOURS[direction]}" class="{direction}" title="{html_escape(title)}">'
             f'<a target="_self" href="{html_escape(deltas_link(cand, metric, slice_))}">'
             f"{html_escape(signed(r.delta))}{mark}</a></td>")

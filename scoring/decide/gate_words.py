@@ -21,6 +21,8 @@ from typing import Any
 
 from ..metrics.registry import display_name
 from .change import TIE
+from .detect import POWER
+from .significance import ALPHA
 
 BOUNDS = ("min", "max", "max_regressions", "max_drop", "alpha", "test", "rule")
 """A gate's declared bounds as fields: ``min`` / ``max`` (a threshold gate; ``min`` is the kappa of the
@@ -247,6 +249,15 @@ def detection_words(gate: Any) -> str | None:
     if float(g["mde"]) <= float(g["max_drop"]) + TIE:
         return None
     return f"{n} questions can only detect a drop of {short(g['mde'])} or more; the margin is {margin}"
+
+
+def row_detection_words(mde: Any, bound: Any, *, alpha: float = ALPHA, power: float = POWER) -> str:
+    """What a comparison row's or a matrix cell's questions can detect (`detect.row_figures`, at `alpha` and
+    `power`): ``smallest drop detectable 0.144 (one-sided 0.05, power 0.8); 95% upper bound of the drop
+    0.133``; no MDE: too few differing pairs for any drop to be detectable."""
+    seen = ("no drop of any size is detectable (too few differing pairs)" if missing(mde) else
+            f"smallest drop detectable {float(mde):.3f} (one-sided {alpha:g}, power {power:g})")
+    return seen + ("" if missing(bound) else f"; {1 - alpha:.0%} upper bound of the drop {float(bound):.3f}")
 
 
 def inconclusive_words(gate: Any) -> str:
