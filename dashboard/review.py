@@ -71,13 +71,21 @@ def decision_form(suite: str, *, key: str, question_id: str | None = None) -> No
     if missing:
         say("error", f"Not recorded: choose or type {', '.join(missing)}.")
         return
+    if save(suite, {**fields, "question_id": qid, "note": note or None}, f"your {kind} decision on {qid}"):
+        st.rerun()
+
+
+def save(suite: str, decision: dict[str, Any], what: str | None) -> bool:
+    """Append `decision` to the reviewer's file: say why it was not recorded, or (with `what`) that it was
+    (`decision_recorded`). Returns whether it was recorded."""
     try:
-        data.record_decision(suite, {**fields, "question_id": qid, "note": note or None})
+        data.record_decision(suite, decision)
     except ValidationError as error:
         say("error", f"Not recorded: {error}")
-        return
-    decision_recorded(f"your {kind} decision on {qid}")
-    st.rerun()
+        return False
+    if what is not None:
+        decision_recorded(what)
+    return True
 
 
 def decision_recorded(what: str) -> None:

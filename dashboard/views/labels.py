@@ -5,9 +5,8 @@ import streamlit as st
 
 from dashboard import data, selection
 from dashboard.display import escape, items, say, table
-from dashboard.review import decision_form, decision_recorded, grade_words, refresh_progress
+from dashboard.review import decision_form, grade_words, refresh_progress, save
 from scoring.decide.agreement import reviewer_alpha
-from scoring.errors import ValidationError
 
 QUEUE = 10  # unjudged documents shown at once
 
@@ -61,14 +60,10 @@ for i, row in enumerate(queue.itertuples(index=False)):
             if grade is None:
                 say("warning", "Not recorded: choose a grade first.")
             else:
-                try:
-                    data.record_decision(cmp.suite, {"kind": "relevance", "question_id": row.question_id,
-                                                     "doc_id": row.doc_id, "grade": int(grade), "note": note or None})
-                except ValidationError as error:
-                    say("error", f"Not recorded: {error}")
-                else:
+                decision = {"kind": "relevance", "question_id": row.question_id, "doc_id": row.doc_id,
+                            "grade": int(grade), "note": note or None}
+                if save(cmp.suite, decision, f"{row.doc_id} graded {grade} for {row.question_id}"):
                     decided.add((row.question_id, row.doc_id))
-                    decision_recorded(f"{row.doc_id} graded {grade} for {row.question_id}")
                     st.rerun()
         if skip_col.button("Skip", key=f"w_skip_{i}"):
             skipped.add((row.question_id, row.doc_id))
@@ -107,14 +102,10 @@ for i, row in enumerate(sentences.itertuples(index=False)):
                 say("warning", "Not recorded: choose what the sentence states first.")
             else:
                 aligned = chosen if outcome == "states claims" else outcome
-                try:
-                    data.record_decision(cmp.suite, {"kind": "alignment", "question_id": row.question_id,
-                                                     "sentence": str(row.sentence), "claim_ids": aligned})
-                except ValidationError as error:
-                    say("error", f"Not recorded: {error}")
-                else:
+                decision = {"kind": "alignment", "question_id": row.question_id, "sentence": str(row.sentence),
+                            "claim_ids": aligned}
+                if save(cmp.suite, decision, f"the alignment of a sentence of {row.question_id}"):
                     decided.add((row.question_id, row.norm))
-                    decision_recorded(f"the alignment of a sentence of {row.question_id}")
                     st.rerun()
 
 st.subheader("Agreement of the automatic aligners with the reviewers")
@@ -158,11 +149,7 @@ else:
                           "note": f"agreed with {other.reviewer}"}
                 fields |= {"grade": int(value)} if row.kind == "relevance" else {"claim_id": row.claim_id,
                                                                                  "supports": bool(value)}
-                try:
-                    data.record_decision(cmp.suite, fields)
-                except ValidationError as error:
-                    say("error", f"Not recorded: {error}")
-                else:
+                if save(cmp.suite, fields, None):
                     st.rerun()
 
 st.subheader("Agreement between reviewers")
