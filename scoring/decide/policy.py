@@ -596,15 +596,20 @@ def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude: 
         return GateResult(**base, passed=False, observed=None, baseline=before, n=0,
                           reason=f"{what} has no value: {why}; a gate over an empty slice fails")
     shown = format_value(value, gate.min, gate.max)
-    low_ok = gate.min is None or value >= gate.min - TIE
-    high_ok = gate.max is None or value <= gate.max + TIE
-    if low_ok and high_ok:
-        reason = f"{what} = {shown} is {gate.threshold} (n = {n}; baseline {format_value(before)})"
-    else:
-        broken = f"below min {format_bound(gate.min)}" if not low_ok else f"above max {format_bound(gate.max)}"
-        reason = f"{what} = {shown} is {broken} (n = {n}; baseline {format_value(before)})"
-    return GateResult(**base, passed=low_ok and high_ok, observed=value, baseline=before, n=n, reason=reason,
+    broken = _outside(gate, value, value)
+    reason = f"{what} = {shown} is {broken or gate.threshold} (n = {n}; baseline {format_value(before)})"
+    return GateResult(**base, passed=broken is None, observed=value, baseline=before, n=n, reason=reason,
                       observed_text=shown)
+
+
+def _outside(gate: Gate, low: float, high: float) -> str | None:
+    """Where a value (between `low` and `high`) breaks the gate's min / max bound, in words (``below min
+    0.9``); None when it is within both (a value within `TIE` of a bound counts as on it)."""
+    if gate.min is not None and low < gate.min - TIE:
+        return f"below min {format_bound(gate.min)}"
+    if gate.max is not None and high > gate.max + TIE:
+        return f"above max {format_bound(gate.max)}"
+    return None
 
 
 def _operational(gate: Gate, ranged: Any, base: dict, label: str, exclude: str | None) -> GateResult:
@@ -629,20 +634,15 @@ def _operational(gate: Gate, ranged: Any, base: dict, label: str, exclude: str |
         counted = (f"; {unknown} failed or missing record(s) did not answer: each counts as unknown, {at}, "
                    "so a failure never lowers it")
     observed = high if gate.max is not None or gate.min is None else low
-    low_ok = gate.min is None or low >= gate.min - TIE
-    high_ok = gate.max is None or high <= gate.max + TIE
+    broken = _outside(gate, low, high)
     shown = format_value(observed, gate.min, gate.max) if math.isfinite(observed) else "unbounded"
     if low != high and gate.min is not None and gate.max is not None:
         top = format_value(high, gate.max) if math.isfinite(high) else "unbounded"
         shown = f"{format_value(low, gate.min)} to {top}"
     baseline = before if before is not None and math.isfinite(before) else None
     tail = f" (n = {n}{counted}; baseline {format_value(baseline)})"
-    if low_ok and high_ok:
-        reason = f"{what} = {shown} is {gate.threshold}{tail}"
-    else:
-        broken = f"below min {format_bound(gate.min)}" if not low_ok else f"above max {format_bound(gate.max)}"
-        reason = f"{what} = {shown} is {broken}{tail}"
-    return GateResult(**base, passed=low_ok and high_ok, observed=observed, baseline=baseline, n=n, reason=reason,
+    reason = f"{what} = {shown} is {broken or gate.threshold}{tail}"
+    return GateResult(**base, passed=broken is None, observed=observed, baseline=baseline, n=n, reason=reason,
                       observed_text=shown)
 
 
