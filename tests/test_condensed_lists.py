@@ -167,3 +167,18 @@ max_drop = 0.02
 ''', path="policy.toml")
     assert [g.metric for g in pol.gates] == ["precision_condensed", "bpref", "ap_condensed"]
     assert [g.name for g in pol.gates][0].startswith("P'@k on ")
+
+
+@pytest.mark.parametrize(("key", "label"), [("precision_condensed", "P'@k"), ("bpref", "Bpref@k")])
+def test_the_release_review_shows_their_tile_from_the_registry(demo_db, monkeypatch, key, label):
+    from streamlit.testing.v1 import AppTest
+
+    from fixtures import REPO
+
+    monkeypatch.setenv("RAGSLICE_DB", str(demo_db))
+    at = AppTest.from_file(str(REPO / "dashboard" / "app.py"), default_timeout=120)
+    at.query_params.update(suite="demo", baseline="prod-baseline", candidate="rerank-v2", metric=key)
+    at.switch_page("views/release_review.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    tile = next(m for m in at.metric if m.label == label)
+    assert "judged" in tile.proto.help
