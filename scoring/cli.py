@@ -358,9 +358,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "scoring what trec_eval prints for it (0; nDCG its graded value, as trec_eval's nDCG "
                    "ignores -l)")
     p.add_argument("-m", "--measures", action="extend", nargs="+", metavar="MEASURE",
-                   help="measures such as P@5 nDCG@20 RR AP, or as trec_eval prints them (P_5 ndcg_cut_20 "
-                   "recip_rank map); repeat -m, or list several after one -m (default, when no -m is given: "
-                   "P@10 R@10 nDCG@10 RR AP)")
+                   help="measures such as P@5 nDCG@20 RR AP Bpref; over the judged documents only P'@5 "
+                   "nDCG'@10 AP' (condensed lists, as trec_eval -J and ir_measures' P(judged_only=True)@5); or as "
+                   "trec_eval prints them (P_5 ndcg_cut_20 recip_rank map bpref); repeat -m, or list several "
+                   "after one -m (default, when no -m is given: P@10 R@10 nDCG@10 RR AP)")
 
     p = add("refresh", cmd_refresh, "Validate a workspace, score every changed run, write the DuckDB file all-or-nothing.",
             "ragslice refresh data/demo --db ragslice.duckdb")

@@ -484,7 +484,8 @@ def test_k_difference_is_warned(tmp_path):
     c = comparison(db, "a", "b")
     warning = next(w for w in c.warnings if "k differs (baseline 2, candidate 5)" in w)
     # every metric stored at the run's cutoff is named, RR@k and AP@k included
-    assert "P@k, R@k, RR@k, nDCG@k, AP@k, F1@k, Success@k and Judged@k compare different cutoffs" in warning
+    assert ("P@k, R@k, RR@k, nDCG@k, AP@k, F1@k, Success@k, Judged@k, P'@k, nDCG'@k, AP'@k and Bpref@k compare "
+            "different cutoffs") in warning
 
 
 def test_compare_works_on_a_read_only_connection_and_large_n_is_quiet(tmp_path):

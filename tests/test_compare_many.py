@@ -77,12 +77,12 @@ def test_each_candidate_of_a_family_is_its_single_comparison_but_for_p_holm(demo
 
 
 def test_holm_across_the_family_by_hand(tmp_path):
-    """16 questions; the baseline misses every one, c1 hits all 16, c2 hits 15. Ten metrics move
-    (P, R, RR, nDCG, AP, F1, Success, Judged, Support, Coverage) on four identical slices (all,
-    answerable, type:lookup, split:dev): 40 rows per candidate, exact sign-flip p = 2 / 2^16 for c1
-    and 2 / 2^15 for c2; FalseAbstention and Disclosures do not move (8 rows of p = 1). Alone, a
-    candidate is a family of 48 tests: c1 48 / 2^15, c2 48 / 2^14. Together, 96 tests: c1's 40 rows
-    come first, 96 / 2^15; c2's next, at rank 41, 56 / 2^14; the unmoved rows stay 1."""
+    """16 questions; the baseline misses every one, c1 hits all 16, c2 hits 15. Fourteen metrics move
+    (P, R, RR, nDCG, AP, F1, Success, Judged, P', nDCG', AP', Bpref, Support, Coverage) on four identical
+    slices (all, answerable, type:lookup, split:dev): 56 rows per candidate, exact sign-flip p = 2 / 2^16
+    for c1 and 2 / 2^15 for c2; FalseAbstention and Disclosures do not move (8 rows of p = 1). Alone, a
+    candidate is a family of 64 tests: c1 64 / 2^15, c2 64 / 2^14. Together, 128 tests: c1's 56 rows
+    come first, 128 / 2^15; c2's next, at rank 57, 72 / 2^14; the unmoved rows stay 1."""
     qs = [question(i) for i in range(16)]
     ws = write_workspace_files(tmp_path / "ws", qs, {
         "base": {"records": [miss(i) for i in range(16)]},
@@ -94,18 +94,18 @@ def test_holm_across_the_family_by_hand(tmp_path):
     with duckdb.connect(str(db), read_only=True) as con:
         family = C.compare_many(con, "base", ["c1", "c2"])
         alone = {name: C.compare(con, "base", name) for name in ("c1", "c2")}
-    assert family.n_tests == 96
-    for name, p, single, together in (("c1", 2 / 2**16, 48 / 2**15, 96 / 2**15),
-                                      ("c2", 2 / 2**15, 48 / 2**14, 56 / 2**14)):
+    assert family.n_tests == 128
+    for name, p, single, together in (("c1", 2 / 2**16, 64 / 2**15, 128 / 2**15),
+                                      ("c2", 2 / 2**15, 64 / 2**14, 72 / 2**14)):
         c = next(x for x in family.comparisons if x.candidate.name == name)
         moved = c.table[c.table["p_randomization"] < 1]
-        assert len(moved) == 40 and set(moved["slice"]) == {"all", "answerable", "type:lookup", "split:dev"}
-        assert list(moved["p_randomization"]) == pytest.approx([p] * 40)
-        assert list(moved["p_holm"]) == pytest.approx([together] * 40)
+        assert len(moved) == 56 and set(moved["slice"]) == {"all", "answerable", "type:lookup", "split:dev"}
+        assert list(moved["p_randomization"]) == pytest.approx([p] * 56)
+        assert list(moved["p_holm"]) == pytest.approx([together] * 56)
         t = alone[name].table
-        assert list(t.loc[t["p_randomization"] < 1, "p_holm"]) == pytest.approx([single] * 40)
+        assert list(t.loc[t["p_randomization"] < 1, "p_holm"]) == pytest.approx([single] * 56)
         assert set(c.table.loc[c.table["p_randomization"] == 1, "p_holm"]) == {1.0}
-    assert family.matrix()["significant"].sum() == 20  # 10 metrics x 2 candidates on slice all
+    assert family.matrix()["significant"].sum() == 28  # 14 metrics x 2 candidates on slice all
 
 
 def test_one_candidate_keeps_the_document_and_adds_candidates(demo_copy, capsys):
@@ -173,10 +173,10 @@ def test_a_family_too_large_for_resampled_p_values_says_so(demo_db, monkeypatch)
     monkeypatch.setattr(F, "MAX_PATTERNS", 10_000)
     with duckdb.connect(str(demo_db), read_only=True) as con:
         family = C.compare_many(con, "prod-baseline", ["hybrid-v1", "rerank-v2", "chunk-160", "prod-text", "temp07"])
-    assert family.n_tests == 725
+    assert family.n_tests == 945
     assert "no row tested by resampling can reach p_holm < 0.05" in family.resolution_warning()
-    assert "smallest p_holm is 0.072" in family.resolution_warning()
-    assert "Warning: Holm over 725 tests" in report.family_text(family)
+    assert "smallest p_holm is 0.094" in family.resolution_warning()
+    assert "Warning: Holm over 945 tests" in report.family_text(family)
     assert family.to_dict()["resolution"]["warning"] == family.resolution_warning()
     with duckdb.connect(str(demo_db), read_only=True) as con:
         assert C.compare_many(con, "prod-baseline", ["rerank-v2", "prod-text"]).resolution_warning() is None

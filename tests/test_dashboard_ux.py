@@ -388,11 +388,11 @@ def test_no_question_changed_is_said_instead_of_an_empty_chart(demo):
 def test_statistics_opens_with_one_sentence_and_defines_its_columns(demo):
     at = open_page(demo, "statistics", **DEMO)
     first = plain(at.markdown[0].value)
-    # Over all 257 questions, the Holm-adjusted randomization p of P@k, R@k and F1@k (better) and Judged@k (worse)
-    # is below 0.05; the 9 other metrics' changes are not.
-    assert first == ("Over all 257 questions, P@k, R@k, F1@k very likely improved and Judged@k very likely got worse "
-                     "(Holm-adjusted p below 0.05); the other 9 metrics' changes could be noise. The table below "
-                     "does the same for every slice.")
+    # Over all 257 questions, the Holm-adjusted randomization p of P@k, R@k, F1@k and P'@k (better) and Judged@k
+    # (worse) is below 0.05; the 12 other metrics' changes are not.
+    assert first == ("Over all 257 questions, P@k, R@k, F1@k, P'@k very likely improved and Judged@k very likely got "
+                     "worse (Holm-adjusted p below 0.05); the other 12 metrics' changes could be noise. The table "
+                     "below does the same for every slice.")
     method = [e for e in at.expander if e.label == "How these figures are computed"]
     assert len(method) == 1 and not method[0].proto.expanded
     columns = frame(at, "w_stats_columns").set_index("column")["means"]

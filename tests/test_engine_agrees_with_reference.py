@@ -2,8 +2,10 @@
 
 Each example is a whole batch (several questions x runs x cutoffs) so one DuckDB round trip
 checks many cases. Inputs cover graded labels (0 and negative grades), short and empty rankings,
-unanswerable questions, claims with no, unknown, mixed, hidden or restricted citations, access
-groups and callers (including none), and ok / missing / failed records.
+rankings longer than the cutoff with judged and unjudged documents on both sides of it (the condensed
+lists of P'@k, nDCG'@k and AP'@k reach past k), unanswerable questions, claims with no, unknown,
+mixed, hidden or restricted citations, access groups and callers (including none), and ok / missing /
+failed records.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from seed_fixture import CASES, CORPUS, EXPECTED_TABLE, RUNS
 from fixtures import display, engine_rows, engine_scores
+from tiers import examples
 
 from scoring import REGISTRY
 from scoring.metrics.reference import Labels, Output, judge_claims, restricted_docs, score_question, validate
@@ -130,11 +133,15 @@ def duck():
     con.close()
 
 
-def _check(batch, con, case_tally, name: str) -> None:
+def _check(batch, con, case_tally, name: str, *, trim: bool = False) -> None:
+    """`trim`: hand the engine, past the largest cutoff, only the judged slots (as a workspace does)."""
     corpus, access, cases, outputs, statuses, cutoffs, level, *rest = batch
     max_claims = rest[0] if rest else None
     expected, expected_verdicts = _reference(*batch)
     rows = engine_rows(corpus, cases, outputs, k=cutoffs, access=access, statuses=statuses, max_claims=max_claims)
+    if trim:
+        rows["eval_retrieved"] = [(run, q, rank, doc) for run, q, rank, doc in rows["eval_retrieved"]
+                                  if rank <= max(cutoffs) or doc in _grades(cases[q])]
     got, got_verdicts = engine_scores(rows, level=level, by_cutoff=True, con=con)
     assert set(got) == set(expected)
     for key, ref in expected.items():
@@ -188,6 +195,15 @@ def test_reference_and_engine_agree_on_random_batches(duck, case_tally, batch):
 @given(batches(permissions=True))
 def test_reference_and_engine_agree_under_access_control(duck, case_tally, batch):
     _check(batch, duck, case_tally, "access control")
+
+
+@settings(max_examples=examples(30))
+@given(batches())
+def test_unjudged_slots_past_every_cutoff_can_be_left_out(duck, case_tally, batch):
+    """A workspace hands the engine every slot within k and only the judged ones past it (`eval_retrieved`):
+    a condensed list (P'@k, nDCG'@k, AP'@k) reaches past k for judged documents only, every other metric
+    stops at k, so the figures are the whole ranking's."""
+    _check(batch, duck, case_tally, "judged slots only past k", trim=True)
 
 
 @settings(max_examples=SHARE)

@@ -26,6 +26,7 @@ from scoring.metrics import engine
 from scoring.io import trec
 from scoring.cli import main
 from scoring.metrics import RANKING_KEYS as RETRIEVAL_KEYS
+from scoring.metrics import JUDGED_ONLY_KEYS
 
 # trec_eval's test files (qrels, a run, its output), copied unchanged: see data/trec_eval/README.md.
 REFERENCE = Path(__file__).resolve().parent / "data" / "trec_eval"
@@ -825,4 +826,199 @@ def test_ranking_of_positively_graded_documents_scores_as_the_full_ranking(qrels
     for ours, whole in zip(restricted, full):
         assert ours[:2] == whole[:2]
         for key, a, b in zip(RETRIEVAL_KEYS, ours[2:], whole[2:]):
+            assert (a is None) == (b is None) and (a is None or math.isclose(a, b, abs_tol=1e-12)), (ours[:2], key)
+
+
+# --- the measures over judged documents only: trec_eval's bpref, and its measures under -J ----------
+
+# trec_eval's names -> ragslice's (bpref; under -J, the condensed-list measures), written out here.
+JUDGED_TO_CANONICAL = {
+    "bpref": "Bpref",
+    **{f"P_{k}": f"P'@{k}" for k in (5, 10, 20, 100, 1000)},
+    **{f"ndcg_cut_{k}": f"nDCG'@{k}" for k in (5, 10, 20, 100, 1000)},
+    "map": "AP'",
+    **{f"map_cut_{k}": f"AP'@{k}" for k in (10, 100)},
+}
+JUDGED_MEASURES = list(JUDGED_TO_CANONICAL.values())
+
+
+def trec_eval_judged(name: str, wanted: dict[str, str] = JUDGED_TO_CANONICAL) -> dict[tuple[str, str], str]:
+    """(canonical measure, qid) -> value as trec_eval printed it, for the `wanted` trec_eval measures."""
+    values = {}
+    for line in reference_file(name).read_text().splitlines():
+        measure, qid, value = (part.strip() for part in line.split("\t"))
+        if measure in wanted:
+            values[(wanted[measure], qid)] = value
+    return values
+
+
+@pytest.mark.parametrize(("expected", "qrels", "level"),
+                         [("out.test.aq", "qrels.test", 1), ("out.test.aql", "qrels.rel_level", 2),
+                          ("out.test.aql3", "qrels.rel_level", 3), ("out.test.aql4", "qrels.rel_level", 4)])
+def test_bpref_agrees_with_trec_eval(capsys, expected, qrels, level):
+    # qrels.rel_level grades some documents -1: trec_eval's pooled but unjudged documents, passed over.
+    reference = trec_eval_judged(expected, {"bpref": "Bpref"})
+    code, out, err = run_trec(capsys, reference_file(qrels), reference_file("results.test"), "-q", "-l", level,
+                              "-m", "bpref")
+    assert code == 0, err
+    assert {(m, q): v for m, q, v in parse_output(out)} == reference
+    assert len(reference) == 4
+
+
+@pytest.mark.parametrize(("expected", "qrels", "level"),
+                         [("out.test.aqJ", "qrels.test", 1), ("out.test.aqlJ", "qrels.rel_level", 2),
+                          ("out.test.aql3J", "qrels.rel_level", 3)])
+def test_condensed_lists_agree_with_trec_eval_judged_only(capsys, expected, qrels, level):
+    """P'@k, nDCG'@k, AP'@k and AP' are trec_eval -J's P_k, ndcg_cut_k, map_cut_k and map, per topic and
+    in its mean (at -l3 topic 303 has no relevant document: trec_eval's 0, and nDCG' its graded value)."""
+    reference = trec_eval_judged(expected)
+    code, out, err = run_trec(capsys, reference_file(qrels), reference_file("results.test"), "-q", "-l", level,
+                              "-m", *JUDGED_MEASURES)
+    assert code == 0, err
+    rows = parse_output(out)
+    assert {(m, q): v for m, q, v in rows} == reference
+    assert len(rows) == len(reference) == 4 * len(JUDGED_MEASURES)
+    # unjudged documents rank above relevant ones in these runs, and count against the standard AP only
+    code, out, _ = run_trec(capsys, reference_file(qrels), reference_file("results.test"), "-l", level,
+                            "-m", "AP", "AP'")
+    (_, _, standard), (_, _, condensed) = parse_output(out)
+    assert code == 0 and float(condensed) > float(standard)
+
+
+def test_condensed_lists_exclude_na_topics_without_relevant_documents(capsys):
+    # At -l3 topic 303 has no relevant document: n/a for every measure, P'@k and Bpref included, and the
+    # means are over 301 and 302 (pytrec_eval -J's exact values; trec_eval's are rounded).
+    reference = trec_eval_judged("out.test.aql3J")
+    qrels_path, run_path = reference_file("qrels.rel_level"), reference_file("results.test")
+    code, out, err = run_trec(capsys, qrels_path, run_path, "-q", "-l", "3", "--exclude-na", "-m", *JUDGED_MEASURES)
+    assert code == 0, err
+    ours = {(measure, qid): value for measure, qid, value in parse_output(out)}
+    qrels, run = read_qrels(qrels_path), read_run(run_path)
+    names = {canonical: name for name, canonical in JUDGED_TO_CANONICAL.items()}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(names.values()), relevance_level=3,
+                                            judged_docs_only_flag=True).evaluate(run)
+    for measure, name in names.items():
+        assert ours[(measure, "303")] == "n/a", measure
+        for qid in ("301", "302"):
+            assert ours[(measure, qid)] == reference[(measure, qid)], (measure, qid)
+        assert close(ours[(measure, "all")], (theirs["301"][name] + theirs["302"][name]) / 2), measure
+
+
+def test_a_negative_grade_is_unjudged_for_the_judged_only_measures(tmp_path, capsys):
+    # Ranking n (grade -1), a (1), b (0), u (not in the qrels). trec_eval reads -1 as pooled but not
+    # judged: the condensed list is a, b, so P'@1 = 1, AP' = 1; Bpref: nothing judged non-relevant
+    # above a: 1. (Had n counted as judged non-relevant: P'@1 = 0, Bpref 1 - 1/1 = 0.)
+    # The standard measures see n in the first slot: P@1 = 0, AP = 1/2.
+    qrels = write(tmp_path / "qrels", "q1 0 a 1\nq1 0 n -1\nq1 0 b 0\n")
+    run = write(tmp_path / "run", "q1 Q0 n 1 4.0 r\nq1 Q0 a 2 3.0 r\nq1 Q0 b 3 2.0 r\nq1 Q0 u 4 1.0 r\n")
+    code, out, err = run_trec(capsys, qrels, run, "-m", "P'@1", "AP'", "bpref", "P@1", "AP")
+    assert code == 0, err
+    assert parse_output(out) == [("P'@1", "all", "1.0000"), ("AP'", "all", "1.0000"), ("Bpref", "all", "1.0000"),
+                                 ("P@1", "all", "0.0000"), ("AP", "all", "0.5000")]
+    theirs = pytrec_eval.RelevanceEvaluator(read_qrels(qrels), {"P_1", "map", "bpref"},
+                                            judged_docs_only_flag=True).evaluate(read_run(run))["q1"]
+    assert (theirs["P_1"], theirs["map"], theirs["bpref"]) == (1.0, 1.0, 1.0)
+
+
+def test_ir_measures_and_trec_eval_spellings_print_canonically(capsys):
+    code, out, err = run_trec(capsys, reference_file("qrels.test"), reference_file("results.test"), "-m",
+                              "P(judged_only=True)@10", "nDCG(judged_only=True)@10", "AP(judged_only=True)", "bpref",
+                              "P'@10")
+    assert code == 0, err
+    reference = trec_eval_judged("out.test.aqJ")
+    assert parse_output(out) == [(m, "all", reference[(m, "all")]) for m in ("P'@10", "nDCG'@10", "AP'", "Bpref")]
+
+
+# pytrec_eval under judged_docs_only_flag (trec_eval -J) for the condensed lists; its plain bpref.
+PYTREC_JUDGED = {"P'@3": "P_3", "P'@10": "P_10", "nDCG'@3": "ndcg_cut_3", "nDCG'@10": "ndcg_cut_10", "AP'": "map",
+                 "AP'@5": "map_cut_5"}
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(collections())
+def test_judged_only_measures_agree_with_pytrec_eval_on_random_runs_with_ties(tmp_path_factory, capsys, data):
+    """Grades -1 to 3 (a negative grade: pooled, not judged), many ties, topics on one side only; trec_eval's
+    values and mean by default, n/a and the mean over the others with --exclude-na."""
+    qrels, run, level = data
+    folder = tmp_path_factory.mktemp("judged")
+    qrels_file = write(folder / "qrels", "".join(
+        f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    run_file = write(folder / "run", "".join(
+        f"{q} Q0 {d} {r} {s} run-x\n" for q, docs in run.items() for r, (d, s) in enumerate(docs.items(), 1)))
+    measures = [*PYTREC_JUDGED, "Bpref"]
+    shared = set(qrels) & set(run)
+    judged_qrels, judged_run = {q: qrels[q] for q in shared}, {q: run[q] for q in shared}
+    theirs = pytrec_eval.RelevanceEvaluator(judged_qrels, set(PYTREC_JUDGED.values()), relevance_level=level,
+                                            judged_docs_only_flag=True).evaluate(judged_run)
+    bpref = pytrec_eval.RelevanceEvaluator(judged_qrels, {"bpref"}, relevance_level=level).evaluate(judged_run)
+    for q in shared:
+        theirs[q]["bpref"] = bpref[q]["bpref"]
+    names = {**PYTREC_JUDGED, "Bpref": "bpref"}
+    answerable = [q for q in shared if any(g >= level for g in qrels[q].values())]
+    for exclude_na in (False, True):
+        code, out, err = run_trec(capsys, qrels_file, run_file, "-q", "-l", level, *(["--exclude-na"] * exclude_na),
+                                  "-m", *measures)
+        assert code == 0, err
+        ours = {(m, q): v for m, q, v in parse_output(out)}
+        scored = answerable if exclude_na else sorted(shared)
+        for measure, name in names.items():
+            for q in shared:
+                if q in scored:
+                    assert close(ours[(measure, q)], theirs[q][name]), (measure, q, exclude_na)
+                else:
+                    assert ours[(measure, q)] == "n/a", (measure, q)
+            if scored:
+                assert close(ours[(measure, "all")], math.fsum(theirs[q][name] for q in scored) / len(scored)), measure
+            else:
+                assert ours[(measure, "all")] == "n/a"
+
+
+IR_MEASURES = ["P(judged_only=True)@5", "P(judged_only=True)@10", "P(judged_only=True,rel=2)@10",
+               "nDCG(judged_only=True)@10", "nDCG(judged_only=True)@100", "AP(judged_only=True)",
+               "AP(judged_only=True)@100", "AP(judged_only=True,rel=3)", "Bpref", "Bpref(rel=2)"]
+
+
+@pytest.mark.parametrize("qrels", ["qrels.test", "qrels.rel_level"])
+def test_judged_only_measures_agree_with_ir_measures(capsys, qrels):
+    """ir_measures' own measure strings, parsed by ragslice, give ir_measures' values per topic."""
+    ir_measures = pytest.importorskip("ir_measures")
+    wanted = [ir_measures.parse_measure(text) for text in IR_MEASURES]
+    qrels_path, run_path = reference_file(qrels), reference_file("results.test")
+    theirs = {(str(m.measure), m.query_id): m.value for m in ir_measures.iter_calc(
+        wanted, ir_measures.read_trec_qrels(str(qrels_path)), ir_measures.read_trec_run(str(run_path)))}
+    code, out, err = run_trec(capsys, qrels_path, run_path, "-q", "-m", *map(str, wanted))
+    assert code == 0, err
+    ours = {(m, q): v for m, q, v in parse_output(out) if q != "all"}
+    canonical = {str(m): str(trec.parse_measures([str(m)])[0]) for m in wanted}
+    assert canonical["P(judged_only=True,rel=2)@10"] == "P'(rel=2)@10" and canonical["Bpref"] == "Bpref"
+    assert len(theirs) == 3 * len(IR_MEASURES)
+    for (measure, qid), value in theirs.items():
+        assert close(ours[(canonical[measure], qid)], value), (measure, qid)
+
+
+@pytest.mark.parametrize(("qrels", "level"), [("qrels.test", 1), ("qrels.rel_level", 2), ("qrels.rel_level", 1)])
+def test_ranking_of_judged_documents_scores_as_the_full_ranking(qrels, level):
+    """With `judged`, the engine sees every judged document (grade 0 and above) at its rank in the full
+    ranking: every retrieval metric scores as with the whole ranking and every judgement (the negative
+    grades left out, as trec_eval reads them: pooled, not judged)."""
+    keys = [*RETRIEVAL_KEYS, *JUDGED_ONLY_KEYS]
+    query = f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql()}) ORDER BY ALL"
+    con = duckdb.connect()
+    trec.load_qrels(con, reference_file(qrels))
+    run_id = trec.load_run(con, reference_file("results.test"))
+    trec.build_inputs(con, run_id, [1, 5, 10, 20, 100, 1000, engine.WHOLE_RANKING], judged=True)
+    restricted = con.execute(query, {"level": level}).fetchall()
+    n_judged = con.execute("SELECT count(*) FROM eval_retrieved").fetchone()[0]
+    con.execute("""CREATE OR REPLACE TEMP TABLE eval_retrieved AS
+        SELECT $run_id AS run_id, qid AS question_id, row_number() OVER (
+            PARTITION BY qid ORDER BY score DESC, docno DESC)::INTEGER AS rank, docno AS doc_id FROM trec_run""",
+                {"run_id": run_id})
+    con.execute("""CREATE OR REPLACE TEMP TABLE eval_labels AS
+        SELECT 'trec' AS suite, qid AS question_id, docno AS doc_id, grade FROM trec_qrels WHERE grade >= 0""")
+    full = con.execute(query, {"level": level}).fetchall()
+    assert con.execute("SELECT count(*) FROM eval_retrieved").fetchone()[0] == 1500 > n_judged
+    assert len(full) == len(restricted) == 3 * 7
+    for ours, whole in zip(restricted, full):
+        assert ours[:2] == whole[:2]
+        for key, a, b in zip(keys, ours[2:], whole[2:]):
             assert (a is None) == (b is None) and (a is None or math.isclose(a, b, abs_tol=1e-12)), (ours[:2], key)

@@ -24,12 +24,18 @@ Conventions, those of trec_eval 10 (which they were checked against):
 - ``-l LEVEL`` (>= 1): a document is relevant when its grade >= LEVEL (binary measures);
   nDCG's gain is the grade (negative grades gain 0), the ideal ranking is built from every
   judged document of the topic, whatever the level;
-- a measure without a cutoff (``RR``, ``AP``) looks at the whole ranking.
+- a measure without a cutoff (``RR``, ``AP``, ``AP'``, ``Bpref``) looks at the whole ranking;
+- the measures over judged documents only (``P'@k``, ``nDCG'@k``, ``AP'``: the condensed list, as
+  trec_eval ``-J`` and ir_measures' ``judged_only=True``; ``Bpref``, trec_eval's ``bpref``) take a
+  document as judged when the qrels grade it 0 or above: a negative grade marks a document that was
+  pooled but not judged (trec_eval's reading), which they pass over like a document missing from the
+  qrels. Their relevant documents are those at the level, their judged non-relevant ones those graded
+  from 0 to below the level. (In a workspace every label is a judgement, negative grades included.)
 
 Means. By default the ``all`` line is trec_eval's: the mean over every scored topic, a topic
 with no document at the relevance level scoring what trec_eval gives it, which ``-q`` prints
 too: 0 for every measure but nDCG, which in trec_eval ignores ``-l`` (``ndcg_cut`` scores the
-grades; 0 only for a topic without a positive grade). With ``--exclude-na``, the registry's n/a
+grades; 0 only for a topic without a positive grade; so does nDCG'). With ``--exclude-na``, the registry's n/a
 rule: such a topic scores n/a for every measure (its ``-q`` lines read ``n/a``) and the ``all``
 line is the mean over the other topics (``n/a`` when no topic is left). The two means agree
 whenever every scored topic has a relevant document at the level.
@@ -45,13 +51,16 @@ checked line by line, which names the file, line and rule of each problem, or ac
 fast route merely could not certify (CRLF endings, tabs and spaces in one file, a line of
 whitespace only, two pairs whose hashes collide).
 
-Scoring: at a relevance level >= 1 only positive grades matter (the others neither count as
-relevant nor gain), so the engine's ``eval_labels`` holds the positively graded judgements and
+Scoring: at a relevance level >= 1 only positive grades matter to the measures judged against the
+relevant documents alone (the registry's `RANKING_KEYS`: the others neither count as relevant nor
+gain), so the engine's ``eval_labels`` holds the positively graded judgements and
 ``eval_retrieved`` those documents at their rank in the topic's full ranking (ranks are slots,
-so the gaps stand for the other documents): every retrieval metric of the registry looks at the
-ranking only through them (hits, gains, first relevant rank; ``P@k`` divides by k), which the
-tests check metric by metric against the whole ranking. Only the run's rows scored at or above
-the topic's lowest-scored such document are sorted to find those ranks.
+so the gaps stand for the other documents): those metrics look at the ranking only through them
+(hits, gains, first relevant rank; ``P@k`` divides by k), which the tests check metric by metric
+against the whole ranking. The measures over judged documents only (`JUDGED_ONLY_KEYS`) need the
+judged non-relevant documents too: when one is asked for, both relations hold every judged document
+(grade 0 and above), and the unjudged ones are the gaps. Only the run's rows scored at or above the
+topic's lowest-scored such document are sorted to find those ranks.
 
 Output: ``MEASURE<TAB>QID<TAB>VALUE`` lines, values with 4 decimals, measures by canonical name
 (``P@10``) in the order asked (duplicates dropped). With ``-q``, trec_eval's order: topic by
@@ -405,15 +414,18 @@ def _unreadable(path: Path, error: duckdb.Error) -> ValidationError:
     return invalid(f"the file cannot be read as text lines: {first}", path=str(path))
 
 
-def build_inputs(con: duckdb.DuckDBPyConnection, run_id: str, cutoffs: Sequence[int]) -> None:
+def build_inputs(con: duckdb.DuckDBPyConnection, run_id: str, cutoffs: Sequence[int], *,
+                 judged: bool = False) -> None:
     """Create the engine's eval_pairs, eval_labels and eval_retrieved over ``trec_qrels`` and
     ``trec_run``: one suite, one run, one eval_pairs row per topic found in both files and per
     cutoff. The engine reaches labels and rankings through eval_pairs only, so the other topics are
-    never scored. Only positive grades matter at a relevance level >= 1 (the others neither count as
-    relevant nor gain), so eval_labels holds the positively graded judgements and eval_retrieved
-    those documents at their rank (1 + the documents ordered before them: score descending, docno
-    descending); the rank is found by sorting only the rows scored at or above the topic's lowest
-    such document."""
+    never scored. Only positive grades matter at a relevance level >= 1 to `RANKING_KEYS` (the others
+    neither count as relevant nor gain), so eval_labels holds the positively graded judgements and
+    eval_retrieved those documents at their rank (1 + the documents ordered before them: score
+    descending, docno descending); the rank is found by sorting only the rows scored at or above the
+    topic's lowest such document. With `judged` (what `JUDGED_ONLY_KEYS` need), the same for every
+    judged document: grade 0 and above (a negative grade marks a pooled document left unjudged, as
+    trec_eval reads it)."""
     con.execute(
         "CREATE OR REPLACE TEMP TABLE trec_ids AS SELECT $run_id::VARCHAR AS run_id, $suite::VARCHAR AS suite",
         {"run_id": run_id, "suite": SUITE},
@@ -425,23 +437,26 @@ def build_inputs(con: duckdb.DuckDBPyConnection, run_id: str, cutoffs: Sequence[
         FROM topics t CROSS JOIN trec_ids i CROSS JOIN (SELECT unnest($cutoffs::INTEGER[]) AS k) c""",
         {"cutoffs": sorted(set(cutoffs))},
     )
+    lowest = 0 if judged else 1  # the lowest grade the engine needs to see
     con.execute(
         """CREATE OR REPLACE TEMP TABLE eval_labels AS
         SELECT i.suite, q.qid AS question_id, q.docno AS doc_id, q.grade FROM trec_qrels q CROSS JOIN trec_ids i
-        WHERE q.grade > 0"""
+        WHERE q.grade >= $lowest""",
+        {"lowest": lowest},
     )
     con.execute(
         """CREATE OR REPLACE TEMP TABLE eval_retrieved AS
-        WITH gaining AS (SELECT qid, docno, pair FROM trec_qrels WHERE grade > 0),
-             -- every gaining row, and the rare row whose hash merely collides (the floor may only fall)
-             found AS (SELECT r.qid, r.score FROM trec_run r SEMI JOIN gaining g ON g.pair = r.pair),
+        WITH labelled AS (SELECT qid, docno, pair FROM trec_qrels WHERE grade >= $lowest),
+             -- every labelled row, and the rare row whose hash merely collides (the floor may only fall)
+             found AS (SELECT r.qid, r.score FROM trec_run r SEMI JOIN labelled g ON g.pair = r.pair),
              floor AS (SELECT qid, min(score) AS score FROM found GROUP BY qid),
              ranked AS (
                SELECT r.qid, r.docno,
                       row_number() OVER (PARTITION BY r.qid ORDER BY r.score DESC, r.docno DESC)::INTEGER AS rank
                FROM trec_run r JOIN floor f ON f.qid = r.qid AND r.score >= f.score)
         SELECT i.run_id, k.qid AS question_id, k.rank, k.docno AS doc_id
-        FROM ranked k JOIN gaining g ON g.qid = k.qid AND g.docno = k.docno CROSS JOIN trec_ids i"""
+        FROM ranked k JOIN labelled g ON g.qid = k.qid AND g.docno = k.docno CROSS JOIN trec_ids i""",
+        {"lowest": lowest},
     )
 
 
@@ -462,7 +477,7 @@ def evaluate_files(qrels: str | Path, run: str | Path, measures: Sequence[str], 
         load_qrels(con, qrels)
         run_id = load_run(con, run)
         cutoffs = [engine.WHOLE_RANKING if m.cutoff is None else m.cutoff for m in wanted]
-        build_inputs(con, run_id, cutoffs)
+        build_inputs(con, run_id, cutoffs, judged=any(m.metric.judged_only for m in wanted))
         topics = tuple(r[0] for r in con.execute(
             "SELECT DISTINCT question_id FROM eval_pairs ORDER BY question_id").fetchall())
         if not topics:

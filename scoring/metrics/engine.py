@@ -13,7 +13,9 @@ The caller provides these relations (tables or views) on a DuckDB connection; `s
     eval_documents(suite, doc_id, access)                access: VARCHAR[] ([] = public)
     eval_callers(suite, question_id, caller)             caller: VARCHAR[] or NULL (unrestricted)
     eval_retrieved(run_id, question_id, rank, doc_id)    ranks >= 1, unique per pair; gaps allowed
-                                                         (a rank is a context slot, see docs/formats.md)
+                                                         (a rank is a context slot, see docs/formats.md);
+                                                         every slot within k, and beyond k at least the
+                                                         judged ones (condensed lists reach past k)
     eval_claims(run_id, question_id, claim_id, position)
     eval_citations(run_id, question_id, claim_id, position, doc_id)
 
@@ -23,7 +25,7 @@ implementation in `scoring.metrics.reference` must agree with every query here (
 from __future__ import annotations
 
 from .reference import MAX_CLAIMS, REASONS
-from .registry import RANKING_KEYS, REGISTRY
+from .registry import JUDGED_ONLY_KEYS, RANKING_KEYS, REGISTRY
 
 WHOLE_RANKING = 2**31 - 1
 """The cutoff that stands for "no cutoff": every retrieved document counts."""
@@ -37,7 +39,8 @@ def restricted(caller: str = "q.caller", access: str = "d.access") -> str:
 RESTRICTED = restricted()
 """The permission rule over a question `q` and a document `d`."""
 
-# Per-pair ingredients: n_hits, n_relevant, k, first_rank, dcg, idcg, ap_sum (retrieval);
+# Per-pair ingredients: n_hits, n_relevant, k, first_rank, dcg, idcg, ap_sum, and over the condensed list
+# (judged documents only) c_hits, c_dcg, c_ap_sum, with bpref_sum (retrieval);
 # status, n_generated (claims of an ok record), n_supported, n_expected, n_expected_supported,
 # answerable, asks (the question asks for an answer: `metrics.ASKS_ANSWER`), n_disclosed (answer).
 FORMULAS: dict[str, str] = {
@@ -50,6 +53,10 @@ FORMULAS: dict[str, str] = {
     "/ ((n_hits / k) + (n_hits / n_relevant)) END",
     "success": "CASE WHEN n_hits > 0 THEN 1.0 ELSE 0.0 END::DOUBLE",
     "judged": "CASE WHEN n_retrieved > 0 THEN n_judged / n_retrieved END",
+    "precision_condensed": "c_hits / k",
+    "ndcg_condensed": "CASE WHEN idcg > 0 THEN c_dcg / idcg ELSE 0.0 END",
+    "ap_condensed": "c_ap_sum / n_relevant",
+    "bpref": "bpref_sum / n_relevant",
     "support": "CASE WHEN NOT asks THEN NULL WHEN status <> 'ok' THEN 0.0 WHEN n_generated > 0 "
     "THEN n_supported / n_generated END",
     "coverage": "CASE WHEN n_expected > 0 THEN n_expected_supported / n_expected END",
@@ -72,7 +79,8 @@ def _metric_columns() -> str:
 
 RETRIEVAL_CTES = """
 rel_counts AS (
-  SELECT suite, question_id, count(*) FILTER (WHERE grade >= $level) AS n_relevant
+  SELECT suite, question_id, count(*) FILTER (WHERE grade >= $level) AS n_relevant,
+         count(*) FILTER (WHERE grade < $level) AS n_nonrelevant
   FROM eval_labels GROUP BY suite, question_id
 ),
 ranked AS (
@@ -104,6 +112,33 @@ ideal_dcg AS (
   FROM eval_pairs p JOIN ideal i ON i.suite = p.suite AND i.question_id = p.question_id AND i.pos <= p.k
   GROUP BY p.run_id, p.question_id, p.k
 ),
+judged_list AS (
+  -- The condensed list (Sakai 2007): the judged documents of each ranking, unjudged ones removed, at
+  -- their rank in it (judged_rank); and for bpref the judged non-relevant documents ranked so far.
+  SELECT *, row_number() OVER w AS judged_rank,
+         sum(CASE WHEN grade >= $level THEN 1 ELSE 0 END) OVER w AS judged_hits_so_far,
+         sum(CASE WHEN grade < $level THEN 1 ELSE 0 END) OVER w AS nonrelevant_so_far
+  FROM (SELECT p.run_id, p.question_id, p.k, p.suite, r.rank, l.grade
+        FROM eval_pairs p
+        JOIN eval_retrieved r ON r.run_id = p.run_id AND r.question_id = p.question_id
+        JOIN eval_labels l ON l.suite = p.suite AND l.question_id = p.question_id AND l.doc_id = r.doc_id
+        WHERE p.status = 'ok')
+  WINDOW w AS (PARTITION BY run_id, question_id, k ORDER BY rank ROWS UNBOUNDED PRECEDING)
+),
+condensed AS (
+  -- P', nDCG', AP' over the first k of the condensed list; bpref over the first k slots, each relevant
+  -- document's term 1 - min(n, R) / min(R, N) (1 when n = 0), n the judged non-relevant ranked above it
+  SELECT j.run_id, j.question_id, j.k,
+         count(*) FILTER (WHERE j.grade >= $level AND j.judged_rank <= j.k) AS c_hits,
+         sum(j.grade / log2(j.judged_rank + 1)) FILTER (WHERE j.grade > 0 AND j.judged_rank <= j.k) AS c_dcg,
+         sum(j.judged_hits_so_far / j.judged_rank) FILTER (WHERE j.grade >= $level AND j.judged_rank <= j.k)
+           AS c_ap_sum,
+         sum(CASE WHEN j.nonrelevant_so_far = 0 THEN 1.0
+                  ELSE 1 - least(j.nonrelevant_so_far, c.n_relevant) / least(c.n_relevant, c.n_nonrelevant) END)
+           FILTER (WHERE j.grade >= $level AND j.rank <= j.k) AS bpref_sum
+  FROM judged_list j JOIN rel_counts c ON c.suite = j.suite AND c.question_id = j.question_id
+  GROUP BY j.run_id, j.question_id, j.k
+),
 retrieval AS (
   SELECT p.run_id, p.question_id, p.k, p.suite, p.status,
          coalesce(c.n_relevant, 0) AS n_relevant,
@@ -111,11 +146,16 @@ retrieval AS (
          g.first_rank,
          coalesce(g.dcg, 0.0) AS dcg,
          coalesce(i.idcg, 0.0) AS idcg,
-         coalesce(g.ap_sum, 0.0) AS ap_sum
+         coalesce(g.ap_sum, 0.0) AS ap_sum,
+         coalesce(d.c_hits, 0) AS c_hits,
+         coalesce(d.c_dcg, 0.0) AS c_dcg,
+         coalesce(d.c_ap_sum, 0.0) AS c_ap_sum,
+         coalesce(d.bpref_sum, 0.0) AS bpref_sum
   FROM eval_pairs p
   LEFT JOIN rel_counts c ON c.suite = p.suite AND c.question_id = p.question_id
   LEFT JOIN gained g ON g.run_id = p.run_id AND g.question_id = p.question_id AND g.k = p.k
   LEFT JOIN ideal_dcg i ON i.run_id = p.run_id AND i.question_id = p.question_id AND i.k = p.k
+  LEFT JOIN condensed d ON d.run_id = p.run_id AND d.question_id = p.question_id AND d.k = p.k
 )"""
 
 VISIBLE_CTE = """
@@ -212,10 +252,12 @@ FROM verdicts"""
 
 
 def retrieval_sql(extra_select: str = "") -> str:
-    """One row per eval_pairs row: retrieval ingredients and every metric judged against the relevant
-    documents at `k` (`RANKING_KEYS`)."""
+    """One row per eval_pairs row: retrieval ingredients and every metric judged against the labels at
+    `k` (`RANKING_KEYS`, then `JUDGED_ONLY_KEYS`). The first need in eval_labels and eval_retrieved only
+    the relevant documents (at their ranks), the second every judged document of the ranking."""
     cols = ",\n    ".join(
-        f"CASE WHEN n_relevant = 0 THEN NULL ELSE ({FORMULAS[key]}) END AS {key}" for key in RANKING_KEYS
+        f"CASE WHEN n_relevant = 0 THEN NULL ELSE ({FORMULAS[key]}) END AS {key}"
+        for key in (*RANKING_KEYS, *JUDGED_ONLY_KEYS)
     )
     return f"""WITH {RETRIEVAL_CTES}
 SELECT run_id, question_id, k, n_relevant, n_hits{extra_select},

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from ..errors import invalid
 from .alignment import LEXICAL_THRESHOLD, MIN_CONTENT_TOKENS, STOPWORDS, UNLABELLED_ID
-from .registry import RANKING_KEYS, REGISTRY, SEED_KEYS
+from .registry import JUDGED_ONLY_KEYS, RANKING_KEYS, REGISTRY, SEED_KEYS
 
 MAX_CLAIMS = 100
 """The most claims a record may make (docs/formats.md); a suite may declare fewer (`max_claims`)."""
@@ -153,24 +153,42 @@ def _dcg(gains: Iterable[int]) -> float:
     return sum(max(g, 0) / math.log2(rank + 1) for rank, g in enumerate(gains, 1))
 
 
+def _bpref(labels: Labels, top: Iterable[str | None], relevant: set[str]) -> float:
+    """trec_eval's bpref over `top`: 1/R x the sum, over each relevant document in it, of
+    1 - min(n, R) / min(R, N), n the judged non-relevant documents ranked above it (1 when n is 0);
+    R relevant, N judged non-relevant documents of the question; unjudged documents passed over."""
+    n_relevant, n_nonrelevant = len(relevant), len(labels.grades) - len(relevant)
+    above, total = 0, 0.0
+    for doc in top:
+        if doc in relevant:
+            total += 1 - min(above, n_relevant) / min(n_relevant, n_nonrelevant) if above else 1.0
+        elif doc in labels.grades:
+            above += 1
+    return total / n_relevant
+
+
 def retrieval_scores(labels: Labels, ranking: tuple[str | None, ...], *, cutoff: int | None, level: int
                      ) -> dict[str, Any]:
-    """P, R, RR, nDCG, AP, F1, Success at `cutoff` (None: the whole ranking), None when no document
-    reaches `level`; and Judged: the share of the documents retrieved within the cutoff that carry a
-    label (any grade), None when nothing was retrieved."""
+    """P, R, RR, nDCG, AP, F1, Success at `cutoff` (None: the whole ranking), and over the judged
+    documents only P', nDCG', AP' (the condensed list: the ranking without its unjudged documents, then
+    cut) and Bpref; each None when no document reaches `level`. And Judged: the share of the documents
+    retrieved within the cutoff that carry a label (any grade), None when nothing was retrieved."""
     top = ranking if cutoff is None else ranking[:cutoff]
     documents = [doc for doc in top if doc is not None]  # an empty slot is a later chunk of a counted document
     judged = {"n_retrieved": len(documents), "n_judged": sum(1 for doc in documents if doc in labels.grades)}
     judged["judged"] = judged["n_judged"] / judged["n_retrieved"] if documents else None
     relevant = labels.relevant(level)
     if not relevant:
-        return {key: None for key in RANKING_KEYS} | {"n_hits": 0, "n_relevant": 0} | judged
+        return {key: None for key in (*RANKING_KEYS, *JUDGED_ONLY_KEYS)} | {"n_hits": 0, "n_relevant": 0} | judged
     hit_ranks = [rank for rank, doc in enumerate(top, 1) if doc in relevant]
     hits = len(hit_ranks)
     precision = hits / cutoff if cutoff is not None else (hits / len(top) if top else 0.0)
     recall = hits / len(relevant)
     ideal = sorted(labels.grades.values(), reverse=True)
     idcg = _dcg(ideal if cutoff is None else ideal[:cutoff])
+    condensed = [doc for doc in ranking if doc is not None and doc in labels.grades]
+    condensed_top = condensed if cutoff is None else condensed[:cutoff]
+    condensed_ranks = [rank for rank, doc in enumerate(condensed_top, 1) if doc in relevant]
     return {
         "precision": precision,
         "recall": recall,
@@ -179,6 +197,11 @@ def retrieval_scores(labels: Labels, ranking: tuple[str | None, ...], *, cutoff:
         "ap": sum((i + 1) / rank for i, rank in enumerate(hit_ranks)) / len(relevant),
         "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
         "success": 1.0 if hits else 0.0,
+        "precision_condensed": len(condensed_ranks) / cutoff if cutoff is not None
+        else (len(condensed_ranks) / len(condensed_top) if condensed_top else 0.0),
+        "ndcg_condensed": _dcg(labels.grades[doc] for doc in condensed_top) / idcg if idcg > 0 else 0.0,
+        "ap_condensed": sum((i + 1) / rank for i, rank in enumerate(condensed_ranks)) / len(relevant),
+        "bpref": _bpref(labels, top, relevant),
         "n_hits": hits,
         "n_relevant": len(relevant),
     } | judged

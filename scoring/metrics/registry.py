@@ -4,8 +4,10 @@ The SQL engine, the reference implementation, the CLI, the dashboard and the REA
 these declarations; none of them restates a definition. A new metric is one entry here plus its
 kernel in `contract` (reference) and in `engine` (SQL).
 
-Measure strings follow ir_measures: ``P@5``, ``nDCG@20``, ``RR``, ``AP@10``. The seed's keys
-(``precision``, ``recall``, ``rr``, ``support``, ``coverage``, ``abstention_correct``) are aliases.
+Measure strings follow ir_measures: ``P@5``, ``nDCG@20``, ``RR``, ``AP@10``, ``Bpref``. The seed's keys
+(``precision``, ``recall``, ``rr``, ``support``, ``coverage``, ``abstention_correct``) are aliases. A
+condensed-list metric is written with Sakai's prime (``P'@5``, ``nDCG'@10``, ``AP'``); ir_measures'
+spelling of the same measure, ``P(judged_only=True)@5``, parses to it.
 """
 from __future__ import annotations
 
@@ -48,6 +50,13 @@ class Metric:
     value (trec_eval's ndcg_cut ignores -l)."""
     relevance_required: bool = False
     """n/a on a question with no relevant document at the relevance level (`RETRIEVAL_NA`)."""
+    judged_only: bool = False
+    """Scored over the judged documents only (`JUDGED_RULE`): a document without a label for the question
+    leaves the ranking (the condensed list) or is passed over (bpref) instead of counting as not
+    relevant, so the judged non-relevant documents count as well as the relevant ones."""
+    condenses: str | None = None
+    """The key of the standard metric this one is the condensed-list version of (Sakai 2007): the same
+    formula over the ranking with its unjudged documents removed before the cut at k."""
 
     @property
     def name(self) -> str:
@@ -72,6 +81,10 @@ ASKS_ANSWER = ("A question asks for an answer when it has expected claims, or wh
 """When the answer metrics (Support, Coverage, Abstention, FalseAbstention) are defined at all."""
 CHUNK_RANKS = (" A retrieved chunk stands for its document, counted once at the slot of its first chunk; ranks are "
                "slots (docs/formats.md, Chunks).")
+JUDGED_RULE = ("A document is judged when it carries a label for the question (any grade, 0 and negative "
+               "included: the documents Judged@k counts).")
+CONDENSED_LIST = ("the condensed list (the ranking with its unjudged documents removed, Sakai 2007; its first k "
+                  "may reach past the k-th slot)")
 CHUNK_CITATIONS = (" Citations may name chunks or documents: a claim is judged on the set of documents it cites "
                    "(docs/formats.md, Chunks).")
 
@@ -202,6 +215,86 @@ REGISTRY: tuple[Metric, ...] = (
         aliases=("judged",),
     ),
     Metric(
+        key="precision_condensed",
+        family="P'",
+        level="retrieval",
+        cutoff="required",
+        numerator="relevant documents among the first k of " + CONDENSED_LIST,
+        denominator="k, even when fewer than k judged documents were retrieved",
+        na_rule=RETRIEVAL_NA + ", as P@k's; never 0",
+        relevance_required=True,
+        failure=RETRIEVAL_FAILURE,
+        higher_is_better=True,
+        pooled=None,
+        help="P@k over the judged documents only: an unjudged document leaves the ranking instead of counting "
+        "as not relevant, so label gaps do not lower it; as trec_eval -J's P_k and ir_measures' "
+        "P(judged_only=True)@k. Read it beside P@k where Judged@k is low. " + JUDGED_RULE + CHUNK_RANKS,
+        aliases=("precision_condensed",),
+        judged_only=True,
+        condenses="precision",
+    ),
+    Metric(
+        key="ndcg_condensed",
+        family="nDCG'",
+        level="retrieval",
+        cutoff="required",
+        numerator="DCG of the first k of " + CONDENSED_LIST + ": grade (negative grades gain 0) / log2(rank in "
+        "that list + 1)",
+        denominator="DCG of the ideal ranking of every labelled document, cut at k (nDCG@k's)",
+        na_rule=RETRIEVAL_NA + ", as nDCG@k's; never 0",
+        relevance_required=True,
+        failure=RETRIEVAL_FAILURE,
+        higher_is_better=True,
+        pooled=None,
+        help="nDCG@k over the judged documents only (an unjudged document leaves the ranking instead of gaining "
+        "0 in its slot); as trec_eval -J's ndcg_cut_k and ir_measures' nDCG(judged_only=True)@k. "
+        + JUDGED_RULE + CHUNK_RANKS,
+        aliases=("ndcg_condensed",),
+        graded=True,
+        judged_only=True,
+        condenses="ndcg",
+    ),
+    Metric(
+        key="ap_condensed",
+        family="AP'",
+        level="retrieval",
+        cutoff="optional",
+        numerator="sum of precision at the rank, in " + CONDENSED_LIST + ", of each relevant document among its "
+        "first k (the whole list without a cutoff)",
+        denominator="relevant documents labelled for the question",
+        na_rule=RETRIEVAL_NA + ", as AP's; never 0",
+        relevance_required=True,
+        failure=RETRIEVAL_FAILURE,
+        higher_is_better=True,
+        pooled=None,
+        help="Average precision over the judged documents only; as trec_eval -J's map (map_cut_k with a cutoff) "
+        "and ir_measures' AP(judged_only=True). " + JUDGED_RULE + CHUNK_RANKS,
+        aliases=("ap_condensed",),
+        judged_only=True,
+        condenses="ap",
+    ),
+    Metric(
+        key="bpref",
+        family="Bpref",
+        level="retrieval",
+        cutoff="optional",
+        numerator="sum, over each relevant document retrieved within the cutoff, of 1 - min(n, R) / min(R, N), "
+        "where n counts the judged non-relevant documents ranked above it (the term is 1 when n is 0); unjudged "
+        "documents are passed over",
+        denominator="R: relevant documents labelled for the question (N: documents labelled for it below the "
+        "relevance level, 0 and negative grades included)",
+        na_rule=RETRIEVAL_NA + ", R = 0; never 0, where trec_eval prints 0",
+        relevance_required=True,
+        failure=RETRIEVAL_FAILURE,
+        higher_is_better=True,
+        pooled=None,
+        help="Binary preference (Buckley & Voorhees 2004), trec_eval's bpref: how far the relevant documents "
+        "retrieved rank above the judged non-relevant ones; unjudged documents neither help nor hurt. Without "
+        "a cutoff the whole ranking counts. " + JUDGED_RULE + CHUNK_RANKS,
+        aliases=("bpref",),
+        judged_only=True,
+    ),
+    Metric(
         key="support",
         family="Support",
         level="answer",
@@ -285,8 +378,15 @@ REGISTRY: tuple[Metric, ...] = (
 
 BY_KEY: dict[str, Metric] = {m.key: m for m in REGISTRY}
 RETRIEVAL_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "retrieval")
-RANKING_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.relevance_required)
-"""The retrieval metrics judged against the relevant documents (n/a without one): what TREC files score."""
+RANKING_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.relevance_required and not m.judged_only)
+"""The retrieval metrics judged against the relevant documents alone (n/a without one): a ranking that holds
+only the relevant documents, at their ranks, scores them as the whole ranking does."""
+JUDGED_ONLY_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.judged_only)
+"""The retrieval metrics scored over the judged documents only (condensed lists, bpref; n/a without a
+relevant document): they need every judged document of the ranking, the non-relevant ones too. With
+`RANKING_KEYS`, what TREC files score."""
+CONDENSED: dict[str, Metric] = {m.condenses: m for m in REGISTRY if m.condenses}
+"""Standard metric key -> its condensed-list twin (``P@k`` -> ``P'@k``)."""
 ANSWER_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "answer")
 COUNT_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.value == "count")
 """Metrics that count per question, so that a total over a slice means something."""
@@ -294,6 +394,8 @@ SEED_KEYS: tuple[str, ...] = ("precision", "recall", "rr", "support", "coverage"
 """The grounded-test-set seed's six keys, in its order: `evaluate` returns them first, `ragslice table`
 prints them."""
 assert set(SEED_KEYS) <= set(BY_KEY)
+assert all(m.relevance_required and m.level == "retrieval" for m in REGISTRY if m.judged_only)
+assert all(key in BY_KEY and BY_KEY[key].cutoff == BY_KEY[twin.key].cutoff for key, twin in CONDENSED.items())
 
 
 # --- operational measures --------------------------------------------------------------------------
@@ -403,12 +505,13 @@ class Measure:
         return name if self.cutoff is None else f"{name}@{self.cutoff}"
 
 
-_MEASURE = re.compile(r"(?P<name>[^(@]*?)\s*(?:\(\s*rel\s*=\s*(?P<level>[^)]*)\))?\s*(?:@(?P<cut>.*))?")
+_MEASURE = re.compile(r"(?P<name>[^(@]*?)\s*(?:\((?P<params>[^)]*)\))?\s*(?:@(?P<cut>.*))?")
+_SHAPE = "a measure is a metric name, optionally (rel=LEVEL) and @CUTOFF, e.g. P(rel=2)@5"
 
 
 def parse_measure(text: str, default_cutoff: int | None = None) -> Measure:
-    """Parse ``nDCG@20``, ``RR``, ``AP@100``, ``P(rel=2)@5``, trec_eval's ``P_10``, or an alias at
-    `default_cutoff`.
+    """Parse ``nDCG@20``, ``RR``, ``AP@100``, ``P(rel=2)@5``, ``P'@10``, trec_eval's ``P_10``, ir_measures'
+    ``P(judged_only=True)@10`` (the condensed-list twin, ``P'@10``), or an alias at `default_cutoff`.
 
     Round-trips: ``str(parse_measure(s)) == s`` for canonical strings.
     """
@@ -420,16 +523,21 @@ def parse_measure(text: str, default_cutoff: int | None = None) -> Measure:
         raw = f"{_TREC_NAMES[trec.group(1).lower()]}@{trec.group(2)}"
     parts = _MEASURE.fullmatch(raw)
     if parts is None:
-        raise invalid("a measure is a metric name, optionally (rel=LEVEL) and @CUTOFF, e.g. P(rel=2)@5",
-                      "measure", text)
+        raise invalid(_SHAPE, "measure", text)
     m = metric(parts["name"])
     level: int | None = None
-    if parts["level"] is not None:
-        if not parts["level"].strip().isdigit() or int(parts["level"]) < 1:
-            raise invalid("a relevance level is a whole number >= 1, e.g. P(rel=2)@5", "measure", text)
-        if m.level != "retrieval":
-            raise invalid(f"{m.name} does not depend on a relevance level", "measure", text)
-        level = int(parts["level"])
+    for param in [] if parts["params"] is None else parts["params"].split(","):
+        name, equals, value = (part.strip() for part in param.partition("="))
+        if name == "rel" and equals:
+            if not value.isdigit() or int(value) < 1:
+                raise invalid("a relevance level is a whole number >= 1, e.g. P(rel=2)@5", "measure", text)
+            if m.level != "retrieval":
+                raise invalid(f"{m.name} does not depend on a relevance level", "measure", text)
+            level = int(value)
+        elif name == "judged_only" and value in ("True", "False"):
+            m = _judged_only(m, value == "True", text)
+        else:
+            raise invalid(_SHAPE, "measure", text)
     cut = parts["cut"]
     cutoff: int | None
     if cut is not None:
@@ -445,6 +553,16 @@ def parse_measure(text: str, default_cutoff: int | None = None) -> Measure:
     return Measure(m, cutoff, level)
 
 
+def _judged_only(m: Metric, judged_only: bool, text: str) -> Metric:
+    """ir_measures' ``judged_only`` parameter: True names a metric's condensed-list twin, False its standard
+    form."""
+    standard = BY_KEY[m.condenses] if m.condenses else m
+    if standard.key not in CONDENSED:
+        twins = ", ".join(f"{BY_KEY[key].family} ({twin.family})" for key, twin in CONDENSED.items())
+        raise invalid(f"judged_only applies to the metrics with a condensed-list twin: {twins}", "measure", text)
+    return CONDENSED[standard.key] if judged_only else standard
+
+
 __all__ = [
     "Metric",
     "RETRIEVAL_NA",
@@ -456,6 +574,9 @@ __all__ = [
     "BY_KEY",
     "RETRIEVAL_KEYS",
     "RANKING_KEYS",
+    "JUDGED_ONLY_KEYS",
+    "CONDENSED",
+    "JUDGED_RULE",
     "ANSWER_KEYS",
     "COUNT_KEYS",
     "SEED_KEYS",

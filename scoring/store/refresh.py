@@ -65,12 +65,13 @@ EVAL_VIEWS = {
         WHERE c.run_id IS NULL""",
     "eval_callers": "SELECT suite, question_id, caller FROM questions",
     # Read back from the stored `retrieved` rows of the runs being scored (chunks were mapped at
-    # staging: rank = slot, one counted row per document); only the first k slots can score.
+    # staging: rank = slot, one counted row per document); only the first k slots can score, and the
+    # judged slots beyond them (a condensed list, P'@k, takes its first k judged documents).
     "eval_retrieved": """
         SELECT t.run_id, t.question_id, t.rank,
                CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, t.doc_id) ELSE t.doc_id END AS doc_id
         FROM retrieved t JOIN stage_runs r ON r.run_id = t.run_id JOIN suites s ON s.suite = r.suite
-        WHERE t.counted AND t.rank <= r.k""",
+        WHERE t.counted AND (t.rank <= r.k OR t.grade IS NOT NULL)""",
     "eval_claims": "SELECT run_id, question_id, claim_id, position FROM stage_claims",
     "eval_citations": "SELECT run_id, question_id, claim_id, position, unit_id AS doc_id FROM stage_citations "
     "WHERE counted",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
@@ -18,7 +18,9 @@ suite's max_claims (pooled Support's charge); answer metrics n/a where a questio
 5: Judged@k (`question_scores.judged`, `n_judged`, `n_retrieved`); reviews (`reviews`, `label_changes`,
 `suites.labels_hash`, `runs.labels_hash`). 6: free-text answers (`answer_sentences`, `alignments`,
 `judges`, `judgements`; `reviews.sentence`, `claim_ids`, `outcome`). 7: `suites.base_hash` (the suite's
-files but its review files: a refresh that finds only new decisions applies them to the stored suite)."""
+files but its review files: a refresh that finds only new decisions applies them to the stored suite).
+8: the metrics over judged documents only (`question_scores.precision_condensed`, `ndcg_condensed`,
+`ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
