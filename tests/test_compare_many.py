@@ -48,11 +48,11 @@ def _without_p_holm(doc: dict) -> dict:
 def test_each_candidate_of_a_family_is_its_single_comparison_but_for_p_holm(demo_db):
     """Every key of every candidate's document equals the single comparison's, p_holm and p_fdr aside
     (and the resolution: the family's size); p_holm is the Holm adjustment over the concatenated
-    p-values of every candidate, p_fdr their Benjamini-Hochberg adjustment. 435 tests: the family
+    p-values of every candidate, p_fdr their Benjamini-Hochberg adjustment. 378 tests: the family
     is small enough for its sampled tests, so no randomization p is recomputed."""
     from scoring.decide import stats
 
-    candidates = ["rerank-v2", "hybrid-v1", "temp07"]
+    candidates = ["rerank-v2", "hybrid-v1"]
     with duckdb.connect(str(demo_db), read_only=True) as con:
         family = C.compare_many(con, "prod-baseline", candidates, policy=POLICY)
         singles = [C.compare(con, "prod-baseline", name, policy=POLICY) for name in candidates]
@@ -67,8 +67,8 @@ def test_each_candidate_of_a_family_is_its_single_comparison_but_for_p_holm(demo
              for c in doc["candidates"] for r in c["comparisons"]]
     assert [r["p_holm"] for c in doc["candidates"] for r in c["comparisons"]] == stats.holm(p_all)
     assert [r["p_fdr"] for c in doc["candidates"] for r in c["comparisons"]] == stats.benjamini_hochberg(p_all)
-    assert doc["holm"]["tests"] == sum(p is not None for p in p_all) and doc["holm"]["candidates"] == 3
-    assert doc["resolution"]["tests"] == 435 and doc["resolution"]["refined_patterns"] is None
+    assert doc["holm"]["tests"] == sum(p is not None for p in p_all) and doc["holm"]["candidates"] == 2
+    assert doc["resolution"]["tests"] == 378 and doc["resolution"]["refined_patterns"] is None
     # a larger family never lowers an adjusted p
     for got, single in zip(doc["candidates"], singles):
         for row, alone in zip(got["comparisons"], single.to_dict()["comparisons"]):
@@ -186,16 +186,16 @@ ALL_CANDIDATES = ["chunk-160", "hybrid-v1", "prod-text", "rerank-v2", "temp07-r1
 
 
 def test_a_family_of_every_candidate_resolves_its_p_values_and_marks_rerank_v2(demo_db, capsys):
-    """Every other run and group against prod-baseline: 1,160 tests, too many for 10,000 sign patterns
-    (1,160 / 10,001 > 0.05). The small sampled p-values are recomputed (exactly where the sign-flip sum
-    takes few values, else with 20 x 1,160 / 0.05 = 464,000 patterns), so rerank-v2's R@k gain on
+    """Every other run and group against prod-baseline: 1,512 tests, too many for 10,000 sign patterns
+    (1,512 / 10,001 > 0.05). The small sampled p-values are recomputed (exactly where the sign-flip sum
+    takes few values, else with 20 x 1,512 / 0.05 = 604,800 patterns), so rerank-v2's R@k gain on
     multi-evidence questions and its Judged@k drop are marked, by Holm and by BH; the p-values nobody
     could mark are those of the single comparisons."""
     assert main(["compare", "prod-baseline", *ALL_CANDIDATES, "--db", str(demo_db), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     res = doc["resolution"]
-    assert (res["tests"], res["patterns"], res["refined_patterns"], res["warning"]) == (1160, 10_000, 464_000, None)
-    assert 0 < res["exact"] <= res["refined"] and res["smallest_sampled_p_holm"] == pytest.approx(1160 / 464_001)
+    assert (res["tests"], res["patterns"], res["refined_patterns"], res["warning"]) == (1512, 10_000, 604_800, None)
+    assert 0 < res["exact"] <= res["refined"] and res["smallest_sampled_p_holm"] == pytest.approx(1512 / 604_801)
     assert doc["holm"]["warning"] is None
     rows = {(r["metric"], r["slice"]): r for c in doc["candidates"] if c["candidate"]["name"] == "rerank-v2"
             for r in c["comparisons"]}
