@@ -14,7 +14,8 @@ dashboard and a headless Chromium.
   `build_dashboard_workspace` (the seed-lab plus repeats, hostile text and a macro/pooled flip).
 - The SQL engine fed seed-shaped Python data (`engine_rows`, `engine_scores`) and the seed table's
   number format (`display`).
-- The demo's database, built once per session (`demo_db`; `copy_database` for a test that writes).
+- The demo's database and synthetic suites' databases, built once per test run across xdist workers
+  (`built_once`: `demo_db`, `synth_db`; `copy_database` for a test that writes).
 - A running dashboard (`running_dashboard`: `ragslice dashboard` as a subprocess, up when its health
   endpoint answers, always stopped) and the pieces other ways of starting it share (`launch`,
   `wait_for_health`, `stop`); Debian's headless Chromium (`chromium`, the `chrome` fixture, `new_tab`)
@@ -716,14 +717,48 @@ def running_dashboard(db: Path, log: Path, *, address: str | None = None, policy
 # --- the bundled demo --------------------------------------------------------------------------
 
 
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]) -> Path:
+    """What `build(folder)` returns, built once per test run: the first xdist worker to ask builds it
+    under a file lock in the run's shared temporary folder, the others wait and read the same files.
+    Shared between processes: open a database read-only, or work on a copy."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / f"built-{name}"
+    with FileLock(str(folder) + ".lock"):
+        done = folder / "BUILT"
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            built = build(folder)
+            done.write_text(str(built.relative_to(folder)), encoding="utf-8")
+        return folder / done.read_text(encoding="utf-8")
+
+
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory) -> Path:
     """The database `ragslice demo` serves (the bundled demo and seed-lab merged, the demo verdict
-    recorded: `scoring.io.demo.build_demo`), built once per test session (per xdist worker).
+    recorded: `scoring.io.demo.build_demo`), built once per test run (`built_once`).
     Shared: open it read-only, or work on `copy_database(demo_db, tmp_path)`."""
     from scoring.io.demo import build_demo
 
-    return build_demo(tmp_path_factory.mktemp("demo-cache"))
+    return built_once(tmp_path_factory, "demo", build_demo)
+
+
+def synth_db(tmp_path_factory: pytest.TempPathFactory, questions: int, runs: int, *, seed: int,
+             repeats: int = 1) -> Path:
+    """The database of `ragslice synth --questions Q --runs R --seed S [--repeats N]`, refreshed once per
+    test run for each set of arguments (`built_once`); its workspace is the `ws` folder beside it."""
+    from scoring.io.synth import write_workspace
+    from scoring.store.refresh import refresh
+
+    def build(folder: Path) -> Path:
+        write_workspace(questions, runs, repeats=repeats, seed=seed, out=folder / "ws")
+        refresh(folder / "ws", folder / "synth.duckdb")
+        return folder / "synth.duckdb"
+
+    return built_once(tmp_path_factory, f"synth-{questions}-{runs}-{repeats}-{seed}", build)
 
 
 def copy_database(db: Path, folder: Path) -> Path:

@@ -34,7 +34,7 @@ from scoring.cli import main
 from scoring.store.refresh import score_workspace_in_memory
 from fixtures import build, fingerprint, manifest, write_json
 
-EXAMPLES = int(os.environ.get("RAGSLICE_FUZZ_EXAMPLES", examples(60, least=20)))
+EXAMPLES = int(os.environ.get("RAGSLICE_FUZZ_EXAMPLES", examples(60, least=12)))
 OUTCOMES: dict[str, int] = {"accepted": 0, "refused": 0}
 
 KNOWN_IDS = ["q-1", "q-2", "q-3", "q-4", "q-5", "rb-1", "rb-2", "rb-3", "rb-4", "hr-1", "spare", "monday",

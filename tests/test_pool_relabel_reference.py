@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,13 +21,14 @@ import pandas as pd
 import pytest
 from tiers import some
 
+from fixtures import synth_db
+
 from scoring.decide import pool as P
 from scoring.decide.comparison import compare, read_inputs
 from scoring.decide.policy import parse_policy
 from scoring.decide.relabel import CHANGE_COLUMNS, relabelling
 from scoring.decide.scores import SCORE_COLUMNS
 from scoring.errors import ValidationError
-from scoring.io.synth import write_workspace
 from scoring.metrics.registry import BY_KEY
 from scoring.store.database import Database
 from scoring.store.refresh import refresh, rescore_unreviewed
@@ -136,22 +138,14 @@ def _review_some(workspace: Path, db: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def databases(tmp_path_factory) -> dict[str, Path]:
+def databases(demo_db, tmp_path_factory) -> dict[str, Path]:
     """name -> database: the bundled demo; a synthetic suite (3 runs) without and with review decisions."""
-    from scoring.io.demo import BUNDLED, bundled_root, merge_workspaces
-
-    out = {}
-    root = tmp_path_factory.mktemp("demo")
-    out["demo"] = root / "scores.duckdb"
-    refresh(merge_workspaces([bundled_root() / name for name in BUNDLED], root / "ws"), out["demo"])
-    root = tmp_path_factory.mktemp("synth")
-    write_workspace(2000, 3, seed=5, out=root / "ws")
-    out["synth"] = root / "plain.duckdb"
-    refresh(root / "ws", out["synth"])
-    assert _review_some(root / "ws", out["synth"]) == 12
-    out["reviewed"] = root / "reviewed.duckdb"
-    refresh(root / "ws", out["reviewed"])
-    return out
+    synth = synth_db(tmp_path_factory, 2000, 3, seed=5)
+    root = tmp_path_factory.mktemp("reviewed")
+    workspace = Path(shutil.copytree(synth.parent / "ws", root / "ws"))
+    assert _review_some(workspace, synth) == 12
+    refresh(workspace, root / "reviewed.duckdb")
+    return {"demo": demo_db, "synth": synth, "reviewed": root / "reviewed.duckdb"}
 
 
 def _run_sets(db: Path) -> list[list[str]]:

@@ -14,31 +14,19 @@ import pandas as pd
 import pytest
 from tiers import some
 
-from fixtures import write_policy
+from fixtures import synth_db, write_policy
 
 from scoring.decide import present
 from scoring.decide.comparison import Comparison, compare
 from scoring.decide.report import PER_QUESTION_MAX, Evidence, load_evidence
-from scoring.io.synth import write_workspace
-from scoring.store.refresh import refresh
 
 WHEN = datetime(2026, 1, 2, 3, 4, tzinfo=timezone.utc)
 
 
 @pytest.fixture(scope="module")
-def databases(tmp_path_factory) -> dict[str, Path]:
+def databases(demo_db, tmp_path_factory) -> dict[str, Path]:
     """The bundled demo (runs and groups of repeats) and `ragslice synth --questions 2000 --runs 3`."""
-    from scoring.io.demo import BUNDLED, bundled_root, merge_workspaces
-
-    out = {}
-    root = tmp_path_factory.mktemp("demo")
-    out["demo"] = root / "demo.duckdb"
-    refresh(merge_workspaces([bundled_root() / name for name in BUNDLED], root / "ws"), out["demo"])
-    root = tmp_path_factory.mktemp("synth")
-    write_workspace(2000, 3, seed=5, out=root / "ws")
-    out["synth"] = root / "synth.duckdb"
-    refresh(root / "ws", out["synth"])
-    return out
+    return {"demo": demo_db, "synth": synth_db(tmp_path_factory, 2000, 3, seed=5)}
 
 
 def _pairs(db: Path) -> list[tuple[str, str]]:
@@ -75,7 +63,7 @@ def every_regressed_question(c: Comparison) -> pd.DataFrame:
 def test_the_worst_regressions_are_the_first_of_every_regressed_question(databases):
     checked = 0
     for name, db in databases.items():
-        for base, cand in some(_pairs(db), 12, seed=3):
+        for base, cand in some(_pairs(db), 6, seed=3):
             with duckdb.connect(str(db), read_only=True) as con:
                 c = compare(con, base, cand)
             expected = every_regressed_question(c)

@@ -29,8 +29,8 @@ from scoring.metrics import slices
 from scoring.decide import stats, stats_batch
 from scoring.store.refresh import refresh
 from scoring.store.schema import table_names
-from scoring.io.synth import write_workspace
-from fixtures import build, build_large
+from fixtures import build, build_large, synth_db
+from tiers import some
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,24 +42,16 @@ def _refreshed(root: Path, workspace: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def databases(tmp_path_factory) -> dict[str, Path]:
+def databases(demo_db, tmp_path_factory) -> dict[str, Path]:
     """name -> database: the bundled demo (runs and a group of repeats), the small test workspace,
     a larger plain one, and two synthetic suites (single runs; groups of repeats)."""
-    from scoring.io.demo import BUNDLED, bundled_root, merge_workspaces
-
-    out = {}
-    root = tmp_path_factory.mktemp("demo")
-    out["demo"] = _refreshed(root, merge_workspaces([bundled_root() / name for name in BUNDLED], root / "ws"))
+    out = {"demo": demo_db}
     root = tmp_path_factory.mktemp("small")
     out["small"] = _refreshed(root, build(root / "ws"))
     root = tmp_path_factory.mktemp("large")
     out["large"] = _refreshed(root, build_large(root / "ws", questions=1500, runs=3, seed=4))
-    root = tmp_path_factory.mktemp("synth")
-    write_workspace(2500, 3, seed=7, out=root / "ws")
-    out["synth"] = _refreshed(root, root / "ws")
-    root = tmp_path_factory.mktemp("repeats")
-    write_workspace(600, 2, repeats=3, seed=2, out=root / "ws")
-    out["repeats"] = _refreshed(root, root / "ws")
+    out["synth"] = synth_db(tmp_path_factory, 2500, 3, seed=7)
+    out["repeats"] = synth_db(tmp_path_factory, 600, 2, seed=2, repeats=3)
     return out
 
 
@@ -84,22 +76,22 @@ def _assert_same_table(fast: pd.DataFrame, reference: pd.DataFrame) -> None:
 # -- without detail against with detail ---------------------------------------------------------------------
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", ["demo", "small", "large", "synth", "repeats"])
 def test_without_detail_the_table_is_the_same_to_the_last_bit(databases, name):
     db = databases[name]
     pairs = _single_run_pairs(db, limit=2 if name in ("large", "synth") else 6)
     assert pairs
     with duckdb.connect(str(db), read_only=True) as con:
-        for baseline, candidate in pairs:
-            for heldout in (True, False):
-                full = C.compare(con, baseline, candidate, seed=3, include_heldout=heldout)
-                fast = _lean(con, baseline, candidate, seed=3, include_heldout=heldout)
-                _assert_same_table(fast.table, full.table)
-                pd.testing.assert_frame_equal(fast.flaky, full.flaky)
-                assert fast.warnings == full.warnings
-                assert len(fast.questions) == len(full.questions)
-                assert fast.settings == full.settings
-                assert fast.heldout == full.heldout
+        for (baseline, candidate), heldout in some(list(itertools.product(pairs, (True, False))), 2, seed=6):
+            full = C.compare(con, baseline, candidate, seed=3, include_heldout=heldout)
+            fast = _lean(con, baseline, candidate, seed=3, include_heldout=heldout)
+            _assert_same_table(fast.table, full.table)
+            pd.testing.assert_frame_equal(fast.flaky, full.flaky)
+            assert fast.warnings == full.warnings
+            assert len(fast.questions) == len(full.questions)
+            assert fast.settings == full.settings
+            assert fast.heldout == full.heldout
 
 
 def test_without_detail_the_same_where_slices_cross_the_large_sample_threshold(databases, monkeypatch):
@@ -217,6 +209,7 @@ def test_slice_columns_give_the_slices_of_the_questions(databases):
 # -- the dashboard's statistics -------------------------------------------------------------------
 
 
+@pytest.mark.sampled
 @pytest.mark.parametrize("name", ["demo", "synth"])
 def test_dashboard_statistics_are_compares(databases, monkeypatch, name):
     from dashboard import data
@@ -229,7 +222,7 @@ def test_dashboard_statistics_are_compares(databases, monkeypatch, name):
     with duckdb.connect(str(databases[name]), read_only=True) as con:
         for suite in data.suites()["suite"]:
             runs = [s for s in data.sides(suite) if s.kind == "run"]
-            for base, cand in list(itertools.permutations(runs, 2))[:4]:
+            for base, cand in some(list(itertools.permutations(runs, 2))[:4], 2, seed=7):
                 full = C.compare(con, base.spec, cand.spec)
                 shown = data.statistics(base, cand)
                 _assert_same_table(shown.table, full.table)
