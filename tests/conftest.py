@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -58,21 +59,36 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark Hypothesis tests `sampled`, then keep the tier's tests (an explicit -m decides alone)."""
+    """Mark Hypothesis tests and `cases(k)` tests `sampled`, then keep the tier's tests (an explicit -m
+    decides alone); the fast tier keeps k cases of a `cases(k)` test (`tiers.some`, seeded by its name)."""
     for item in items:
-        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False) or item.get_closest_marker("cases"):
             item.add_marker(SAMPLED)
     tier = config.getoption("--tier")
     if tier == "all" or config.getoption("markexpr"):
         return
     if tier == "fast":
         keep = [i for i in items if not i.get_closest_marker("browser") and not i.get_closest_marker("slow")]
+        keep = _sample_cases(keep)
     else:
         keep = [i for i in items if any(i.get_closest_marker(m) for m in ("browser", "slow", SAMPLED))]
     dropped = [i for i in items if i not in set(keep)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def _sample_cases(items: list[pytest.Item]) -> list[pytest.Item]:
+    """`items` with each `cases(k)` test's parametrized cases cut to `tiers.some(cases, k)`, in order."""
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if item.get_closest_marker("cases"):
+            groups.setdefault(item.nodeid.split("[")[0], []).append(item)
+    kept = set()
+    for name, cases in groups.items():
+        k = cases[0].get_closest_marker("cases").args[0]
+        kept.update(tiers.some(cases, k, seed=zlib.crc32(name.encode())))
+    return [i for i in items if not i.get_closest_marker("cases") or i in kept]
 
 
 @pytest.fixture(scope="session")

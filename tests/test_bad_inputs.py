@@ -273,6 +273,7 @@ def test_the_corpus_has_at_least_40_cases():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.cases(24)
 def test_bad_input_is_refused_and_the_database_is_unchanged(case: Bad, case_dir: Path, capsys):
     ws, db = case_dir / "ws", case_dir / "scores.duckdb"
     before = digest(db)

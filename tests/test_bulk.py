@@ -196,6 +196,7 @@ def test_deep_nesting_in_an_extension_is_left_to_the_rules_which_accept_it(tmp_p
 
 
 @pytest.mark.parametrize("name", BAD_LINES)
+@pytest.mark.cases(14)
 def test_a_broken_rule_sends_the_runs_to_the_rules(name: str, tmp_path: Path) -> None:
     ws = build(tmp_path / "ws")
     assert _bulk_verdict(ws)  # the fixture itself is clean

@@ -114,6 +114,7 @@ def test_every_page_renders_without_exception(app, page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.cases(3)
 def test_every_page_renders_a_group_of_repeats(app, page):
     at = open_page(app, page, suite="seed-lab", baseline="A", candidate="c")
     assert any("mean over 2 repeats (C1, C2)" in c.value.replace("\\", "") for c in at.caption)
@@ -659,6 +660,7 @@ def test_runs_configuration_diff_and_repeats(app):
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.cases(3)
 def test_hostile_text_is_never_markdown(app, page):
     at = open_page(app, page, suite="hostile", baseline="H1", candidate=HOSTILE_GROUP, q=HOSTILE_ID, metric="support")
     assert any("mean over 1 repeats (H2)" in c.value.replace("\\", "") for c in at.caption)
@@ -842,6 +844,7 @@ def test_slices_and_aggregation_hand_figures_from_the_summaries(summarized_app):
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.cases(3)
 def test_every_page_renders_from_the_summaries(summarized_app, page):
     at = open_page(summarized_app, page, suite="seed-lab", baseline="A", candidate="c")
     assert [t.value for t in at.title] == [TITLES[page]]

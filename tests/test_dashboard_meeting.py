@@ -79,6 +79,7 @@ def test_the_dashboard_runs_without_magic():
 
 
 @pytest.mark.parametrize("page", sorted(p.stem for p in VIEWS.glob("*.py") if p.stem != "__init__"))
+@pytest.mark.cases(4)
 def test_no_page_shows_a_string_from_its_own_source(demo, demo_db, monkeypatch, page):
     if page == "labels":  # the Labels page exists in review mode only
         monkeypatch.setenv("RAGSLICE_WORKSPACE", str(demo_db.parent / "workspace"))

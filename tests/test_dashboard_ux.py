@@ -205,6 +205,7 @@ UNKNOWN = [
 
 @pytest.mark.parametrize(("page", "param", "value", "names", "instead"), UNKNOWN,
                          ids=[f"{u[0]}-{u[1]}" for u in UNKNOWN])
+@pytest.mark.cases(8)
 def test_an_unknown_value_in_the_link_is_named_with_what_is_shown_instead(demo, page, param, value, names, instead):
     at = open_page(demo, page, **{**DEMO, param: value})
     said = [w for w in warnings(at) if w.startswith("The link asks for")]

@@ -233,7 +233,7 @@ POLICY = parse_policy('name = "p"\n[[gates]]\nmetric = "precision"\nslice = "ans
 def test_the_relabelling_is_the_re_scoring_of_the_whole_file_s(databases, name):
     db = databases[name]
     moved = 0
-    for (baseline, candidate), policy in some(list(itertools.product(_sides(db), [None, POLICY])), 3, seed=1):
+    for (baseline, candidate), policy in some(list(itertools.product(_sides(db), [None, POLICY])), 2, seed=1):
         found = relabelling(db, baseline, candidate, policy=policy)
         changes, values, reviewed, unreviewed = reference_relabelling(db, baseline, candidate, policy=policy)
         pd.testing.assert_frame_equal(found.changes, changes)

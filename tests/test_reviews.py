@@ -84,6 +84,7 @@ BAD_LINES = [
 
 
 @pytest.mark.parametrize("name, line, words", BAD_LINES, ids=[c[0] for c in BAD_LINES])
+@pytest.mark.cases(6)
 def test_a_bad_review_line_is_refused_with_its_file_and_line(ws, tmp_path, capsys, name, line, words):
     db = tmp_path / "db.duckdb"
     refresh(ws, db)

@@ -458,6 +458,7 @@ def test_malformed_run_line_names_file_and_line(tmp_path, capsys, good_qrels, te
 @pytest.mark.parametrize("score", ["1_000", "inf", "-Infinity", "nan", "NaN", "0x10", "1e400", "1,5", "1.5.2", "1e",
                                    "e5", ".", "+", "--1", "1d5", "1.5f", "\u0661", "\uff11"])
 @pytest.mark.parametrize("line", [1, 2])
+@pytest.mark.cases(12)
 def test_score_other_than_a_decimal_number_is_refused(tmp_path, capsys, good_qrels, score, line):
     # Python's float() takes 1_000, inf, nan and full-width digits, DuckDB 1_000, inf and nan, C's
     # atof (trec_eval) reads 1_000 as 1: a score is a plain decimal or exponent number, or refused.

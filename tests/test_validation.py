@@ -274,6 +274,7 @@ RECORD_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
 
 
 @pytest.mark.parametrize("name, mutate, expected", RECORD_CASES, ids=[c[0] for c in RECORD_CASES])
+@pytest.mark.cases(24)
 def test_record_rule(ws, name, mutate, expected):
     mutate(ws)
     found = check(ws)
@@ -511,6 +512,7 @@ SUITE_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
 
 
 @pytest.mark.parametrize("name, mutate, expected", SUITE_CASES, ids=[c[0] for c in SUITE_CASES])
+@pytest.mark.cases(24)
 def test_suite_rule(ws, name, mutate, expected):
     mutate(ws)
     found = check(ws)
@@ -671,6 +673,7 @@ SINGLE_CHANGES = [("document", key, value) for key, values in DOCUMENT_OPTIONS.i
 
 @pytest.mark.parametrize("kind, key, value", SINGLE_CHANGES,
                          ids=[f"{kind}-{key}-{i}" for i, (kind, key, _) in enumerate(SINGLE_CHANGES)])
+@pytest.mark.cases(40)
 def test_every_single_change_reads_as_the_full_checks_do(tmp_path, kind, key, value):
     document = {**VALID_DOCUMENT, key: value} if kind == "document" else VALID_DOCUMENT
     question = {**VALID_QUESTION, key: value} if kind == "question" else VALID_QUESTION
@@ -884,6 +887,7 @@ MANIFEST_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
 
 
 @pytest.mark.parametrize("name, mutate, expected", MANIFEST_CASES, ids=[c[0] for c in MANIFEST_CASES])
+@pytest.mark.cases(12)
 def test_manifest_and_folder_rule(ws, name, mutate, expected):
     mutate(ws)
     found = check(ws)
@@ -1062,6 +1066,7 @@ def _record_refused_alike(ws: Path, kind: str, key: str, value: Any) -> None:
 
 @pytest.mark.parametrize("kind, key, label, value", DECLARED_CASES,
                          ids=[f"{kind}-{key}-{label}" for kind, key, label, _ in DECLARED_CASES])
+@pytest.mark.cases(48)
 def test_every_declared_field_broken_alone_is_refused_alike_by_every_path(tmp_path, kind, key, label, value):
     if kind in ("document", "chunk", "question"):
         _suite_refused_alike(tmp_path / "suites" / "demo", kind, key, value)

@@ -1,13 +1,15 @@
 """The test tiers: what the README's `pytest` runs, and what `.ci/run` adds.
 
 - ``fast`` (the default): every test but the `browser` and `slow` ones, with Hypothesis at the
-  ``fast`` profile and each exhaustive loop over cases cut to a seeded sample (`some`, `examples`).
+  ``fast`` profile, each exhaustive loop over cases cut to a seeded sample (`some`, `examples`) and
+  each long parametrized list marked `cases(k)` cut to k of its cases (the first, the last and a
+  seeded sample: `some` at collection).
 - ``rest``: the `browser` and `slow` tests, and every `sampled` test again at full size (every case,
   the ``default`` Hypothesis profile). Together the two tiers run everything at full size once.
 - ``all``: every test at full size.
 
 Choose with ``pytest --tier NAME`` or ``RAGSLICE_TIER``. A test is `sampled` when it uses Hypothesis
-or is marked so (it calls `some` or `examples`); `conftest.py` marks the Hypothesis ones itself.
+or is marked so (it calls `some` or `examples`); `conftest.py` marks the Hypothesis and `cases(k)` ones itself.
 """
 from __future__ import annotations
 
