@@ -87,8 +87,10 @@ def test_verdict_card_says_fail_first_with_failing_gates_as_sentences(demo):
     assert all(line.startswith(":green[:material/check:]") for line in lines[6:])
     # Plain sentences with the figures: candidate Coverage over the 66 critical questions 0.732 (< 0.9); 9 of the
     # 205 paired answerable questions have a lower Support than production.
-    assert "Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; baseline 0.9293)." in lines[0]
-    assert "9 of 205 answerable questions scored worse on Support than the baseline (allowed 0)." in lines[1]
+    assert ("Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; 6 n/a left out; "
+            "baseline 0.929).") in lines[0]
+    assert "9 of 205 answerable questions scored worse on Support than the baseline (allowed 0; 20 n/a left out)." \
+        in lines[1]
     assert ("Coverage on outdated questions dropped by 0.258 (31 questions): more than the 0.02 allowed, and "
             "significant (one-sided p 0.010, alpha 0.05).") in lines[2]
     # Four headline averages rise while the verdict fails: the card says why both hold.
