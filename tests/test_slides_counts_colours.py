@@ -190,10 +190,10 @@ def test_a_matrix_cell_is_coloured_by_its_evidence_and_size(app):
     at = open_page(app, "release_matrix", suite="demo", baseline="prod-baseline")
     html = next(m.value for m in at.markdown if 'id="release-matrix"' in m.value)
     cells = re.findall(r'rgba\(([0-9, ]+), ([0-9.]+)\)" class="(\w+)" data-strength="([0-9.]+)" '
-                       r'title="(significant|not significant);', html)
+                       r'data-significant="(yes|no)"', html)
     assert len(cells) == 8 * 4  # 8 candidates x 4 metrics on all questions
     for rgb, alpha, how, shade, called in cells:
         assert float(alpha) == pytest.approx(0.5 * float(shade), abs=1e-3)
-        assert (float(shade) > change.FAINT) == (called == "significant")  # evidence first
+        assert (float(shade) > change.FAINT) == (called == "yes")  # evidence first
         assert rgb == {"better": "46, 160, 67", "worse": "207, 34, 46", "unchanged": "0, 0, 0"}[how]
-    assert {called for *_, called in cells} == {"significant", "not significant"}
+    assert {called for *_, called in cells} == {"yes", "no"}

@@ -108,13 +108,14 @@ def cell(cand: str, metric: str, slice_: str) -> str:
     direction, shade = strength(float(r.delta), bool(r.higher_is_better), bool(r.significant),
                                 span[(metric, slice_)])
     mark = cell_mark(bool(r.significant), bool(r.fdr_significant))
-    title = (f"{'significant' if r.significant else 'not significant'}; "
-             f"n = {r.n} paired questions; baseline {number(r.baseline)}, candidate {number(r.candidate_mean)}; "
+    title = (f"n = {r.n} paired questions; baseline {number(r.baseline)}, candidate {number(r.candidate_mean)}; "
              f"{r.improved} improved, {r.regressed} regressed, {r.unchanged} unchanged; "
              f"p_holm {number(r.p_holm)}, p_fdr {number(r.p_fdr)} (randomization p {number(r.p_randomization)}); "
-             + row_detection_words(getattr(r, "mde", None), getattr(r, "bound", None)))
+             + row_detection_words(getattr(r, "mde", None), getattr(r, "bound", None))
+             + ("; significant" if r.significant else "; not significant: coloured faintly"))
     return (f'<td style="background: rgba({COLOURS[direction]}, {0.5 * shade:.3f})" class="{direction}" '
-            f'data-strength="{shade}" title="{html_escape(title)}">'
+            f'data-strength="{shade}" data-significant="{"yes" if r.significant else "no"}" '
+            f'title="{html_escape(title)}">'
             f'<a target="_self" href="{html_escape(deltas_link(cand, metric, slice_))}">'
             f"{html_escape(signed(r.delta))}{mark}</a></td>")
 
