@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import pandas as pd
 from markupsafe import Markup
 
+from ..metrics import slices
 from ..metrics.slices import parse_slice
 from .comparison import Comparison, label_gap_warning
 from .gate_words import gate_sentence, measure_words, slice_words
@@ -178,8 +179,14 @@ def _verdict_screens(c: Comparison) -> list[Screen]:
     return _parts("verdict", "The verdict", messages, bodies)
 
 
+def slice_size(c: Comparison, name: str) -> int:
+    """How many of the suite's questions a slice holds (read from the questions' slice columns, which a
+    comparison holds with or without the questions' IDs)."""
+    return int(slices.mask(c.questions, parse_slice(name)).sum())
+
+
 def _where_row(c: Comparison, r: pd.Series, gate: str | None) -> dict[str, Any]:
-    n, size = int(r["n"]), len(c.slice_questions(parse_slice(str(r["slice"]))))
+    n, size = int(r["n"]), slice_size(c, str(r["slice"]))
     p = r["p_holm"]
     return {"gate": gate, "what": (f"✗ {gate}: " if gate else "") + f"{measure_words(str(r['metric']))} on "
             f"{slice_words(str(r['slice']))}", "n": f"{n}" + (f" ({size - n} n/a)" if size > n else ""),
