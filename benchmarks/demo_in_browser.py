@@ -3,6 +3,11 @@ and the engineer's path through the dashboard, clicked and timed step by step.
 
     python benchmarks/demo_in_browser.py screenshot docs/release-review.png
     python benchmarks/demo_in_browser.py engineer-path [--repeats 3]
+    python benchmarks/demo_in_browser.py slides
+
+The slides command writes `ragslice report --slides` of the demo comparison and prints each screen's content
+height against the window at 1280x720 and 1024x600 (a screen fits when its content ends above the footer),
+with the type's scale (1 unless the slides' script had to shrink a screen to fit).
 
 Both build the demo database in a temporary folder (`ragslice demo --build-only`), serve it with
 `ragslice dashboard --policy` (the demo policy, evaluated live) on a free local port, and view it at
@@ -160,6 +165,36 @@ def engineer_path(url: str, chrome: Any) -> list[tuple[str, int, float]]:
     return steps
 
 
+SIZES = (PROJECTOR, {"width": 1024, "height": 600})
+SCREEN = """() => {
+  const s = document.querySelector('section.screen.on');
+  const bottom = Math.max(...[...s.querySelectorAll('*')].map(e => e.getBoundingClientRect().bottom));
+  return [s.id, Math.round(bottom), Math.round(document.querySelector('footer').getBoundingClientRect().top),
+          s.scrollHeight, s.getAttribute('data-fit')];
+}"""
+
+
+def slides() -> None:
+    """Each screen of the demo's slides at both sizes: content bottom, footer top, scroll height, type scale."""
+    from scoring.cli import main as ragslice
+    from scoring.io.demo import build_demo, bundled_policy
+
+    with tempfile.TemporaryDirectory() as tmp, browser() as chrome:
+        db = build_demo(Path(tmp) / "cache")
+        out = Path(tmp) / "slides.html"
+        ragslice(["report", DEMO["baseline"], DEMO["candidate"], "--db", str(db), "--policy", str(bundled_policy()),
+                  "--slides", "-o", str(out)])
+        for size in SIZES:
+            page = chrome.new_context(viewport=size).new_page()
+            page.goto(out.as_uri())
+            print(f"{size['width']}x{size['height']}: screen, content bottom / footer top (px), scroll height, scale")
+            for _ in range(page.locator("section.screen").count()):
+                key, bottom, footer, height, scale = page.evaluate(SCREEN)
+                print(f"  {key:<12} {bottom:>5} / {footer:<5} {height:>6}   {scale}")
+                page.keyboard.press("ArrowRight")
+            page.context.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -167,7 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     shot.add_argument("out", type=Path)
     walk = sub.add_parser("engineer-path", help="clicks and seconds per step of the engineer's path")
     walk.add_argument("--repeats", type=int, default=3)
+    sub.add_parser("slides", help="each screen of the demo's slides against 1280x720 and 1024x600")
     args = parser.parse_args(argv)
+    if args.command == "slides":
+        slides()
+        return 0
     if args.command == "screenshot":
         screenshot(args.out)
         return 0

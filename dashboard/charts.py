@@ -17,9 +17,9 @@ SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9aa5b1", "#1f
 
 
 CHANGE_COLORS = alt.Scale(domain=["regressed", "improved", "unchanged", "missing", "failed"],
-                          range=["#c62828", "#2e7d32", "#9e9e9e", "#e65100", "#e65100"])
-"""A question's status as a bar colour: red for worse, green for better, grey for no change, orange for a record
-that is missing or failed (its value counts as a failure)."""
+                          range=["#c62828", "#2e7d32", "#9e9e9e", "#6d4c41", "#ef6c00"])
+"""A question's status as a bar colour: red for worse, green for better, grey for no change, brown for a missing
+record and orange for a failed one (each counts as a failure; the legend tells them apart)."""
 
 
 def delta_bars(frame: pd.DataFrame, *, metric_name: str, higher_is_better: bool, height: int = 260) -> alt.Chart:

@@ -15,6 +15,7 @@ from typing import Any
 
 import streamlit as st
 
+from scoring.decide import change
 from scoring.decide.gate_words import missing
 from scoring.metrics import BY_KEY, Metric
 
@@ -112,13 +113,19 @@ def shown_zero(value: Any, digits: int = 3) -> bool:
     return not missing(value) and round(abs(float(value)), digits) == 0
 
 
-def delta_look(value: Any, higher_is_better: bool, digits: int = 3) -> dict[str, Any]:
+def delta_look(value: Any, higher_is_better: bool, digits: int = 3, significant: bool | None = None
+               ) -> dict[str, Any]:
     """`st.metric` arguments for a change: its text, and green for better / red for worse in the
-    metric's direction; no arrow and no colour for n/a or a change that reads as zero."""
+    metric's direction when the change is significant (or its significance is not known: None); grey
+    when it is not (`scoring.decide.change.strength`: a change that is not significant reads as
+    neutral); no arrow and no colour for n/a or a change that reads as zero."""
     if missing(value):
         return {"delta": None}
     if shown_zero(value, digits):
         return {"delta": f"{0:.{digits}f}", "delta_color": "off", "delta_arrow": "off"}
+    _, strong = change.strength(float(value), higher_is_better, significant is not False, abs(float(value)))
+    if strong <= change.FAINT:
+        return {"delta": signed(value, digits), "delta_color": "off"}
     return {"delta": signed(value, digits), "delta_color": "normal" if higher_is_better else "inverse"}
 
 

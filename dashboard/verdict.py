@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.decide.gate_words import gate_fields, gate_sentence, measure_words, slice_words
+from scoring.decide.change import STATUSES
+from scoring.decide.gate_words import gate_fields, gate_sentence, measure_words, questions_behind, slice_words
 from scoring.metrics import BY_KEY
 
 PAGE_OF_QUESTIONS = "views/question_deltas.py"
@@ -69,19 +70,29 @@ QUESTION_FILTERS_CLEARED: dict[str, str] = {
 earlier in the session never narrows what the gate's link shows."""
 
 
+SCORED = [s for s in STATUSES if s != "n/a"]
+"""The Question deltas status filter that leaves out the n/a questions, as a gate leaves them out."""
+
+
 def gate_line(gate: Mapping[str, Any]) -> GateLine:
     """The sentence and the filtered view of one gate: a registry metric's gate opens Question deltas
-    on that metric and slice, every other filter cleared (the questions that scored worse come first;
-    a gate that counts regressions keeps only them); a gate on failures, latency or cost opens Runs."""
+    on exactly the questions behind it (`gate_words.questions_behind`): its metric and slice, every
+    other filter cleared, then only the questions that scored worse for a gate that counts them, or
+    without the n/a questions the gate left out; a gate on failures, latency or cost opens Runs."""
     metric, slice_ = str(gate.get("metric")), str(gate.get("slice"))
     sentence = gate_sentence(gate)
     outcome = str(gate_fields(gate)["outcome"])
     if metric in BY_KEY:
-        params = {**QUESTION_FILTERS_CLEARED, "metric": metric, **slice_filters(slice_)}
-        if str(gate.get("kind")) == "regressions":
+        behind = questions_behind(gate)
+        params: dict[str, Any] = {**QUESTION_FILTERS_CLEARED, "metric": metric, **slice_filters(slice_)}
+        if behind["worse_only"]:
             params["worse"] = "1"
-        worse = " that scored worse" if str(gate.get("kind")) == "regressions" else ""
-        label = f"Show {'the ' if slice_ != 'all' else ''}{slice_words(slice_)}{worse} on {measure_words(metric)}"
+        if behind["scored_only"]:
+            params["status"] = SCORED
+        which = " that scored worse" if behind["worse_only"] else " with a value" if behind["scored_only"] else ""
+        count = "" if behind["count"] is None else f" ({behind['count']})"
+        label = (f"Show {'the ' if slice_ != 'all' else ''}{slice_words(slice_)}{which} on {measure_words(metric)}"
+                 f"{count}")
         return GateLine(str(gate.get("name")), bool(gate.get("passed")), sentence, PAGE_OF_QUESTIONS, params, label,
                         outcome)
     return GateLine(str(gate.get("name")), bool(gate.get("passed")), sentence, PAGE_OF_RUNS, {},

@@ -26,16 +26,16 @@ OUTDATED_DROP = dict(kind="drop", metric="coverage", slice="type:outdated", aggr
                      max_drop=0.02, alpha=0.05, test="randomization")
 
 CASES = [
-    (dict(min=0.9), "Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; baseline 0.9293)."),
+    (dict(min=0.9), "Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; baseline 0.929)."),
     (dict(min=0.9, passed=True, observed=0.917, observed_text="0.917"),
-     "Coverage on critical questions is 0.917, within the bound (at least 0.9) (66 questions; baseline 0.9293)."),
+     "Coverage on critical questions is 0.917, within the bound (at least 0.9) (66 questions; baseline 0.929)."),
     (dict(min=0.2, max=0.99, passed=True, metric="support", slice="answerable", observed_text="0.833"),
      "Support on answerable questions is 0.833, within the bound (at least 0.2 and at most 0.99) (66 questions; "
-     "baseline 0.9293)."),
+     "baseline 0.929)."),
     (dict(min=0.99, max=0.995, observed=1.0, observed_text="1", metric="recall", slice="all"),
-     "R@k on all questions is 1, above the maximum 0.995 (66 questions; baseline 0.9293)."),
+     "R@k on all questions is 1, above the maximum 0.995 (66 questions; baseline 0.929)."),
     (dict(min=0.99, max=0.995, observed=0.5, observed_text="0.500", metric="recall", slice="all"),
-     "R@k on all questions is 0.500, below the minimum 0.99 (66 questions; baseline 0.9293)."),
+     "R@k on all questions is 0.500, below the minimum 0.99 (66 questions; baseline 0.929)."),
     (dict(max=0.0, metric="disclosures", slice="all", aggregate="total", observed=1.0, observed_text="1", baseline=0,
           n=257), "Disclosures, total, on all questions is 1, above the maximum 0 (257 questions; baseline 0)."),
     (dict(max=3000.0, metric="latency", slice="all", aggregate="p95", observed=2546.2, observed_text="2546",
@@ -43,7 +43,7 @@ CASES = [
      "Latency (ms), p95, on all questions is 2546, within the bound (at most 3000) (257 records; baseline 2374)."),
     (dict(max=0.02, metric="failure_rate", slice="all", aggregate="rate", observed=0.037, observed_text="0.037",
           baseline=0.07407, n=27),
-     "Failure rate on all questions is 0.037, above the maximum 0.02 (27 records; baseline 0.07407)."),
+     "Failure rate on all questions is 0.037, above the maximum 0.02 (27 records; baseline 0.074)."),
     (dict(min=0.1, slice="type:nothing", observed=None, baseline=None, n=0, observed_text="n/a",
           reason="slice type:nothing has no question; a gate over an empty slice fails"),
      "Coverage on nothing questions: no value (slice type:nothing has no question; a gate over an empty slice "
@@ -113,12 +113,12 @@ def test_evaluation_keeps_the_bounds_as_fields():
 @pytest.mark.parametrize("recorded, sentence", [
     ({"kind": "threshold", "metric": "coverage", "slice": "critical", "aggregate": "macro", "threshold": ">= 0.9",
       "passed": False, "observed": 0.5, "baseline": 0.9, "n": 4, "reason": "r"},
-     "Coverage on critical questions is 0.500, below the minimum 0.9 (4 questions; baseline 0.9)."),
+     "Coverage on critical questions is 0.500, below the minimum 0.9 (4 questions; baseline 0.900)."),
     ({"kind": "threshold", "metric": "support", "slice": "answerable", "aggregate": "macro",
       "threshold": ">= 0.2 and <= 0.99", "passed": True, "observed": 0.8333, "observed_text": "0.833",
       "baseline": 0.9, "n": 3},
      "Support on answerable questions is 0.833, within the bound (at least 0.2 and at most 0.99) (3 questions; "
-     "baseline 0.9)."),
+     "baseline 0.900)."),
     ({"kind": "regressions", "metric": "support", "slice": "answerable", "threshold": "<= 0 regressed questions",
       "passed": False, "observed": 9.0, "n": 205},
      "9 of 205 answerable questions scored worse on Support than the baseline (allowed 0)."),

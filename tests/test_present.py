@@ -18,6 +18,7 @@ from fixtures import (
 
 from scoring.cli import main
 from scoring.decide import present, report
+from scoring.decide.gate_words import gate_sentence
 
 SCRIPT_TAG = '<script>alert("x")</script>'
 
@@ -54,11 +55,14 @@ def test_five_screens_tell_the_comparison_s_own_numbers(db, tmp_path):
     # one gate of two fails: the failing gate first, with its reason; the passing one after it
     assert verdict.message == "1 of 2 gates fail."
     assert verdict.body.index("critical coverage") < verdict.body.index("latency")
-    assert report.e(next(g.reason for g in c.verdict.gates if not g.passed)) in verdict.body
+    # worded as the verdict card words it (gate_words), not in the policy's own terms
+    failing = next(g for g in c.verdict.gates if not g.passed)
+    assert report.e(gate_sentence(failing)) in verdict.body and report.e(failing.reason) not in verdict.body
     # every slice x metric that got worse, from the comparison's table; q1 is the one regression
-    worse = c.table[(c.table["delta"] < 0) & c.table["higher_is_better"]]
-    assert where.message.startswith(f"Worse on {len(worse)} slice x metric pairs")
-    assert worst.message.startswith("1 questions are worse") and "q1" in worst.body
+    worse = c.table[(c.table["delta"] < 0) & c.table["higher_is_better"] & (c.table["metric"] != "judged")]
+    assert f"then {len(worse)} slice x metric pairs worse on a quality measure" in where.message
+    assert "critical coverage" in where.body.split("</tr>")[1]  # the failing gate's row leads
+    assert worst.message.startswith("1 of 3 questions scored worse") and "q1" in worst.body
     assert report.e(SCRIPT_TAG) in worst.body and SCRIPT_TAG not in worst.body  # escaped
     assert "citation_not_supporting" in worst.body
     # the model changed; run_id and notes are bookkeeping

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard import data, selection
 from dashboard.display import escape, metric_name, missing, number, say, signed
-from scoring.decide.change import moved
+from scoring.decide.change import strength
 from scoring.decide.family import FDR_MARK, SIGNIFICANT_MARK, cell_mark
 from scoring.decide.gate_words import row_detection_words
 from scoring.metrics import REGISTRY
@@ -16,7 +16,8 @@ from scoring.metrics import REGISTRY
 DEFAULT_METRICS = ("ndcg", "recall", "support", "coverage")
 DELTAS_PAGE = "question_deltas"
 """The URL path of the Question deltas page (its file name, as the router registers it)."""
-COLOURS = {"better": "#d7f0dd", "worse": "#f8d7da", "unchanged": "transparent"}
+COLOURS = {"better": "46, 160, 67", "worse": "207, 34, 46", "unchanged": "0, 0, 0"}
+"""A cell's colour (RGB) by how its mean moved; its strength (`scoring.decide.change.strength`) sets the opacity."""
 OPERATIONS = {"failure_rate": ("failure rate", 3), "latency_p95": ("latency p95 (ms)", 0),
               "cost_mean": ("mean cost (USD)", 5), "judged": ("Judged@k", 3)}
 
@@ -96,17 +97,25 @@ def deltas_link(cand: str, metric: str, slice_: str) -> str:
     return f"{DELTAS_PAGE}?{urlencode(params)}"
 
 
+span = {(m, s): float(cells.loc[(cells["metric"] == m) & (cells["slice"] == s), "delta"].abs().max())
+        for m, s in columns}  # a column's largest change: the one coloured fully
+
+
 def cell(cand: str, metric: str, slice_: str) -> str:
     r = by_cell.get((cand, metric, slice_))
     if r is None:
         return '<td class="na">n/a</td>'
-    direction = moved(float(r.delta), bool(r.higher_is_better))
+    direction, shade = strength(float(r.delta), bool(r.higher_is_better), bool(r.significant),
+                                span[(metric, slice_)])
     mark = cell_mark(bool(r.significant), bool(r.fdr_significant))
     title = (f"n = {r.n} paired questions; baseline {number(r.baseline)}, candidate {number(r.candidate_mean)}; "
              f"{r.improved} improved, {r.regressed} regressed, {r.unchanged} unchanged; "
              f"p_holm {number(r.p_holm)}, p_fdr {number(r.p_fdr)} (randomization p {number(r.p_randomization)}); "
-             + row_detection_words(getattr(r, "mde", None), getattr(r, "bound", None)))
-    return (f'<td style="background:{COLOURS[direction]}" class="{direction}" title="{html_escape(title)}">'
+             + row_detection_words(getattr(r, "mde", None), getattr(r, "bound", None))
+             + ("; significant" if r.significant else "; not significant: coloured faintly"))
+    return (f'<td style="background: rgba({COLOURS[direction]}, {0.5 * shade:.3f})" class="{direction}" '
+            f'data-strength="{shade}" data-significant="{"yes" if r.significant else "no"}" '
+            f'title="{html_escape(title)}">'
             f'<a target="_self" href="{html_escape(deltas_link(cand, metric, slice_))}">'
             f"{html_escape(signed(r.delta))}{mark}</a></td>")
 
@@ -133,7 +142,8 @@ for cand in frame["candidate"]:
 st.caption(escape(
     f"{len(candidates)} candidates against {baseline.name} on suite {suite}. Each cell: the mean paired delta "
     f"(candidate - baseline over the questions both score; n/a excluded), green where the metric moved the "
-    f"better way, red the worse, plain where unchanged; {SIGNIFICANT_MARK} where p_holm < 0.05, the randomization p "
+    f"better way, red the worse, the stronger the larger the change in its column; a change that is not "
+    f"significant stays nearly plain; {SIGNIFICANT_MARK} where p_holm < 0.05, the randomization p "
     f"Holm-adjusted across the {mx.n_tests:,} cells of this matrix (candidates x metrics x slices shown; ragslice "
     f"compare adjusts across every candidate x metric x slice): a claim, the chance of any false {SIGNIFICANT_MARK} "
     f"is at most 0.05. {FDR_MARK} where only p_fdr < 0.05, the same p Benjamini-Hochberg-adjusted: worth exploring, "
@@ -142,7 +152,10 @@ st.caption(escape(
 if mx.resolution is not None and mx.resolution.warning():
     say("warning", f"{mx.resolution.warning()}.")
 st.markdown(
-    "<style>#release-matrix td, #release-matrix th {padding: 2px 8px; text-align: right; white-space: nowrap}"
+    "<style>table#release-matrix {font-size: 0.85rem; width: 100%}"
+    " #release-matrix td, #release-matrix th {padding: 2px 5px; text-align: right; white-space: nowrap}"
+    " #release-matrix th {white-space: normal; vertical-align: bottom}"
+    " #release-matrix td:first-child {white-space: normal; min-width: 7rem}"
     " #release-matrix td:first-child, #release-matrix th:first-child {text-align: left}"
     " #release-matrix a {color: inherit} #release-matrix tr.baseline td {font-weight: 600}</style>"
     f'<div style="overflow-x:auto"><table id="release-matrix"><thead><tr>{head}</tr></thead>'

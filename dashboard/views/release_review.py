@@ -138,13 +138,14 @@ with st.container(border=True, key="verdict"):
 
         def gate_row(i: int, line: verdict_words.GateLine) -> None:
             with st.container(key=f"gate_{i}"):
-                left, right = st.columns([6, 1], vertical_alignment="center")
+                # the link's column holds its label whole at 1024 px (a card 530 px wide): never clipped
+                left, right = st.columns([4, 1], vertical_alignment="center")
                 icon = verdict_words.GATE_ICONS.get(line.outcome, verdict_words.GATE_ICONS["fail"])
                 text = escape(line.sentence)
                 shown = {"fail": f":red[{text}]", "inconclusive": f":orange[{text}]"}.get(line.outcome, text)
                 left.markdown(f"{icon} **{escape(line.name)}**: " + shown)
                 right.page_link(line.page, label="Questions" if line.page == verdict_words.PAGE_OF_QUESTIONS
-                                else "Runs", icon=":material/arrow_forward:", help=line.link_label,
+                                else "Runs", help=line.link_label,
                                 query_params=cmp.link_params(**line.params) if line.page != verdict_words.PAGE_OF_RUNS
                                 else cmp.link_params())
 
@@ -324,10 +325,12 @@ def tile(key: str) -> None:
     row = head.loc[key]
     paired = significance.loc[key] if significance is not None and key in significance.index else None
     value, delta = (paired["candidate"], paired["delta"]) if paired is not None else (row["candidate"], row["delta"])
+    # coloured only when significant (scoring.decide.change.strength): a change that is not reads as neutral
+    called = None if paired is None or missing(paired["p_holm"]) else bool(significant(paired["p_holm"], ALPHA))
     st.metric(
         metric_name(key) + ("" if paired is not None else " (unpaired)"),
         number(value),
-        **delta_look(delta, BY_KEY[key].higher_is_better),
+        **delta_look(delta, BY_KEY[key].higher_is_better, significant=called),
         help=metric_help(key),
         border=True,
     )

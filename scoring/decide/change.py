@@ -52,6 +52,22 @@ def moved(delta: float | None, higher_is_better: bool) -> str:
     return "better" if g > TIE else "worse" if g < -TIE else "unchanged"
 
 
+FAINT = 0.15
+"""The colour strength of a change that is not significant: its direction barely hinted, never read as a finding."""
+
+
+def strength(delta: float | None, higher_is_better: bool, significant: bool, span: float) -> tuple[str, float]:
+    """How strongly to colour a mean delta: (`moved`, 0..1). The direction is `moved`'s; the strength
+    follows the evidence, then the size: a change that is not significant (or unchanged, or n/a) reads as
+    neutral (at most `FAINT`, by size), a significant one from 0.35 up to 1 as its size reaches `span` (the
+    largest change shown beside it, say). One rule for every page that colours changes."""
+    how = moved(delta, higher_is_better)
+    if how == "unchanged":
+        return how, 0.0
+    size = min(1.0, abs(float(delta)) / span) if span and span > 0 else 1.0
+    return how, round(0.35 + 0.65 * size, 3) if significant else round(FAINT * size, 3)
+
+
 def direction(delta: float | None, higher_is_better: bool) -> int:
     """+1 better, -1 worse, 0 unchanged or n/a."""
     return {"better": 1, "worse": -1, "unchanged": 0}[moved(delta, higher_is_better)]
@@ -94,5 +110,5 @@ def status_codes(baseline: np.ndarray, candidate: np.ndarray, higher_is_better: 
     return codes
 
 
-__all__ = ["CHANGES", "MOVES", "STATUSES", "TIE", "WORSE", "change", "direction", "gain", "moved", "record_codes",
+__all__ = ["CHANGES", "FAINT", "MOVES", "STATUSES", "TIE", "WORSE", "change", "direction", "gain", "moved", "record_codes", "strength",
            "regressed", "status_codes", "worse", "worst_first"]

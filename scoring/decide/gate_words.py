@@ -33,7 +33,7 @@ DETECTION = ("mde", "power", "power_at_margin", "bound", "sd", "questions_needed
 """What a max_drop gate's sample can detect (`scoring.decide.detect`); None where not computed."""
 
 FIELDS = ("name", "kind", "metric", "slice", "aggregate", "passed", "outcome", "observed", "observed_text", "baseline",
-          "n", "reason", "p_value", *BOUNDS, *DETECTION)
+          "n", "n_na", "reason", "p_value", *BOUNDS, *DETECTION)
 
 OPERATIONAL_WORDS = {"failure_rate": "Failure rate", "latency": "Latency (ms)", "cost": "Cost (USD)"}
 UNMARKED_AGGREGATES = ("macro", "rate", "per question", "")
@@ -176,10 +176,31 @@ def _count(value: Any) -> str:
     return str(int(value)) if value is not None else "n/a"
 
 
+def na_words(gate: Any) -> str:
+    """The questions of a gate's slice left out as n/a, to follow its count: ``; 6 n/a left out``; empty
+    when none was (or the gate does not know: a gate on records, one recorded before it was kept)."""
+    n_na = gate_fields(gate)["n_na"]
+    return f"; {int(n_na)} n/a left out" if n_na else ""
+
+
+def questions_behind(gate: Any) -> dict[str, Any]:
+    """Which questions a gate on a registry metric rests on, for a link that opens exactly them: its
+    ``slice``; ``worse_only`` (a regressions gate counts the questions that scored worse; a threshold
+    gate on a total, such as disclosures, is moved by them); ``scored_only`` (the slice's n/a
+    questions left out, as the gate leaves them); ``count``, how many that is when the gate knows it
+    (its n, or its count of questions that scored worse), else None."""
+    g = gate_fields(gate)
+    worse_only = g["kind"] == "regressions" or (g["kind"] == "threshold" and g["aggregate"] == "total")
+    count = g["observed"] if g["kind"] == "regressions" else None if worse_only else g["n"]
+    return {"slice": str(g["slice"]), "worse_only": worse_only, "scored_only": not worse_only and bool(g["n_na"]),
+            "count": None if count is None else int(count)}
+
+
 def gate_sentence(gate: Any) -> str:
     """What the gate found, in one sentence with its numbers (a `GateResult` or a mapping of its
-    fields): `Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; baseline
-    0.929).`"""
+    fields): `Coverage on critical questions is 0.732, below the minimum 0.9 (66 questions; 6 n/a left
+    out; baseline 0.929).` Every number to three decimals at most (`format_value`); the count is the
+    questions the gate used, and the slice's n/a questions are said beside it (`na_words`)."""
     g = gate_fields(gate)
     kind, metric = str(g["kind"]), str(g["metric"])
     name, where = measure_words(metric), slice_words(str(g["slice"]))
@@ -191,7 +212,7 @@ def gate_sentence(gate: Any) -> str:
         return f"{name} on {where}: no value ({g['reason']})."
     if kind == "regressions":
         return (f"{int(observed)} of {count}{where} scored worse on {name} than the baseline "
-                f"(allowed {_count(g['max_regressions'])}).")
+                f"(allowed {_count(g['max_regressions'])}{na_words(g)}).")
     if kind == "drop":
         return _drop_sentence(g, name, where, count)
     return _threshold_sentence(g, name, where, count)
@@ -203,7 +224,7 @@ def _drop_sentence(g: dict[str, Any], name: str, where: str, count: str) -> str:
     allowed = format_bound(g["max_drop"]) if g["max_drop"] is not None else "n/a"
     p = g["p_value"]
     p_text = "" if p is None else f"one-sided p {p:.3f}"
-    head = f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions): "
+    head = f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions{na_words(g)}): "
     if g["rule"] == "non_inferiority":
         level = f"{1 - float(g['alpha']):.0%} " if g["alpha"] is not None else ""
         bound = "no bound" if g["bound"] is None else f"{short(g['bound'])}"
@@ -303,15 +324,15 @@ def _threshold_sentence(g: dict[str, Any], name: str, where: str, count: str) ->
         relation = f"below the minimum {format_bound(low)}"
     else:
         relation = f"above the maximum {format_bound(high) if high is not None else 'n/a'}"
-    unit = "records" if g["metric"] in OPERATIONAL_WORDS else "questions"
+    unit = ("record" if g["metric"] in OPERATIONAL_WORDS else "question") + ("" if g["n"] == 1 else "s")
     baseline = g["baseline"]
-    before = "" if baseline is None else f"; baseline {baseline:.4g}" if isinstance(baseline, float) else \
-        f"; baseline {baseline}"
+    before = "" if baseline is None else f"; baseline {format_value(baseline)}" if isinstance(baseline, (int, float)) \
+        else f"; baseline {baseline}"
     aggregate = str(g["aggregate"] or "")
     how = f", {aggregate}," if aggregate not in UNMARKED_AGGREGATES else ""
-    return f"{name}{how} on {where} is {value}, {relation} ({count}{unit}{before})."
+    return f"{name}{how} on {where} is {value}, {relation} ({count}{unit}{na_words(g)}{before})."
 
 
 __all__ = ["BOUNDS", "DETECTION", "FIELDS", "OPERATIONAL_WORDS", "detection_line", "detection_words",
-           "format_bound", "format_value", "gate_fields", "gate_sentence", "inconclusive_words", "measure_words",
+           "format_bound", "format_value", "gate_fields", "gate_sentence", "na_words", "questions_behind", "inconclusive_words", "measure_words",
            "short", "slice_words", "threshold_words"]

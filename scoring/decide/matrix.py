@@ -166,7 +166,12 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
     ops = []
     for side in (baseline, *candidates):
         status, latency, cost, run = records[side.name]
+        # Judged@k as the comparison's table has it: the paired mean over the questions both sides score (the
+        # baseline's own mean on its row), so the matrix and the release review show one figure
         judged = values[side.name]["judged"]
+        if side is not baseline:
+            base_judged = values[baseline.name]["judged"]
+            judged = np.where(np.isnan(base_judged), np.nan, judged)
         ops.append({
             "candidate": side.name, "records": int(len(status)),
             "failure_rate": aggregates.operational_values(status, latency, cost, run, "failure_rate", "rate")[0],

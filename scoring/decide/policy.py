@@ -470,6 +470,9 @@ class GateResult:
     questions_needed: int | None = None
     min_power: float | None = None
     failed: int | None = None
+    n_na: int | None = None
+    """Questions of the slice left out of `n` because their value is n/a (on either side, for a paired
+    gate); None for a gate on records (failures, latency, cost) and a gate recorded before it was kept."""
 
     def __post_init__(self) -> None:
         if self.outcome is None:
@@ -559,9 +562,13 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude: str | None = None,
         return GateResult(**base, passed=False, observed=None, baseline=None, n=0,
                           reason=f"slice {gate.slice} has no question{hint}; a gate over an empty slice fails")
     if gate.kind == "threshold":
-        return _threshold(gate, evidence, base, label, exclude)
+        result = _threshold(gate, evidence, base, label, exclude)
+        if gate.metric in OPERATIONAL or result.n == 0:
+            return result
+        return replace(result, n_na=len(questions) - result.n)
     b, c = evidence.paired_values(gate.metric, gate.slice, exclude=exclude)
     n = len(b)
+    base["n_na"] = len(questions) - n
     if n == 0:
         return GateResult(**base, passed=False, observed=None, baseline=None, n=0,
                           reason=f"no question in slice {gate.slice} has {label} scored on both sides "
