@@ -22,6 +22,7 @@ from ..metrics.slices import Slice
 from . import aggregates, change, stats
 from .alignment import AlignmentFacts
 from .clusters import Clusters
+from .clusters import words as cluster_words
 from .policy import Policy, Verdict
 from .scores import SIDES, ScoreRows, record_frame
 from .sides import Side
@@ -291,6 +292,16 @@ class Comparison:
         return int(self.questions["automatic"].sum()) if "automatic" in self.questions else 0
 
     # -- views ----------------------------------------------------------------------------------
+
+    def method(self, across: str = "metric x slice") -> str:
+        """The method in words (`Settings.describe`), and when the questions are clustered, how: ``...;
+        clustered: 95 clusters (cluster_by cluster): ...``."""
+        text = self.settings.describe(across)
+        if self.clusters is not None:
+            text += (f"; {cluster_words(self.clusters.count)} (cluster_by {self.clusters.by}): every interval, test, "
+                     "MDE and bound resamples whole clusters (cluster bootstrap, sign flips of cluster sums, "
+                     "cluster-robust t with clusters - 1 df, Wilcoxon of cluster means)")
+        return text
 
     @property
     def n_disputed(self) -> int:
