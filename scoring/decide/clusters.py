@@ -37,6 +37,7 @@ sign flips); Field and Welsh (2007), *JRSS B* 69:369-390 (the cluster bootstrap)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -268,6 +269,31 @@ def paired(b: np.ndarray, c: np.ndarray, codes: np.ndarray, *, higher_is_better:
                         wilcoxon_p(d, codes), p_flip, *counts, warnings, method)
 
 
+def paired_many(base: Sequence[np.ndarray], cand: Sequence[np.ndarray], samples: Sequence[tuple[int, np.ndarray]],
+                paired_masks: Sequence[np.ndarray] | None, codes: np.ndarray, *, higher_is_better: Sequence[bool],
+                seed: int = 0, bootstrap_resamples: int = stats.BOOTSTRAP_RESAMPLES,
+                randomization_resamples: int = stats.RANDOMIZATION_RESAMPLES, exact_max: int = stats.EXACT_MAX,
+                confidence: float = stats.CONFIDENCE, large_sample: int = stats.LARGE_SAMPLE,
+                complete: Sequence[bool] | None = None) -> list[stats.Paired]:
+    """`stats_batch.paired_many` with the questions in clusters (`codes`, one per question): each sample
+    ``(j, mask)`` by `paired` over variable j's paired questions in the mask (`paired_masks[j]`; None:
+    where both sides have a value); samples holding the same pairs of a variable share one result."""
+    out: list[stats.Paired] = []
+    done: dict[tuple[int, bytes, bool], stats.Paired] = {}
+    for i, (j, mask) in enumerate(samples):
+        both = ~(np.isnan(base[j]) | np.isnan(cand[j])) if paired_masks is None else paired_masks[j]
+        keep = both & np.asarray(mask, dtype=bool)
+        full = complete is None or bool(complete[i])
+        key = (j, np.packbits(keep).tobytes(), full)
+        if key not in done:
+            done[key] = paired(base[j][keep], cand[j][keep], codes[keep], higher_is_better=higher_is_better[j],
+                               seed=seed, bootstrap_resamples=bootstrap_resamples,
+                               randomization_resamples=randomization_resamples, exact_max=exact_max,
+                               confidence=confidence, large_sample=large_sample, complete=full)
+        out.append(done[key])
+    return out
+
+
 def drop_p(better: np.ndarray, codes: np.ndarray, max_drop: float, *, test: str = "randomization", seed: int = 0,
            resamples: int = stats.RANDOMIZATION_RESAMPLES, exact_max: int = stats.EXACT_MAX,
            large_sample: int = stats.LARGE_SAMPLE) -> float | None:
@@ -385,5 +411,5 @@ def words(clusters: int | None) -> str:
 
 
 __all__ = ["CLUSTER_BY", "Clusters", "DEFAULT_BY", "bootstrap_ci", "count", "drop_p", "means", "mde", "nonzero_sums",
-           "paired", "parse_cluster_by", "power_at", "question_clusters", "questions_needed", "robust_se",
+           "paired", "paired_many", "parse_cluster_by", "power_at", "question_clusters", "questions_needed", "robust_se",
            "row_figures", "sign_flip_p", "sums", "t_bound", "ttest_p", "wilcoxon_p", "words"]

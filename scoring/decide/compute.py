@@ -163,7 +163,11 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
             exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
             cells=cells, complete=complete, paired=paired_masks)
     else:
-        results = _clustered_rows(base, cand, samples, paired_masks, grouped.codes, settings, complete)
+        results = cluster_stats.paired_many(
+            base, cand, samples, paired_masks, grouped.codes, higher_is_better=[m.higher_is_better for m in REGISTRY],
+            seed=settings.seed, bootstrap_resamples=settings.bootstrap_resamples,
+            randomization_resamples=settings.randomization_resamples, exact_max=settings.exact_max,
+            confidence=settings.confidence, large_sample=settings.large_sample, complete=complete)
     out = []
     kept: list[tuple[int, int]] = []  # (variable, mask) of each row
     for j, s, at, k in layout:
@@ -216,27 +220,6 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
         table["p_holm"] = holm_adjusted(table[settings.holm_of])
         table["p_fdr"] = fdr_adjusted(table[settings.holm_of])
     return table, resolution
-
-
-def _clustered_rows(base: Sequence[np.ndarray], cand: Sequence[np.ndarray], samples: Sequence[tuple[int, np.ndarray]],
-                    paired: Sequence[np.ndarray], codes: np.ndarray, settings: Settings,
-                    complete: Sequence[bool] | None) -> list[stats.Paired]:
-    """`stats_batch.paired_many` with the questions in clusters: each sample by `clusters.paired`; samples
-    holding the same paired questions of a variable share one result."""
-    out: list[stats.Paired] = []
-    done: dict[tuple[int, bytes, bool], stats.Paired] = {}
-    for i, (j, mask) in enumerate(samples):
-        keep = paired[j] & np.asarray(mask, dtype=bool)
-        full = complete is None or bool(complete[i])
-        key = (j, np.packbits(keep).tobytes(), full)
-        if key not in done:
-            done[key] = cluster_stats.paired(
-                base[j][keep], cand[j][keep], codes[keep], higher_is_better=REGISTRY[j].higher_is_better,
-                seed=settings.seed, bootstrap_resamples=settings.bootstrap_resamples,
-                randomization_resamples=settings.randomization_resamples, exact_max=settings.exact_max,
-                confidence=settings.confidence, large_sample=settings.large_sample, complete=full)
-        out.append(done[key])
-    return out
 
 
 def _comparison_warnings(baseline: Side, candidate: Side, n_questions: int, include_heldout: bool,
