@@ -91,8 +91,8 @@ def test_verdict_card_says_fail_first_with_failing_gates_as_sentences(demo):
             "baseline 0.929).") in lines[0]
     assert "9 of 205 answerable questions scored worse on Support than the baseline (allowed 0; 20 n/a left out)." \
         in lines[1]
-    assert ("Coverage on outdated questions dropped by 0.258 (31 questions): more than the 0.02 allowed, and "
-            "significant (one-sided p 0.010, alpha 0.05).") in lines[2]
+    assert ("Coverage on outdated questions dropped by 0.258 (31 questions, clustered: 20 clusters): more than the "
+            "0.02 allowed, and significant (one-sided p 0.016, alpha 0.05).") in lines[2]
     # Four headline averages rise while the verdict fails: the card says why both hold.
     assert any("Better on average (R@k, nDCG@k, Support, Coverage), yet FAIL" in plain(m.value)
                for m in card.markdown)
@@ -111,7 +111,7 @@ def test_verdict_card_says_inconclusive_with_the_gates_that_could_not_tell(demo_
     assert plain(card.markdown[0].value) == "## Release verdict: :orange[:material/help: INCONCLUSIVE]"
     lines = gate_markdown(at)
     assert lines[0].startswith(":orange[:material/help:] **current information**")
-    assert "31 questions can only detect a drop of 0.14 or more; the margin is 0.02" in lines[0]
+    assert "31 questions can only detect a drop of 0.15 or more; the margin is 0.02" in lines[0]
     assert "questions would make it conclusive at the observed spread" in lines[0]
     assert lines[1].startswith(":green[:material/check:] **failure rate**")
     assert any("could not tell" in plain(m.value) for m in card.markdown)
@@ -395,8 +395,8 @@ def test_statistics_opens_with_one_sentence_and_defines_its_columns(demo):
     first = plain(at.markdown[0].value)
     # Over all 257 questions, the Holm-adjusted randomization p of P@k, R@k, F1@k and P'@k (better) and Judged@k
     # (worse) is below 0.05; the 12 other metrics' changes are not.
-    assert first == ("Over all 257 questions, P@k, R@k, F1@k, P'@k very likely improved and Judged@k very likely got "
-                     "worse (Holm-adjusted p below 0.05); the other 12 metrics' changes could be noise. The table "
+    assert first == ("Over all 257 questions, P'@k very likely improved and Judged@k very likely got "
+                     "worse (Holm-adjusted p below 0.05); the other 15 metrics' changes could be noise. The table "
                      "below does the same for every slice.")
     method = [e for e in at.expander if e.label == "How these figures are computed"]
     assert len(method) == 1 and not method[0].proto.expanded

@@ -434,8 +434,8 @@ SUITE_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
       # cand has a record for q-5, which is now no question of the suite
       f"{CAND}:5: question 'q-5': field 'question_id': 'q-5' is not a question of suite 'demo'"]),
     ("question unknown field", lambda ws: set_field(Q(ws), 3, "answer", "none"),
-     [f"{QUESTIONS}:3: question 'q-3': field 'answer': unknown field (allowed: caller, claims, critical, disputed, "
-      "id, relevant, split, support, tags, text, type; prefix extensions with x_)"]),
+     [f"{QUESTIONS}:3: question 'q-3': field 'answer': unknown field (allowed: caller, claims, cluster, critical, "
+      "disputed, id, relevant, split, support, tags, text, type; prefix extensions with x_)"]),
     ("question id malformed", lambda ws: set_field(Q(ws), 5, "id", "q\n5"),
      [f"{QUESTIONS}:5: question 'q\\n5': field 'id': 'q\\n5': {ID_RULE}",
       f"{CAND}:5: question 'q-5': field 'question_id': 'q-5' is not a question of suite 'demo'"]),
@@ -508,6 +508,14 @@ SUITE_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
      [f"{QUESTIONS}:1: question 'q-1': field \"claims['monday']\": '': a proposition is a non-empty string"]),
     ("question disputed a boolean", lambda ws: set_field(Q(ws), 2, "disputed", True),
      [f"{QUESTIONS}:2: question 'q-2': field 'disputed': True: expected a non-empty string"]),
+    ("question cluster a number", lambda ws: set_field(Q(ws), 2, "cluster", 7),
+     [f"{QUESTIONS}:2: question 'q-2': field 'cluster': 7: expected a non-empty string"]),
+    ("question cluster blank", lambda ws: set_field(Q(ws), 3, "cluster", " "),
+     [f"{QUESTIONS}:3: question 'q-3': field 'cluster': ' ': expected a non-empty string"]),
+    ("question cluster a list", lambda ws: set_field(Q(ws), 1, "cluster", ["rb-1"]),
+     [f"{QUESTIONS}:1: question 'q-1': field 'cluster': ['rb-1']: expected a non-empty string"]),
+    ("question cluster null is absent", lambda ws: set_field(Q(ws), 1, "cluster", None), []),
+    ("question cluster named", lambda ws: set_field(Q(ws), 1, "cluster", "release-runbook"), []),
 ]
 
 
@@ -596,7 +604,8 @@ QUESTION_OPTIONS: dict[str, list[Any]] = {
                                          {"c": "rb-1"}, {"c": ["rb-1", "rb-1"]}, {"c": [1]}, {},
                                          {"c": ["rb-1"], "unlabelled#1": ["rb-1"]})],
     "claims": [ABSENT, None, [], *_maps({"c": "Words."}, {"c": " "}, {"d": "Words."}, {"c": 1}, {})],
-    "disputed": ["note", " ", True, None, ABSENT], "x_note": ["a: b", Pairs([("a", Pairs([("b", 1), ("b", 2)]))])],
+    "disputed": ["note", " ", True, None, ABSENT], "cluster": ["rb-1", "", " ", 3, ["rb-1"], None, ABSENT],
+    "x_note": ["a: b", Pairs([("a", Pairs([("b", 1), ("b", 2)]))])],
     "answer": ["none"],
 }
 VALID_DOCUMENT = {"id": "rb-9", "text": "Nine.", "version": "v1", "title": "Nine", "access": ["hr"]}
@@ -689,7 +698,8 @@ def test_every_single_change_reads_as_the_full_checks_do(tmp_path, kind, key, va
 
 SET_BASED = [("document", "id", "rb-9"), ("document", "title", ""), ("document", "access", []),
              ("document", "version", None), ("question", "relevant", ["rb-1", "rb-2"]),
-             ("question", "critical", True), ("question", "caller", ABSENT), ("question", "disputed", None)]
+             ("question", "critical", True), ("question", "caller", ABSENT), ("question", "disputed", None),
+             ("question", "cluster", "rb-1")]
 """Single changes that leave the suite clean: each is read set-based (the reader is not idle)."""
 
 
@@ -763,14 +773,17 @@ def test_the_suite_tables_hold_the_checked_suite(ws):
         ("rb-4", None, "Old plan", "An archived planning note.", []),
         ("spare", None, "Unused note", "Nobody retrieves this archived note.", []),
     ]
-    # question_id, position, text, type, split, critical, tags, caller, answerable, disputed, n_relevant, n_expected
+    # question_id, position, text, type, split, critical, tags, caller, answerable, disputed, n_relevant, n_expected,
+    # cluster
     assert rows["questions"] == [
-        ("q-1", 0, "When does the release window start?", "lookup", "dev", True, ["release"], None, True, None, 1, 1),
+        ("q-1", 0, "When does the release window start?", "lookup", "dev", True, ["release"], None, True, None, 1, 1,
+         None),
         ("q-2", 1, "What are the two rollback actions?", "multi-evidence", "heldout", False, [], None, True,
-         "rb-4 may also count.", 2, 2),
-        ("q-3", 2, "Which region hosts the backup?", "unanswerable", "dev", False, [], None, False, None, 0, 0),
-        ("q-4", 3, "What is the L5 salary band?", "permission", "dev", True, [], ["engineering"], True, None, 1, 1),
-        ("q-5", 4, "Which document number?", "lookup", "dev", False, [], None, True, None, 1, 0),
+         "rb-4 may also count.", 2, 2, None),
+        ("q-3", 2, "Which region hosts the backup?", "unanswerable", "dev", False, [], None, False, None, 0, 0, None),
+        ("q-4", 3, "What is the L5 salary band?", "permission", "dev", True, [], ["engineering"], True, None, 1, 1,
+         None),
+        ("q-5", 4, "Which document number?", "lookup", "dev", False, [], None, True, None, 1, 0, None),
     ]
     assert rows["labels"] == [("q-1", "rb-3", 1), ("q-2", "rb-1", 3), ("q-2", "rb-2", 2), ("q-2", "rb-4", 0),
                               ("q-4", "hr-1", 1), ("q-5", "FR940202-2-00150", 1)]

@@ -97,7 +97,7 @@ shown = rows.assign(
     warnings=rows["warnings"].map(lambda w: "; ".join(str(x) for x in w) if w is not None else ""),
 )[["metric", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_ttest", "p_wilcoxon",
    "p_randomization", "p_holm", "p_fdr", "significant", "moves", "improved", "regressed", "unchanged", "method",
-   "p_floor", "warnings"]]
+   "p_floor", "clusters", "warnings"]]
 P = "%.4f"
 COLUMNS = {
     "metric": st.column_config.TextColumn("metric", help="The registry's name; its numerator, denominator and n/a "
@@ -146,6 +146,11 @@ COLUMNS = {
                                                   "over every sign pattern of m differing pairs, 1/(B+1) with B "
                                                   "random patterns, 0 for the normal approximation. A family too "
                                                   "large for B recomputes its small p-values finer."),
+    "clusters": st.column_config.NumberColumn("clusters", help="When the suite's questions carry clusters (the "
+                                                               "source each was written from): the clusters among "
+                                                               "the row's pairs; its interval and tests resample "
+                                                               "whole clusters. Empty: questions taken as "
+                                                               "independent."),
     "warnings": st.column_config.TextColumn("warnings", width="large",
                                             help="Where n, or the number of pairs that differ, is too small for a "
                                                  "test to mean anything."),

@@ -47,8 +47,10 @@ from ..store.database import Database
 from ..store.schema import table_names
 from ..store.workspace import HELDOUT
 from . import change, detect, stats, stats_batch, verdicts
+from . import clusters as cluster_stats
 from . import policy as policies
 from .alignment import AlignmentFacts, read_alignment
+from .clusters import Clusters
 from .family import Family, Resolution, adjust_family, fdr_adjusted, holm_adjusted, p_floors, resolve
 from .paired import COMPARISON_COLUMNS, Comparison, HeldoutUse, Settings, label_gap_warning
 from .policy import Policy
@@ -116,7 +118,8 @@ def _spread_and_flaky(name: str, rows: ScoreRows, side: int, run_ids: Sequence[s
 
 
 def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
-           tested: Collection[tuple[str, str]] | None = None) -> tuple[pd.DataFrame, Resolution]:
+           tested: Collection[tuple[str, str]] | None = None,
+           grouped: Clusters | None = None) -> tuple[pd.DataFrame, Resolution]:
     """One row per metric x slice with at least one paired question, computed in one batch, and how
     finely its randomization p-values are resolved for the table's size (`family.resolve`).
 
@@ -124,6 +127,8 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
     metrics) get the same, identically seeded result. `tested`: (metric key, slice) pairs whose
     interval, t-test and Wilcoxon p are computed; the other rows hold them as None (None: every
     row's). Every other figure, the Holm and BH adjustments included, does not depend on `tested`.
+    `grouped`: the questions' clusters; every row's interval, tests, MDE and bound then resample whole
+    clusters (`clusters.paired`, `clusters.row_figures`) and its `clusters` counts them.
     """
     chosen = slices.default_slices(questions)
     masks = [slices.mask(questions, s) for s in chosen]
@@ -151,11 +156,18 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
     if tested is not None:
         wanted = {(str(key), str(name)) for key, name in tested}
         complete = [(REGISTRY[j].key, str(s)) in wanted for j, s, _, _ in layout]
-    results = stats_batch.paired_many(
-        base, cand, samples, higher_is_better=[m.higher_is_better for m in REGISTRY], seed=settings.seed,
-        bootstrap_resamples=settings.bootstrap_resamples, randomization_resamples=settings.randomization_resamples,
-        exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
-        cells=cells, complete=complete, paired=paired_masks)
+    if grouped is None:
+        results = stats_batch.paired_many(
+            base, cand, samples, higher_is_better=[m.higher_is_better for m in REGISTRY], seed=settings.seed,
+            bootstrap_resamples=settings.bootstrap_resamples, randomization_resamples=settings.randomization_resamples,
+            exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
+            cells=cells, complete=complete, paired=paired_masks)
+    else:
+        results = cluster_stats.paired_many(
+            base, cand, samples, paired_masks, grouped.codes, higher_is_better=[m.higher_is_better for m in REGISTRY],
+            seed=settings.seed, bootstrap_resamples=settings.bootstrap_resamples,
+            randomization_resamples=settings.randomization_resamples, exact_max=settings.exact_max,
+            confidence=settings.confidence, large_sample=settings.large_sample, complete=complete)
     out = []
     kept: list[tuple[int, int]] = []  # (variable, mask) of each row
     for j, s, at, k in layout:
@@ -165,9 +177,14 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
         kept.append((j, k))
         chosen_pairs = samples[at][1] & paired_masks[j]
         d = cand[j][chosen_pairs] - base[j][chosen_pairs]
-        mde, bound = detect.row_figures(d if m.higher_is_better else -d, ALPHA, detect.POWER,
-                                        exact_max=settings.exact_max, resamples=settings.randomization_resamples,
-                                        large_sample=settings.large_sample, tie=settings.tie)
+        options = dict(exact_max=settings.exact_max, resamples=settings.randomization_resamples,
+                       large_sample=settings.large_sample)
+        if grouped is None:
+            mde, bound = detect.row_figures(d if m.higher_is_better else -d, ALPHA, detect.POWER, tie=settings.tie,
+                                            **options)
+        else:
+            mde, bound = cluster_stats.row_figures(d if m.higher_is_better else -d, grouped.codes[chosen_pairs], ALPHA,
+                                                   detect.POWER, **options)
         pooled: dict[str, float | None] = {"baseline_pooled": None, "candidate_pooled": None}
         if m.pooled:
             for i, side in enumerate(SIDES):
@@ -181,15 +198,19 @@ def _table(questions: pd.DataFrame, values: dict[str, Any], settings: Settings,
             "regressed": r.regressed, "unchanged": r.unchanged, **pooled,
             "higher_is_better": m.higher_is_better, "warnings": list(r.warnings), "method": r.method,
             "mde": mde, "bound": bound,
+            "clusters": None if grouped is None else cluster_stats.count(grouped.codes[chosen_pairs]),
         })
     table = pd.DataFrame(out, columns=list(COMPARISON_COLUMNS))
     table["method"] = pd.Series([r["method"] for r in out], dtype=object)  # None (n < 2) stays None
 
-    def differences(i: int) -> np.ndarray:
+    def differences(i: int) -> np.ndarray:  # what the sign-flip test flips: the differences, or cluster sums
         j, k = kept[i]
-        return (cand[j] - base[j])[masks[k] & paired_masks[j]]
+        chosen_pairs = masks[k] & paired_masks[j]
+        d = (cand[j] - base[j])[chosen_pairs]
+        return d if grouped is None else cluster_stats.sums(d, grouped.codes[chosen_pairs])[0]
 
-    nonzero = [r["improved"] + r["regressed"] for r in out]
+    nonzero = [r["improved"] + r["regressed"] for r in out] if grouped is None else \
+        [int(np.count_nonzero(np.abs(differences(i)) > change.TIE)) for i in range(len(out))]
     p_values, floors, resolution = resolve(table["p_randomization"], p_floors(nonzero, table["p_randomization"],
                                                                               settings), nonzero, differences, settings)
     if resolution.refined:
@@ -323,6 +344,7 @@ def compare(
     randomization_resamples: int = stats.RANDOMIZATION_RESAMPLES,
     include_heldout: bool = True,
     tested: Collection[tuple[str, str]] | None = None,
+    cluster_by: str | None = None,
 ) -> Comparison:
     """Compare two runs or groups on a (read-only) connection, or on `Inputs` that `read_inputs`
     read for the same names and `include_heldout`; evaluate `policy` when given.
@@ -335,6 +357,10 @@ def compare(
     and so every Holm-adjusted p-value, are computed all the same). None: every row. Inputs read
     without detail give the table, settings, warnings and flaky list only: no policy, no
     per-question view.
+
+    `cluster_by` (`clusters.CLUSTER_BY`): how the questions are clustered; None: the policy's
+    ``cluster_by``, else the questions' own ``cluster`` when they carry one. A clustered comparison
+    resamples whole clusters in every row and gate (`scoring.decide.clusters`).
     """
     pol = policies.load_policy(policy) if isinstance(policy, (str, Path)) else policy
     settings = Settings(seed=seed, bootstrap_resamples=bootstrap_resamples,
@@ -378,7 +404,9 @@ def compare(
     alignment, resting = inputs.alignment if inputs.alignment is not None else (None, {})
     if alignment is not None and rows is not None:
         questions = questions.assign(automatic=questions.index.isin(list(alignment.automatic_questions)))
-    table, resolution = _table(questions, values, settings, tested)
+    by = cluster_by or (pol.cluster_by if pol is not None else None) or cluster_stats.DEFAULT_BY
+    grouped = cluster_stats.question_clusters(questions, by)
+    table, resolution = _table(questions, values, settings, tested, grouped)
     gap = label_gap_warning(table)
     warnings += [gap] if gap else []
     unresolved = resolution.warning()
@@ -389,7 +417,7 @@ def compare(
         spread=spread, flaky=flaky,
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
         policy=pol, values=values, rows=rows, detail=rows is not None, labels_hash=inputs.labels_hash,
-        alignment=alignment, resting=resting, resolution=resolution,
+        alignment=alignment, resting=resting, resolution=resolution, clusters=grouped,
     )
     if pol is not None:
         notes = verdicts.policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)

@@ -50,7 +50,7 @@ from typing import Literal
 import numpy as np
 from scipy import special as _special
 
-from . import detect, stats
+from . import clusters, detect, stats
 from .change import TIE
 from .significance import significant
 
@@ -86,6 +86,8 @@ class DropFigures:
     resolvable: bool
     failed: int = 0
     unbounded: bool = False
+    clusters: int | None = None
+    """The clusters the figures resampled (`clusters`), None when unclustered."""
 
 
 def spread_range(lo: np.ndarray, width: np.ndarray) -> tuple[float, float]:
@@ -254,20 +256,23 @@ def _wilcoxon_less(d: np.ndarray) -> float | None:
 
 
 def _randomization_bound(better: np.ndarray, alpha: float, *, seed: int, resamples: int, exact_max: int,
-                         large_sample: int) -> float | None:
+                         large_sample: int, sizes: np.ndarray | None = None) -> float | None:
     """The one-sided (1 - alpha) upper bound of the drop by inverting the sign-flip test: the smallest
     margin at which "the drop is below the margin" becomes significant (bisection; the p-value of
-    ``better + margin``, "greater", does not rise with the margin). None when no margin makes it so."""
+    ``better + margin``, "greater", does not rise with the margin). None when no margin makes it so.
+    With `sizes`, `better` holds cluster sums and a margin shifts each by its cluster's size."""
     if not len(better):
         return None
+    per = better if sizes is None else better / sizes
 
     def p(margin: float) -> float:
-        found = stats.sign_flip_p(better + margin, alternative="greater", resamples=resamples, seed=seed,
+        shifted = better + margin if sizes is None else better + margin * sizes
+        found = stats.sign_flip_p(shifted, alternative="greater", resamples=resamples, seed=seed,
                                   exact_max=exact_max, large_sample=large_sample)
         return 1.0 if found is None else found
 
-    spread = float(np.ptp(better)) + 1.0
-    low, high = float(-better.max()) - spread, float(-better.min()) + spread
+    spread = float(np.ptp(per)) + 1.0
+    low, high = float(-per.max()) - spread, float(-per.min()) + spread
     if not significant(p(high), alpha):
         return None
     while high - low > 1e-5 * spread:
@@ -279,14 +284,67 @@ def _randomization_bound(better: np.ndarray, alpha: float, *, seed: int, resampl
     return high
 
 
+def robust_se_range(x: np.ndarray, width: np.ndarray, codes: np.ndarray) -> tuple[float, float]:
+    """(smallest, largest) cluster-robust standard error (`clusters.robust_se`) of the mean of values
+    x_i in ``[x_i, x_i + width_i]``: the smallest exactly (the convex quadratic ``sum_c (S_c - n_c m)**2``
+    minimised over the box of cluster sums, `scipy.optimize.lsq_linear`), the largest bounded above by
+    ``sum_c max(|hi_c - n_c m_lo|, |lo_c - n_c m_hi|)**2`` (each cluster's residual at its farthest from
+    any allowed mean). Both the plain se without widths; the largest infinite when a width is."""
+    s, size = clusters.sums(x, codes)
+    w, _ = clusters.sums(width, codes)
+    g, n = len(s), len(x)
+    if g < 2:
+        return 0.0, 0.0
+    factor = g / (g - 1) / n ** 2
+    if not (w > 0).any():
+        se = clusters.robust_se(x, codes) or 0.0
+        return se, se
+    from scipy.optimize import lsq_linear
+
+    a = np.eye(g) - np.outer(size, np.ones(g)) / n  # residuals S_c - n_c m as a linear map of the sums
+    free = w > 0
+    fit = lsq_linear(a[:, free], -(a[:, ~free] @ s[~free]), bounds=(s[free], s[free] + w[free]))
+    low = float(np.sum(fit.fun ** 2))
+    if not np.isfinite(w).all():
+        return math.sqrt(max(low, 0.0) * factor), math.inf
+    m_lo, m_hi = float(s.sum()) / n, float((s + w).sum()) / n
+    high = float(np.sum(np.maximum(np.abs(s + w - size * m_lo), np.abs(s - size * m_hi)) ** 2))
+    return math.sqrt(max(low, 0.0) * factor), math.sqrt(max(high, low) * factor)
+
+
+def _clustered_t_p(x: np.ndarray, width: np.ndarray, codes: np.ndarray, alternative: str) -> float | None:
+    """The one-sided cluster-robust t-test p at the worst case over the failed pairs' intervals: t bounded
+    below by the lowest mean over the smallest se when that mean is negative, else over the largest
+    (`robust_se_range`), G - 1 df; the plain clustered test without widths."""
+    if not (width > 0).any():
+        return clusters.ttest_p(x, codes, alternative=alternative)  # type: ignore[arg-type]
+    if clusters.count(codes) < 2:
+        return None
+    low_se, high_se = robust_se_range(x, width, codes)
+    numerator = float(x.mean())
+    se = low_se if numerator < 0 else high_se
+    if se == 0 or not math.isfinite(se):
+        t = -math.inf if numerator < 0 else 0.0
+    else:
+        t = numerator / se
+    df = clusters.count(codes) - 1
+    return float(_special.stdtr(df, t)) if alternative == "less" else float(_special.stdtr(df, -t))
+
+
 def figures(better: np.ndarray, margin: float, *, alpha: float, test: str, rule: str = "significant_drop",
             power: float = detect.POWER, width: np.ndarray | None = None, seed: int = 0,
             resamples: int = stats.RANDOMIZATION_RESAMPLES, exact_max: int = stats.EXACT_MAX,
-            large_sample: int = stats.LARGE_SAMPLE, with_bound: bool = True) -> DropFigures:
+            large_sample: int = stats.LARGE_SAMPLE, with_bound: bool = True,
+            codes: np.ndarray | None = None) -> DropFigures:
     """The gate's figures (`DropFigures`) for differences `better`, oriented and paired, with the failed
     pairs' interval widths `width` (0: a scored record; None: none failed). `with_bound` False leaves the
     bound out (None), for simulations of the decision alone: inverting the randomization test takes a
-    bisection of a few dozen tests."""
+    bisection of a few dozen tests. `codes`: each pair's cluster (`clusters.Clusters`): every figure is
+    then clustered (`_clustered`); None: the questions are independent."""
+    if codes is not None:
+        return _clustered(np.asarray(better, dtype=float), margin, np.asarray(codes), alpha=alpha, test=test,
+                          rule=rule, power=power, width=width, seed=seed, resamples=resamples, exact_max=exact_max,
+                          large_sample=large_sample, with_bound=with_bound)
     d = np.asarray(better, dtype=float)
     n = len(d)
     w = np.zeros(n) if width is None else np.asarray(width, dtype=float)
@@ -341,4 +399,64 @@ def figures(better: np.ndarray, margin: float, *, alpha: float, test: str, rule:
                        failed=int(np.count_nonzero(w > 0)), unbounded=unbounded)
 
 
-__all__ = ["DropFigures", "RULES", "Rule", "WILCOXON_COMBINATIONS", "figures", "spread_range"]
+def _clustered(d: np.ndarray, margin: float, codes: np.ndarray, *, alpha: float, test: str, rule: str, power: float,
+               width: np.ndarray | None, seed: int, resamples: int, exact_max: int, large_sample: int,
+               with_bound: bool) -> DropFigures:
+    """`figures` with the questions in clusters: the cluster sign-flip test on cluster sums, the cluster-robust
+    t-test (CR1, G - 1 df), Wilcoxon on cluster means, failed records at their worst as in `figures` (the
+    sign-flip test monotone in every cluster sum; t bounded with `robust_se_range`; Wilcoxon searched over
+    the cluster means' intervals); power, MDE, questions needed and the bound at the clustered se (at its
+    largest over the intervals) with G - 1 df (`clusters`)."""
+    n = len(d)
+    w = np.zeros(n) if width is None else np.asarray(width, dtype=float)
+    x = d + margin
+    g = clusters.count(codes)
+    options = dict(seed=seed, resamples=resamples, exact_max=exact_max, large_sample=large_sample)
+    if rule not in RULES:
+        raise ValueError(f"unknown rule {rule!r}; known: {', '.join(RULES)}")
+    if test not in stats.TESTS:
+        raise ValueError(f"unknown test {test!r}; known: {', '.join(stats.TESTS)}")
+    if rule == "non_inferiority" and test == "wilcoxon":
+        raise ValueError("a non-inferiority gate takes the randomization or t-test, not wilcoxon")
+    sx, size = clusters.sums(x, codes)
+    sw, _ = clusters.sums(w, codes)
+    alternative = "less" if rule == "significant_drop" else "greater"
+    unbounded = False
+    if test == "randomization":
+        p = _randomization_p(sx, sw, alternative, **options)
+    elif test == "ttest" and rule == "significant_drop" and not (w > 0).any():
+        p = clusters.drop_p(d, codes, margin, test="ttest")  # as `stats.drop_p` computes it
+    elif test == "ttest":
+        p = _clustered_t_p(x, w, codes, alternative)
+        if p is None and rule == "non_inferiority" and n >= 2 and g >= 2:  # no spread: shown iff above -margin
+            p = 0.0 if float(x.mean()) > TIE else 1.0
+    else:
+        p, unbounded = _wilcoxon_worst(sx / size, sw / size)
+    decided = bool(significant(p, alpha))
+    sd = spread_range(d, w)[1] if n >= 2 else None
+    se = robust_se_range(d, w, codes)[1] if g >= 2 else None
+    fixed_nonzero = (sw == 0) & (np.abs(sx) > TIE)
+    free_nonzero = (sw > 0) & ((sx > TIE) | (sx + sw < -TIE))
+    m = int(np.count_nonzero(fixed_nonzero | free_nonzero))
+    resolvable = g >= 2 and detect.resolves(test, m if test != "ttest" else g, alpha, exact_max=exact_max,
+                                            resamples=resamples, large_sample=large_sample)
+    found_mde = clusters.mde(se, g, alpha, power) if resolvable and se is not None else None
+    at_margin = clusters.power_at(margin, se, g, alpha) if resolvable and se is not None else (0.0 if g >= 2 else None)
+    needed = clusters.questions_needed(se, n, g, margin, alpha, power, nonzero_share=m / g if g else 0.0, test=test,
+                                       exact_max=exact_max, resamples=resamples, large_sample=large_sample)
+    if not with_bound:
+        bound = None
+    elif test == "randomization" and n:
+        s, _ = clusters.sums(d, codes)
+        bound = _randomization_bound(s, alpha, sizes=size.astype(float), **options)
+    elif g >= 2 and se is not None:
+        bound = -float(d.mean()) + detect.t_critical(alpha, g - 1) * se
+        bound = bound if math.isfinite(bound) else None
+    else:
+        bound = None
+    return DropFigures(p=p, decided=decided, n=n, sd=sd, mde=found_mde, power=power, power_at_margin=at_margin,
+                       bound=bound, questions_needed=needed, m=m, resolvable=resolvable,
+                       failed=int(np.count_nonzero(w > 0)), unbounded=unbounded, clusters=g)
+
+
+__all__ = ["DropFigures", "RULES", "Rule", "WILCOXON_COMBINATIONS", "figures", "robust_se_range", "spread_range"]

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..metrics import slices
 from . import change, stats
+from .clusters import sums as cluster_sums
 from .paired import Comparison, Settings
 from .significance import significant as _significant
 from .policy import Policy
@@ -342,7 +343,8 @@ class Family:
             return {**docs[0], "holm": self.holm_dict(), "candidates": docs}
         first = docs[0]
         shared = {key: first[key] for key in ("baseline", "suite", "suite_version", "labels_hash", "corpus_version",
-                                              "n_questions", "policy", "settings", "resolution")}
+                                              "n_questions", "clusters", "cluster_by", "policy", "settings",
+                                              "resolution")}
         return {"verdict": self.verdict, **shared, "holm": self.holm_dict(), "candidates": docs}
 
 
@@ -353,11 +355,15 @@ def _floats(values: Sequence[Any]) -> np.ndarray:
 
 def differences(c: Comparison, metric: str, slice_name: str) -> np.ndarray:
     """The paired differences (candidate - baseline, n/a pairs excluded) behind the row of `c.table`
-    for `metric` on `slice_name`, in suite order."""
+    for `metric` on `slice_name`, in suite order; for a clustered comparison, what its sign-flip test
+    flips: the cluster sums of those differences (`clusters.sums`)."""
     mask = slices.mask(c.questions, slices.parse_slice(slice_name))
     candidate = c.values["candidate"][metric].to_numpy(dtype=float)[mask]
     d = candidate - c.values["baseline"][metric].to_numpy(dtype=float)[mask]
-    return d[~np.isnan(d)]
+    keep = ~np.isnan(d)
+    if c.clusters is None:
+        return d[keep]
+    return cluster_sums(d[keep], c.clusters.codes[mask][keep])[0]
 
 
 def adjust_family(comparisons: Sequence[Comparison]) -> int:
@@ -374,7 +380,9 @@ def adjust_family(comparisons: Sequence[Comparison]) -> int:
     p_values, floors, resolution = resolve(
         [p for c in comparisons for p in c.table["p_randomization"]],
         [f for c in comparisons for f in c.table["p_floor"]],
-        [int(i + r) for c in comparisons for i, r in zip(c.table["improved"], c.table["regressed"])],
+        [int(i + r) if c.clusters is None else int(np.count_nonzero(np.abs(differences(c, m, s)) > change.TIE))
+         for c in comparisons for i, r, m, s in zip(c.table["improved"], c.table["regressed"], c.table["metric"],
+                                                   c.table["slice"])],
         lambda i: differences(rows[i][0], *rows[i][1]), settings)
     at = 0
     for c in comparisons:

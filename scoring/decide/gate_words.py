@@ -21,6 +21,7 @@ from typing import Any
 
 from ..metrics.registry import display_name
 from .change import TIE
+from .clusters import words as clustered_words
 from .detect import POWER
 from .significance import ALPHA
 
@@ -29,8 +30,9 @@ BOUNDS = ("min", "max", "max_regressions", "max_drop", "alpha", "test", "rule")
 alignment gate), ``max_regressions``, ``max_drop`` with ``alpha``, ``test`` and ``rule``; None where the
 kind has none (a drop gate recorded without ``rule`` is a significant_drop gate)."""
 
-DETECTION = ("mde", "power", "power_at_margin", "bound", "sd", "questions_needed", "min_power")
-"""What a max_drop gate's sample can detect (`scoring.decide.detect`); None where not computed."""
+DETECTION = ("mde", "power", "power_at_margin", "bound", "sd", "questions_needed", "min_power", "clusters")
+"""What a max_drop gate's sample can detect (`scoring.decide.detect`); None where not computed. `clusters`:
+the clusters its test resampled (`scoring.decide.clusters`), None when its questions were independent."""
 
 FIELDS = ("name", "kind", "metric", "slice", "aggregate", "passed", "outcome", "observed", "observed_text", "baseline",
           "n", "n_na", "reason", "p_value", *BOUNDS, *DETECTION)
@@ -224,7 +226,12 @@ def _drop_sentence(g: dict[str, Any], name: str, where: str, count: str) -> str:
     allowed = format_bound(g["max_drop"]) if g["max_drop"] is not None else "n/a"
     p = g["p_value"]
     p_text = "" if p is None else f"one-sided p {p:.3f}"
+<<<<<<< HEAD
     head = f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions{na_words(g)}): "
+=======
+    grouped = f", {clustered_words(g['clusters'])}" if g["clusters"] is not None else ""
+    head = f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions{grouped}): "
+>>>>>>> cluster
     if g["rule"] == "non_inferiority":
         level = f"{1 - float(g['alpha']):.0%} " if g["alpha"] is not None else ""
         bound = "no bound" if g["bound"] is None else f"{short(g['bound'])}"
@@ -310,8 +317,9 @@ def detection_line(gate: Any) -> str | None:
     bound = "none" if g["bound"] is None else f"{float(g['bound']):.3f}"
     needed = "not reachable" if g["questions_needed"] is None else f"{int(g['questions_needed']):,}"
     sd = "" if g["sd"] is None else f" (sd {float(g['sd']):.3f})"
+    grouped = f"; {clustered_words(g['clusters'])}" if g["clusters"] is not None else ""
     return (f"MDE {mde} at power {format_bound(g['power'])}; power at the margin {margin}: {at}; upper {level} bound "
-            f"of the drop {bound}; questions to detect the margin at this spread{sd}: {needed}")
+            f"of the drop {bound}; questions to detect the margin at this spread{sd}: {needed}{grouped}")
 
 
 def _threshold_sentence(g: dict[str, Any], name: str, where: str, count: str) -> str:

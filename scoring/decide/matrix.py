@@ -23,7 +23,8 @@ import pandas as pd
 
 from ..metrics import slices
 from ..metrics.registry import BY_KEY
-from . import aggregates, detect, stats_batch
+from . import aggregates, clusters, detect, stats_batch
+from .change import TIE
 from .family import Resolution, fdr_adjusted, holm_adjusted, p_floors, resolve, significant
 from .paired import Settings
 from .significance import ALPHA
@@ -104,13 +105,17 @@ def read_sides(con: duckdb.DuckDBPyConnection, suite: str, sides: Sequence[Side]
 
 
 def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[Side], metrics: Sequence[str],
-           slice_names: Sequence[str] = ("all",), *, settings: Settings | None = None) -> Matrix:
+           slice_names: Sequence[str] = ("all",), *, settings: Settings | None = None,
+           cluster_by: str = clusters.DEFAULT_BY) -> Matrix:
     """The baseline against every candidate on `metrics` x `slice_names` (those the suite has;
     `slices.default_slices`), computed in one read and one batch. Sides must be comparable (the
-    caller checks `sides.refusals`); candidates keep their order."""
+    caller checks `sides.refusals`); candidates keep their order. When the questions are clustered
+    (`clusters.question_clusters` under `cluster_by`), every cell resamples whole clusters, as a
+    comparison's rows do."""
     settings = settings or Settings()
     suite = baseline.suite
     questions = read_slice_columns(con, suite)
+    grouped = clusters.question_clusters(questions, cluster_by)
     chosen = [s for s in slices.default_slices(questions) if str(s) in set(slice_names)]
     available = tuple(str(s) for s in slices.default_slices(questions))
     metrics = [m for m in dict.fromkeys(metrics) if m in BY_KEY]
@@ -128,11 +133,16 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
             for s, mask in zip(chosen, masks):
                 layout.append((c.name, m, str(s)))
                 samples.append((j, mask))
-    results = stats_batch.paired_many(
-        base_arrays, cand_arrays, samples, higher_is_better=directions, seed=settings.seed,
-        bootstrap_resamples=settings.bootstrap_resamples, randomization_resamples=settings.randomization_resamples,
-        exact_max=settings.exact_max, confidence=settings.confidence, large_sample=settings.large_sample,
-        complete=[False] * len(samples)) if samples else []
+    options = dict(seed=settings.seed, bootstrap_resamples=settings.bootstrap_resamples,
+                   randomization_resamples=settings.randomization_resamples, exact_max=settings.exact_max,
+                   confidence=settings.confidence, large_sample=settings.large_sample, complete=[False] * len(samples))
+    if not samples:
+        results = []
+    elif grouped is None:
+        results = stats_batch.paired_many(base_arrays, cand_arrays, samples, higher_is_better=directions, **options)
+    else:
+        results = clusters.paired_many(base_arrays, cand_arrays, samples, None, grouped.codes,
+                                       higher_is_better=directions, **options)
     rows = []
     kept: list[int] = []  # the sample of each cell
     for at, ((cand, m, s), r) in enumerate(zip(layout, results)):
@@ -140,7 +150,7 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
             continue
         kept.append(at)
         j, mask = samples[at]
-        mde, bound = _detection(base_arrays[j], cand_arrays[j], mask, directions[j], settings)
+        mde, bound = _detection(base_arrays[j], cand_arrays[j], mask, directions[j], settings, grouped)
         rows.append({"candidate": cand, "metric": m, "slice": s, "n": r.n, "baseline": r.baseline,
                      "candidate_mean": r.candidate, "delta": r.delta, "p_randomization": r.p_randomization,
                      "improved": r.improved, "regressed": r.regressed, "unchanged": r.unchanged,
@@ -148,12 +158,15 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
     cells = pd.DataFrame(rows, columns=[c for c in CELL_COLUMNS if c not in ("p_holm", "significant", "p_fdr",
                                                                            "fdr_significant", "p_floor")])
 
-    def differences(i: int) -> np.ndarray:
+    def differences(i: int) -> np.ndarray:  # what the sign-flip test flips: the differences, or cluster sums
         j, mask = samples[kept[i]]
         d = cand_arrays[j][mask] - base_arrays[j][mask]
-        return d[~np.isnan(d)]
+        if grouped is None:
+            return d[~np.isnan(d)]
+        return clusters.sums(d[~np.isnan(d)], grouped.codes[mask][~np.isnan(d)])[0]
 
-    nonzero = [int(r["improved"] + r["regressed"]) for r in rows]
+    nonzero = [int(r["improved"] + r["regressed"]) for r in rows] if grouped is None else \
+        [int(np.count_nonzero(np.abs(differences(i)) > TIE)) for i in range(len(rows))]
     p_values, floors, resolution = resolve(cells["p_randomization"], p_floors(nonzero, cells["p_randomization"],
                                                                               settings), nonzero, differences, settings)
     if resolution.refined:
@@ -184,11 +197,16 @@ def matrix(con: duckdb.DuckDBPyConnection, baseline: Side, candidates: Sequence[
                   resolution)
 
 
-def _detection(base: np.ndarray, cand: np.ndarray, mask: np.ndarray, higher: bool, settings: Settings
-               ) -> tuple[float | None, float | None]:
-    """A cell's MDE and bound of the drop, as a comparison's table row has them (`detect.row_figures`)."""
+def _detection(base: np.ndarray, cand: np.ndarray, mask: np.ndarray, higher: bool, settings: Settings,
+               grouped: clusters.Clusters | None = None) -> tuple[float | None, float | None]:
+    """A cell's MDE and bound of the drop, as a comparison's table row has them (`detect.row_figures`;
+    `clusters.row_figures` when the questions are clustered)."""
     both = mask & ~(np.isnan(base) | np.isnan(cand))
     d = cand[both] - base[both]
+    if grouped is not None:
+        return clusters.row_figures(d if higher else -d, grouped.codes[both], ALPHA, detect.POWER,
+                                    exact_max=settings.exact_max, resamples=settings.randomization_resamples,
+                                    large_sample=settings.large_sample)
     return detect.row_figures(d if higher else -d, ALPHA, detect.POWER, exact_max=settings.exact_max,
                               resamples=settings.randomization_resamples, large_sample=settings.large_sample,
                               tie=settings.tie)

@@ -21,6 +21,8 @@ from ..metrics.registry import BY_KEY, OPERATIONAL, REGISTRY
 from ..metrics.slices import Slice
 from . import aggregates, change, stats
 from .alignment import AlignmentFacts
+from .clusters import Clusters
+from .clusters import words as cluster_words
 from .policy import Policy, Verdict
 from .scores import SIDES, ScoreRows, record_frame
 from .sides import Side
@@ -79,11 +81,13 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "metric", "metric_name", "slice", "n", "baseline", "candidate", "delta", "ci_low", "ci_high",
     "p_ttest", "p_wilcoxon", "p_randomization", "p_holm", "improved", "regressed", "unchanged",
     "baseline_pooled", "candidate_pooled", "higher_is_better", "warnings", "method", "p_fdr", "p_floor",
-    "mde", "bound",
+    "mde", "bound", "clusters",
 )
 """`mde` and `bound` (added after `method`): the smallest drop a one-sided test at 0.05 detects with power
 0.8 at the row's spread (None: the randomization test cannot reach 0.05 with the row's differing pairs),
-and Student's one-sided 95% upper bound of the drop, both in the metric's direction (`detect.row_figures`)."""
+and Student's one-sided 95% upper bound of the drop, both in the metric's direction (`detect.row_figures`).
+`clusters` (added last): the clusters among the row's paired questions when the comparison is clustered
+(every interval, test, MDE and bound of the row then resamples whole clusters: `clusters`), None when not."""
 
 
 @dataclass
@@ -129,6 +133,8 @@ class Comparison:
     resolution: Any = None
     """How finely the table's randomization p-values are resolved for its family
     (`scoring.decide.family.Resolution`; a `Family` sets the family's), None when not known."""
+    clusters: Clusters | None = None
+    """Each question's cluster when the comparison is clustered (`clusters.question_clusters`), else None."""
     values: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
     rows: ScoreRows | None = field(default=None, repr=False)
     detail: bool = field(default=True, repr=False)
@@ -214,6 +220,15 @@ class Comparison:
         keep = ~(np.isnan(b) | np.isnan(c))
         return b[keep], c[keep]
 
+    def paired_clusters(self, key: str, slice_: Slice, *, exclude: str | None = None) -> np.ndarray | None:
+        """Per pair of `paired_values` (same order), its question's cluster code; None when unclustered."""
+        if self.clusters is None:
+            return None
+        at = self._positions(slice_, exclude)
+        b = self.values["baseline"][key].to_numpy(dtype=float).take(at)
+        c = self.values["candidate"][key].to_numpy(dtype=float).take(at)
+        return self.clusters.codes.take(at)[~(np.isnan(b) | np.isnan(c))]
+
     def aggregate(self, side: str, key: str, slice_: Slice, aggregate: str, *, exclude: str | None = None
                   ) -> tuple[float | None, int]:
         mask = self._mask(slice_, exclude)
@@ -277,6 +292,16 @@ class Comparison:
         return int(self.questions["automatic"].sum()) if "automatic" in self.questions else 0
 
     # -- views ----------------------------------------------------------------------------------
+
+    def method(self, across: str = "metric x slice") -> str:
+        """The method in words (`Settings.describe`), and when the questions are clustered, how: ``...;
+        clustered: 95 clusters (cluster_by cluster): ...``."""
+        text = self.settings.describe(across)
+        if self.clusters is not None:
+            text += (f"; {cluster_words(self.clusters.count)} (cluster_by {self.clusters.by}): every interval, test, "
+                     "MDE and bound resamples whole clusters (cluster bootstrap, sign flips of cluster sums, "
+                     "cluster-robust t with clusters - 1 df, Wilcoxon of cluster means)")
+        return text
 
     @property
     def n_disputed(self) -> int:
@@ -371,6 +396,8 @@ class Comparison:
             "labels_hash": self.labels_hash,
             "corpus_version": self.corpus_version,
             "n_questions": int(len(self.questions)),
+            "clusters": None if self.clusters is None else self.clusters.count,
+            "cluster_by": None if self.clusters is None else self.clusters.by,
             "policy": None if self.policy is None else {
                 "name": self.policy.name, "path": self.policy.path, "sha256": self.policy.sha256},
             "gates": [g.to_dict() for g in v.gates],

@@ -8,6 +8,7 @@ A policy names itself and lists gates; each gate checks one metric on one slice 
     alpha = 0.05                  # optional: the default alpha of max_drop gates
     min_alignment_kappa = 0.6     # optional: a gate on the automatic alignments the claims rest on
     alignment_kappa_bound = "lower"  # optional: judge kappa by its interval's lower end (default "estimate")
+    cluster_by = "type"           # optional: cluster | type | tag:<prefix> | none (default: the questions' cluster)
     [[gates]]
     name = "critical coverage"
     metric = "coverage"           # registry name or seed alias; or failure_rate | latency | cost
@@ -59,7 +60,7 @@ from ..errors import Problems, ValidationError, invalid
 from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, higher_is_better, measure_key
 from ..metrics.slices import Slice, parse_slice
 from ..store.files import parse_toml
-from . import change, detect, drop, stats
+from . import change, clusters, detect, drop, stats
 from .change import TIE
 from .drop import RULES
 from .gate_words import format_bound, format_value, threshold_words
@@ -139,10 +140,13 @@ class Policy:
     """The power MDEs and questions needed are computed at: ``power``, else ``min_power``, else 0.8."""
     latency_budget_ms: float | None = None
     cost_budget_usd: float | None = None
+    cluster_by: str | None = None
+    """How the comparison's questions are clustered (`clusters.CLUSTER_BY`); None: not stated, so the
+    questions' own ``cluster`` when they carry one (`clusters.DEFAULT_BY`)."""
 
 
 TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "min_alignment_kappa", "alignment_kappa_bound",
-            "min_power", "power", "latency_budget_ms", "cost_budget_usd", "gates")
+            "min_power", "power", "latency_budget_ms", "cost_budget_usd", "cluster_by", "gates")
 KAPPA_BOUNDS = ("estimate", "lower")
 GATE_KEYS = ("name", "description", "metric", "slice", "aggregate", "min", "max",
              "max_regressions", "max_drop", "alpha", "test", "rule")
@@ -210,6 +214,13 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
             value = None
         budgets[key] = None if value is None else float(value)
     power = fractions["power"] or fractions["min_power"] or detect.POWER
+    cluster_by = doc.get("cluster_by")
+    if cluster_by is not None:
+        try:
+            cluster_by = clusters.parse_cluster_by(cluster_by)
+        except ValueError as error:
+            add(str(error), "cluster_by", cluster_by, line=lines.top("cluster_by"))
+            cluster_by = None
     default_alpha = doc.get("alpha", 0.05)
     if not _is_number(default_alpha) or not 0 < default_alpha < 1:
         add("alpha is a number between 0 and 1", "alpha", default_alpha, line=lines.top("alpha"))
@@ -247,6 +258,7 @@ def parse_policy(data: bytes | str, *, path: str = "policy.toml") -> Policy:
         power=power,
         latency_budget_ms=budgets["latency_budget_ms"],
         cost_budget_usd=budgets["cost_budget_usd"],
+        cluster_by=cluster_by,
     )
 
 
@@ -435,7 +447,8 @@ class GateResult:
     what its sample can detect (`detect`, `drop`): `mde` (None: no drop of any size is detectable),
     `power` (declared), `power_at_margin`, `bound` (the one-sided upper confidence bound of the drop),
     `sd` (the spread they use) and `questions_needed` (to detect the margin at that spread); `min_power`
-    is the policy's, when it set one; `failed` counts the pairs taken at their worst (`drop`)."""
+    is the policy's, when it set one; `failed` counts the pairs taken at their worst (`drop`); `clusters`
+    the clusters a clustered test resampled (None: unclustered)."""
 
     name: str
     kind: GateKind
@@ -473,6 +486,9 @@ class GateResult:
     n_na: int | None = None
     """Questions of the slice left out of `n` because their value is n/a (on either side, for a paired
     gate); None for a gate on records (failures, latency, cost) and a gate recorded before it was kept."""
+    clusters: int | None = None
+    """A max_drop gate's clusters: how many whole clusters its test resampled (`clusters`); None when
+    its questions were taken as independent."""
 
     def __post_init__(self) -> None:
         if self.outcome is None:
@@ -577,7 +593,9 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude: str | None = None,
     if gate.kind == "drop":
         unknown = getattr(evidence, "paired_unknown", None)
         width = unknown(gate.metric, gate.slice, exclude=exclude) if unknown is not None else None
-        return _drop(gate, base, label, b, c, better, seed, width)
+        grouped = getattr(evidence, "paired_clusters", None)
+        codes = grouped(gate.metric, gate.slice, exclude=exclude) if grouped is not None else None
+        return _drop(gate, base, label, b, c, better, seed, width, codes)
     if gate.kind == "regressions":
         regressed = int(np.count_nonzero(change.regressed(b, c, higher_is_better(gate.metric))))
         passed = regressed <= (gate.max_regressions or 0)
@@ -654,13 +672,13 @@ def _operational(gate: Gate, ranged: Any, base: dict, label: str, exclude: str |
 
 
 def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, better: np.ndarray, seed: int,
-          width: np.ndarray | None = None) -> GateResult:
+          width: np.ndarray | None = None, codes: np.ndarray | None = None) -> GateResult:
     n = len(better)
     delta = float((c - b).mean())
     change = float(better.mean())
     margin = gate.max_drop or 0.0
     f = drop.figures(better, margin, alpha=gate.alpha, test=gate.test, rule=gate.rule, power=gate.power,
-                     width=width, seed=seed)
+                     width=width, seed=seed, codes=codes)
     p = f.p
     if change < 0:
         worse = f"worse by {format_value(-change, margin)}"
@@ -669,9 +687,11 @@ def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, bett
     shown = "n/a" if p is None else format_value(p, gate.alpha) if p >= 0.001 else f"{p:.3g}"
     alpha = format_bound(gate.alpha)
     figures = dict(mde=f.mde, power=f.power, power_at_margin=f.power_at_margin, bound=f.bound, sd=f.sd,
-                   questions_needed=f.questions_needed, min_power=gate.min_power, failed=f.failed)
+                   questions_needed=f.questions_needed, min_power=gate.min_power, failed=f.failed,
+                   clusters=f.clusters)
     failed_words = (f"; {f.failed} failed or missing record(s) taken at their worst (any score they could have had)"
                     if f.failed else "")
+    failed_words += f"; {clusters.words(f.clusters)}" if f.clusters is not None else ""
     if gate.rule == "non_inferiority":
         level = f"{1 - gate.alpha:.0%}"
         bound = "none (no margin would be shown)" if f.bound is None else format_value(f.bound, margin)
@@ -695,12 +715,13 @@ def _drop(gate: Gate, base: dict, label: str, b: np.ndarray, c: np.ndarray, bett
                    "counts as significant (use the randomization test)")
     reason += failed_words
     warning = None
-    nonzero = int(np.count_nonzero(np.abs(better + margin) > TIE))
+    nonzero = int(np.count_nonzero(np.abs(better + margin) > TIE)) if f.clusters is None else f.m
     floor = 2.0 ** -nonzero if gate.test in ("randomization", "wilcoxon") else None
+    units = "" if f.clusters is None else f" ({nonzero} of {f.clusters} clusters differ)"
     if p is None:
         warning = f"n = {n}: the {gate.test} test is undefined here, so this gate cannot fail"
     elif floor is not None and not is_significant(floor, gate.alpha):
-        warning = (f"n = {n}: the one-sided {gate.test} test cannot go below p = {floor:.3g}, so this gate "
+        warning = (f"n = {n}{units}: the one-sided {gate.test} test cannot go below p = {floor:.3g}, so this gate "
                    f"cannot fail at alpha {gate.alpha:g}")
     elif -change > margin and not significant:
         warning = (f"the mean drop {format_value(-change, margin)} exceeds {format_bound(margin)} but is not "

@@ -46,7 +46,7 @@ def _read_questions(con: duckdb.DuckDBPyConnection, suite: str, with_text: bool 
     text = "text" if with_text else "CAST(NULL AS VARCHAR) AS text"
     q = con.sql(
         f"SELECT question_id, position, {text}, type, split, critical, CAST(to_json(tags) AS VARCHAR) AS tags, "
-        "answerable, disputed FROM questions WHERE suite = $suite", params={"suite": suite}
+        "answerable, disputed, cluster FROM questions WHERE suite = $suite", params={"suite": suite}
     ).to_arrow_table().to_pandas()
     order = np.argsort(q["position"].to_numpy(), kind="stable")
     if (order != np.arange(len(q))).any():  # sorted here: cheaper than ORDER BY on the text
@@ -61,6 +61,7 @@ def _read_questions(con: duckdb.DuckDBPyConnection, suite: str, with_text: bool 
     q["critical"] = q["critical"].astype(bool)
     q["answerable"] = q["answerable"].astype(bool)
     q["disputed"] = q["disputed"].astype(object).where(q["disputed"].notna(), None)
+    q["cluster"] = q["cluster"].astype(object).where(q["cluster"].notna(), None)
     if not with_text:
         q["text"] = None
     return q.set_index("question_id")
@@ -187,10 +188,11 @@ def read_slice_columns(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFra
     """The suite's questions in suite order with what `default_slices` needs and nothing else:
     `position`, `type` and `split` (categoricals), `critical`, `answerable`; row i is the i-th
     question (RangeIndex, no question IDs). The same slices as `read_questions` gives, read in a
-    fraction of its time (no IDs, text or tags are handed over)."""
-    types, splits = con.execute(
-        "SELECT list(DISTINCT type ORDER BY type), list(DISTINCT split ORDER BY split) FROM questions WHERE suite = ?",
-        [suite]).fetchall()[0]
+    fraction of its time (no IDs, text or tags are handed over). When a question carries a cluster,
+    `cluster` too (None where none is given)."""
+    types, splits, clustered = con.execute(
+        "SELECT list(DISTINCT type ORDER BY type), list(DISTINCT split ORDER BY split), count(cluster) > 0 "
+        "FROM questions WHERE suite = ?", [suite]).fetchall()[0]
     types, splits = list(types or []), list(splits or [])
     params: dict[str, Any] = {"suite": suite, **{f"t{i}": v for i, v in enumerate(types)},
                               **{f"s{i}": v for i, v in enumerate(splits)}}
@@ -203,7 +205,7 @@ def read_slice_columns(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFra
 
     table = con.sql(
         f"SELECT position, {code('type', 't', types)} AS type, {code('split', 's', splits)} AS split, critical, "
-        "answerable FROM questions WHERE suite = $suite", params=params).to_arrow_table()
+        f"answerable{', cluster' if clustered else ''} FROM questions WHERE suite = $suite", params=params).to_arrow_table()
     position = table.column("position").to_numpy().astype(np.int64)
     order = None if bool((position[1:] > position[:-1]).all()) else np.argsort(position, kind="stable")
 
@@ -211,13 +213,16 @@ def read_slice_columns(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFra
         values = table.column(name).to_numpy(zero_copy_only=False)
         return values if order is None else values.take(order)
 
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "position": column("position"),
         "type": pd.Categorical.from_codes(column("type").astype(np.int64), categories=types),
         "split": pd.Categorical.from_codes(column("split").astype(np.int64), categories=splits),
         "critical": column("critical").astype(bool),
         "answerable": column("answerable").astype(bool),
     })
+    if clustered:
+        out["cluster"] = pd.Series(column("cluster"), dtype=object)
+    return out
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
@@ -20,7 +20,8 @@ suite's max_claims (pooled Support's charge); answer metrics n/a where a questio
 `judges`, `judgements`; `reviews.sentence`, `claim_ids`, `outcome`). 7: `suites.base_hash` (the suite's
 files but its review files: a refresh that finds only new decisions applies them to the stored suite).
 8: the metrics over judged documents only (`question_scores.precision_condensed`, `ndcg_condensed`,
-`ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k)."""
+`ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k). 9: `questions.cluster` (the source a question
+was written from; clustered statistics resample whole clusters)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -67,6 +68,7 @@ TABLES: dict[str, str] = {
     disputed VARCHAR,
     n_relevant INTEGER NOT NULL,
     n_expected INTEGER NOT NULL,
+    cluster VARCHAR,
     PRIMARY KEY (suite, question_id)""",
     "reviews": """
     suite VARCHAR NOT NULL,

@@ -164,7 +164,7 @@ def _questions(position: str) -> str:
            v.text, v.type, v.split, coalesce(v.critical, false) AS critical,
            coalesce(from_json(v.tags, '["VARCHAR"]'), []) AS tags,
            CASE WHEN {Q.is_('caller', 'ARRAY')} THEN from_json(v.caller, '["VARCHAR"]') END AS caller,
-           v.disputed,
+           v.disputed, v.cluster,
            CASE WHEN {Q.is_('relevant', 'ARRAY')}
                 THEN list_transform(from_json(v.relevant, '["JSON"]'), lambda e: {{'doc': e->>'$', 'grade': 1::BIGINT,
                                     'ok': coalesce(json_type(e) = 'VARCHAR', false)}})
@@ -232,7 +232,7 @@ _STAGE = {
                CASE WHEN {D.is_('access', 'ARRAY')} THEN from_json(v.access, '["VARCHAR"]') ELSE [] END AS access
         FROM _suite_document_lines ORDER BY line""",
     "_suite_questions": """
-        SELECT question_id, position, text, type, split, critical, tags, caller, disputed
+        SELECT question_id, position, text, type, split, critical, tags, caller, disputed, cluster
         FROM _suite_question_rows ORDER BY line""",
     "_suite_labels": """
         SELECT question_id, l.doc AS doc_id, l.grade AS grade

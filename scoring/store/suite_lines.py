@@ -81,6 +81,8 @@ class Question:
     support: dict[str, list[str]]
     propositions: dict[str, str]
     disputed: str | None
+    cluster: str | None = None
+    """The source the question was written from (`formats.QUESTION`); None: a cluster of its own."""
 
 
 class Checker:
@@ -344,8 +346,9 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: Checker
         else:
             propositions[claim] = words
     disputed = check.field(obj, QUESTION["disputed"])
+    cluster = check.field(obj, QUESTION["cluster"])
     return Question(qid, len(suite.questions), text or "", qtype or "", split or "", critical is True, tags or [],
-                    caller, grades, support, propositions, disputed)
+                    caller, grades, support, propositions, disputed, cluster)
 
 
 def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | None:
@@ -367,7 +370,8 @@ def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | No
     # The parsed line is not kept: its lists and maps are the question's own.
     get = obj.get
     return Question(obj["id"], len(rules.suite.questions), obj["text"], obj["type"], obj["split"],
-                    get("critical", False), get("tags", []), get("caller"), grades, support, claims, get("disputed"))
+                    get("critical", False), get("tags", []), get("caller"), grades, support, claims, get("disputed"),
+                    get("cluster"))
 
 
 def _clean_grades(relevant: Any, labelled: Mapping[str, Any]) -> dict[str, int] | None:

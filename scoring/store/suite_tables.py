@@ -35,8 +35,9 @@ DOCUMENT_COLUMNS = {"doc_id": _TEXT, "version": _TEXT, "title": _TEXT, "text": _
 QUESTION_COLUMNS = {
     "question_id": _TEXT, "position": pa.int64(), "text": _TEXT, "type": _TEXT, "split": _TEXT,
     "critical": pa.bool_(), "tags": _TEXTS, "caller": _TEXTS, "disputed": _TEXT,
+    "cluster": _TEXT,
 }
-_QUESTION_FIELDS = ("id", "position", "text", "type", "split", "critical", "tags", "caller", "disputed")
+_QUESTION_FIELDS = ("id", "position", "text", "type", "split", "critical", "tags", "caller", "disputed", "cluster")
 """The `Question` attributes behind `QUESTION_COLUMNS`, in order."""
 LABEL_COLUMNS = {"question_id": _TEXT, "doc_id": _TEXT, "grade": pa.int64()}
 _QUESTION_RELATIONS = ("_suite_questions", "_suite_labels", "_suite_claims")

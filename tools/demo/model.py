@@ -94,11 +94,25 @@ class Question:
     id: str = ""
     split: str = "dev"
 
+    @property
+    def source(self) -> str | None:
+        """The document the question was written from, its cluster: the first document of its highest
+        grade, else the document an unanswerable question's lure comes from, else the restricted
+        document a permission question asks about."""
+        top = max(self.grades.values(), default=0)
+        if top > 0:
+            return next(d for d, g in self.grades.items() if g == top)
+        if self.lure is not None:
+            return self.lure[0]
+        return self.restricted
+
     def row(self) -> dict[str, object]:
         row: dict[str, object] = {
             "id": self.id, "text": self.text, "type": self.type, "split": self.split,
             "critical": self.critical, "tags": list(self.tags),
         }
+        if self.source is not None:
+            row["cluster"] = self.source
         if self.caller is not None:
             row["caller"] = list(self.caller)
         row["relevant"] = dict(self.grades)

@@ -252,7 +252,7 @@ def view(c: Comparison, evidence: Evidence, across: str = "metric x slice") -> d
                                                        "recheck": _recheck(c.verdict.unreviewed)},
         "manifests": _manifests(c),
         "caveats": CAVEATS,
-        "method": c.settings.describe(across), "legend": MARK_LEGEND, "detection_legend": DETECTION_LEGEND,
+        "method": c.method(across), "legend": MARK_LEGEND, "detection_legend": DETECTION_LEGEND,
     }
 
 

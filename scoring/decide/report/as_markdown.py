@@ -113,7 +113,7 @@ def markdown(c: Comparison) -> str:
                    f"{pval(r['p_holm'])} | {r['improved']} | {r['regressed']} | {r['unchanged']} | "
                    f"{mde_text(r.get('mde'), r['n'])} | {num(r.get('bound'))} | {md(marks(r['warnings']))} |")
     out += ["", md(MARK_LEGEND), "", md(DETECTION_LEGEND), "", "</details>", "",
-            f"*Method: {md(c.settings.describe())}.*"]
+            f"*Method: {md(c.method())}.*"]
     return "\n".join(out)
 
 
@@ -150,7 +150,7 @@ def family_markdown(f: Family) -> str:
         warnings = all_warnings(c)
         if warnings:
             out += [f"- {md(w)}" for w in warnings] + [""]
-    out.append(f"*Method: {md(first.settings.describe(HOLM_FAMILY))}.*")
+    out.append(f"*Method: {md(first.method(HOLM_FAMILY))}.*")
     return "\n".join(out)
 
 

@@ -46,7 +46,7 @@ def text(c: Comparison) -> str:
         lines += [f"  {diff}" for diff in u.differences] or ["  no gate value changes"]
     lines += ["", "Comparisons (delta = candidate - baseline over paired questions; n/a pairs excluded)",
               _text_table(c.table)]
-    lines += ["", f"Marks: {MARK_LEGEND}", f"Columns: {DETECTION_LEGEND}", f"Method: {c.settings.describe()}."]
+    lines += ["", f"Marks: {MARK_LEGEND}", f"Columns: {DETECTION_LEGEND}", f"Method: {c.method()}."]
     regs = c.regressed_questions()
     n_pairs = int(regs["n_metrics"].sum()) if len(regs) else 0
     lines += ["", f"Regressions ({plural(len(regs), 'question')}, {n_pairs} question x metric; critical first)"]
@@ -163,7 +163,7 @@ def family_text(f: Family) -> str:
         lines += [f"  warning: {w}" for w in all_warnings(c)]
     if f.resolution_warning():
         lines += ["", f"Warning: {f.resolution_warning()}"]
-    lines += ["", f"Method: {first.settings.describe(HOLM_FAMILY)}.",
+    lines += ["", f"Method: {first.method(HOLM_FAMILY)}.",
               "Every metric x slice of one candidate, its regressions and operations: ragslice compare "
               f"{f.baseline.name} CANDIDATE, or --format json (each candidate under \"candidates\")."]
     return "\n".join(lines)

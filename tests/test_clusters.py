@@ -1,0 +1,269 @@
+"""Clustered questions: each clustered statistic by hand on small examples, against scipy and statsmodels
+where they have the test, equal to the unclustered one with one question per cluster, and holding its
+level by simulation where the unclustered test does not (docs/statistics.md, "Clustered questions")."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scoring.decide import clusters as C
+from scoring.decide import detect, drop, stats
+from scoring.decide.compute import compare
+from scoring.decide.policy import parse_policy
+from scoring.errors import ValidationError
+from scoring.store.database import connect_readonly
+from scoring.store.refresh import refresh
+from fixtures import Q, build, set_field
+
+# Three clusters: {0.1, 0.2}, {-0.05}, {0.3, 0.1, 0.0}; sums 0.3, -0.05, 0.4 (total 0.65), sizes 2, 1, 3.
+D = np.array([0.1, 0.2, -0.05, 0.3, 0.1, 0.0])
+CODES = np.array([0, 0, 1, 2, 2, 2])
+
+
+# --- by hand -------------------------------------------------------------------------------------
+
+
+def test_cluster_sums_in_order_of_first_appearance():
+    s, size = C.sums(D, np.array([7, 7, 3, 5, 5, 5]))
+    assert s.tolist() == pytest.approx([0.3, -0.05, 0.4]) and size.tolist() == [2, 1, 3]
+
+
+def test_cluster_sign_flip_p_by_hand():
+    """Eight patterns of the three cluster sums; the observed sum 0.65. Their sums: +-0.65, +-0.75, +-0.05, +-0.15.
+    Two-sided: |sum| >= 0.65 in 4 of 8; greater: 0.65 and 0.75, 2 of 8; less: all but 0.75, 7 of 8."""
+    assert C.sign_flip_p(D, CODES) == 0.5
+    assert C.sign_flip_p(D, CODES, alternative="greater") == 0.25
+    assert C.sign_flip_p(D, CODES, alternative="less") == 0.875
+    # flipping each question instead (2**5 patterns of the five non-zero differences) is another test
+    assert stats.sign_flip_p(D, alternative="greater") == pytest.approx(2 / 32)
+
+
+def test_cluster_sign_flip_agrees_with_scipy():
+    from scipy.stats import permutation_test
+
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 12, 60)
+    d = rng.normal(0.1, 0.5, 60) + rng.normal(0, 0.5, 12)[codes]
+    s, _ = C.sums(d, codes)
+    for alternative in ("two-sided", "less", "greater"):
+        expected = permutation_test((s,), np.sum, permutation_type="samples", alternative=alternative,
+                                    n_resamples=np.inf).pvalue
+        assert C.sign_flip_p(d, codes, alternative=alternative) == pytest.approx(expected, rel=1e-12)
+
+
+def test_cluster_robust_se_by_hand_and_against_statsmodels():
+    """mean 0.65 / 6; cluster residual sums e = 0.3 - 2m, -0.05 - m, 0.4 - 3m;
+    se**2 = G / (G - 1) * sum e**2 / n**2 with G = 3, n = 6."""
+    m = 0.65 / 6
+    e = np.array([0.3 - 2 * m, -0.05 - m, 0.4 - 3 * m])
+    se = math.sqrt(3 / 2 * float((e ** 2).sum()) / 36)
+    assert C.robust_se(D, CODES) == pytest.approx(se, rel=1e-12)
+    assert se == pytest.approx(0.0396016, abs=1e-7)
+    t = m / se
+    from scipy import stats as sps
+
+    assert C.ttest_p(D, CODES, alternative="greater") == pytest.approx(sps.t.sf(t, 2), rel=1e-10)
+    assert C.ttest_p(D, CODES) == pytest.approx(2 * sps.t.sf(t, 2), rel=1e-10)
+    import statsmodels.api as sm
+
+    fit = sm.OLS(D, np.ones(len(D))).fit(cov_type="cluster", cov_kwds={"groups": CODES}, use_t=True)
+    assert float(fit.bse[0]) == pytest.approx(se, rel=1e-10)
+    assert float(fit.pvalues[0]) == pytest.approx(C.ttest_p(D, CODES), rel=1e-10)
+
+
+def test_cluster_wilcoxon_is_signed_rank_of_cluster_means():
+    from scipy.stats import wilcoxon
+
+    means = np.array([0.15, -0.05, 0.4 / 3])
+    assert C.means(D, CODES) == pytest.approx(means)
+    assert C.wilcoxon_p(D, CODES) == pytest.approx(float(wilcoxon(means).pvalue))
+
+
+def test_cluster_bootstrap_draws_whole_clusters_as_documented():
+    """Each resample: G cluster indexes from `stats`'s index matrix for a sample of size G, then
+    sum of drawn sums / sum of drawn sizes; the percentile interval of those."""
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 3, size=(min(10_000, stats.BLOCK // 3), 3), dtype=np.uint16)
+    s, size = np.array([0.3, -0.05, 0.4]), np.array([2.0, 1.0, 3.0])
+    ratios = s[idx].sum(axis=1) / size[idx].sum(axis=1)
+    low, high = np.quantile(ratios, [0.025, 0.975])
+    assert C.bootstrap_ci(D, CODES, resamples=len(idx)) == pytest.approx((low, high), rel=1e-12)
+    # every resampled mean is a mean over whole clusters: never below the lowest cluster mean
+    assert low >= -0.05 - 1e-12 and high <= 0.4 / 3 + 0.15
+
+
+def test_clustered_mde_power_and_bound_use_the_clustered_se_and_g_minus_1_df():
+    se = C.robust_se(D, CODES)
+    nc = detect._special.nctdtrinc(2, 0.2, detect.t_critical(0.05, 2))
+    assert C.mde(se, 3, 0.05, 0.8) == pytest.approx(nc * se)
+    assert C.power_at(C.mde(se, 3, 0.05, 0.8), se, 3, 0.05) == pytest.approx(0.8, abs=1e-6)
+    assert C.t_bound(D, CODES, 0.05) == pytest.approx(-0.65 / 6 + detect.t_critical(0.05, 2) * se)
+
+
+def test_questions_needed_keep_the_mean_cluster_size():
+    se, n, g = 0.05, 40, 10
+    needed = C.questions_needed(se, n, g, 0.02, 0.05, 0.8)
+    clusters = math.ceil(needed / (n / g))
+    assert C.power_at(0.02, se * math.sqrt(g / clusters), clusters, 0.05) >= 0.8
+    assert C.power_at(0.02, se * math.sqrt(g / (clusters - 1)), clusters - 1, 0.05) < 0.8
+
+
+# --- one question per cluster is the unclustered test --------------------------------------------
+
+
+@pytest.mark.parametrize("n", [6, 25, 60])
+def test_one_question_per_cluster_equals_unclustered(n):
+    rng = np.random.default_rng(n)
+    b = rng.random(n)
+    c = np.clip(b + np.round(rng.normal(0.02, 0.3, n), 2), 0, 1)
+    alone = np.arange(n)
+    assert C.paired(b, c, alone) == stats.paired(b, c)
+    d = c - b
+    for mde_c, mde_u in zip(C.row_figures(d, alone), detect.row_figures(d)):
+        assert mde_c == pytest.approx(mde_u, rel=1e-12)
+    for test in stats.TESTS:
+        for rule in drop.RULES:
+            if test == "wilcoxon" and rule == "non_inferiority":
+                continue
+            plain = drop.figures(d, 0.02, alpha=0.05, test=test, rule=rule)
+            clustered = drop.figures(d, 0.02, alpha=0.05, test=test, rule=rule, codes=alone)
+            assert clustered.p == plain.p and clustered.decided == plain.decided
+            for name in ("mde", "power_at_margin", "bound", "sd"):
+                assert getattr(clustered, name) == pytest.approx(getattr(plain, name), rel=1e-9), name
+            assert clustered.questions_needed == plain.questions_needed and clustered.clusters == n
+
+
+def test_failed_records_never_help_a_clustered_gate():
+    """Failed pairs at their worst: a clustered gate's p with the failed pairs is never more favourable to the
+    candidate than at any value they could have had."""
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 8, 40)
+    d = np.round(rng.normal(-0.02, 0.3, 40), 2)
+    width = np.where(rng.random(40) < 0.15, 0.5, 0.0)
+    for test in ("randomization", "ttest"):
+        worst = drop.figures(d, 0.02, alpha=0.05, test=test, codes=codes, width=width)
+        for _ in range(20):
+            real = d + width * rng.random(40)
+            seen = drop.figures(real, 0.02, alpha=0.05, test=test, codes=codes)
+            assert worst.p <= seen.p + 1e-12
+        shown = drop.figures(d, 0.02, alpha=0.05, test=test, rule="non_inferiority", codes=codes, width=width)
+        for _ in range(20):
+            real = d + width * rng.random(40)
+            seen = drop.figures(real, 0.02, alpha=0.05, test=test, rule="non_inferiority", codes=codes)
+            assert shown.p >= seen.p - 1e-12
+
+
+# --- choosing the clusters -----------------------------------------------------------------------
+
+
+def test_question_clusters_by_each_rule():
+    q = pd.DataFrame({"type": ["a", "b", "a", "c"], "cluster": ["x", None, "x", "y"],
+                      "tags": [("team-a", "t"), (), ("team-b",), ("u", "team-a")]})
+    assert C.question_clusters(q).codes.tolist() == [0, 1, 0, 2]   # no cluster: one of its own
+    assert C.question_clusters(q, "type").codes.tolist() == [0, 1, 0, 2]
+    assert C.question_clusters(q, "tag:team-").codes.tolist() == [0, 1, 2, 0]
+    assert C.question_clusters(q, "none") is None
+    assert C.question_clusters(q.assign(cluster=None)) is None
+    assert C.question_clusters(q, "tag:zzz") is None
+
+
+@pytest.mark.parametrize("value", ["doc", "tag:", "tag: x", "", 3, True, ["type"]])
+def test_policy_cluster_by_refused_with_its_line(value):
+    text = f'name = "g"\ncluster_by = {json.dumps(value)}\n[[gates]]\nmetric = "recall"\nmax_drop = 0.02\n'
+    with pytest.raises(ValidationError) as error:
+        parse_policy(text)
+    assert str(error.value).startswith("policy.toml:2: field 'cluster_by': ")
+    assert '"cluster" (the questions\' own), "type", "tag:<prefix>"' in str(error.value)
+
+
+@pytest.mark.parametrize("value", ["cluster", "type", "tag:team-", "none"])
+def test_policy_cluster_by_accepted(value):
+    text = f'name = "g"\ncluster_by = "{value}"\n[[gates]]\nmetric = "recall"\nmax_drop = 0.02\n'
+    assert parse_policy(text).cluster_by == value
+    assert parse_policy(text.replace(f'cluster_by = "{value}"\n', "")).cluster_by is None
+
+
+def test_bad_cluster_values_are_refused_with_file_and_line(tmp_path):
+    ws = build(tmp_path / "ws")
+    set_field(Q(ws), 2, "cluster", 7)
+    set_field(Q(ws), 4, "cluster", "  ")
+    with pytest.raises(ValidationError) as error:
+        refresh(ws, tmp_path / "x.duckdb")
+    text = str(error.value)
+    assert "suites/demo/questions.jsonl:2: question 'q-2': field 'cluster': 7: expected a non-empty string" in text
+    assert "suites/demo/questions.jsonl:4: question 'q-4': field 'cluster': '  ': expected a non-empty string" in text
+
+
+# --- through a comparison ------------------------------------------------------------------------
+
+POLICY = 'name = "g"\n[[gates]]\nname = "recall"\nmetric = "recall"\nmax_drop = 0.02\n'
+
+
+def _compared(tmp_path: Path, clusters: dict[int, str], policy: str = POLICY) -> dict:
+    ws = build(tmp_path / "ws")
+    for line, name in clusters.items():
+        set_field(Q(ws), line, "cluster", name)
+    db = tmp_path / "ws.duckdb"
+    refresh(ws, db)
+    with connect_readonly(db) as con:
+        stored = con.execute("SELECT question_id, cluster FROM questions ORDER BY position").fetchall()
+        c = compare(con, "base", "cand", policy=parse_policy(policy))
+    return {"stored": stored, "doc": c.to_dict(), "method": c.method()}
+
+
+def test_a_suite_with_clusters_says_so_everywhere(tmp_path):
+    found = _compared(tmp_path, {1: "release", 2: "release", 4: "hr", 5: "release"})
+    assert found["stored"] == [("q-1", "release"), ("q-2", "release"), ("q-3", None), ("q-4", "hr"),
+                               ("q-5", "release")]
+    doc = found["doc"]
+    assert doc["clusters"] == 3 and doc["cluster_by"] == "cluster"   # q-3 alone
+    gate = doc["gates"][0]
+    assert gate["clusters"] == 2 and "clustered: 2 clusters" in gate["reason"]   # recall: q-3 is n/a
+    assert max(r["clusters"] for r in doc["comparisons"] if r["slice"] == "all") == 3
+    assert "clustered: 3 clusters (cluster_by cluster)" in found["method"]
+
+
+def test_a_suite_without_clusters_is_unclustered(tmp_path):
+    doc = _compared(tmp_path, {})["doc"]
+    assert doc["clusters"] is None and doc["cluster_by"] is None
+    assert doc["gates"][0]["clusters"] is None and "clustered" not in doc["gates"][0]["reason"]
+    assert all(r["clusters"] is None for r in doc["comparisons"])
+
+
+def test_a_policy_can_switch_clustering_off_or_cluster_by_type(tmp_path):
+    off = _compared(tmp_path / "off", {1: "a", 2: "a"}, POLICY.replace('name = "g"', 'name = "g"\ncluster_by = "none"'))
+    assert off["doc"]["clusters"] is None
+    by_type = _compared(tmp_path / "type", {}, POLICY.replace('name = "g"', 'name = "g"\ncluster_by = "type"'))
+    assert by_type["doc"]["clusters"] == 4 and by_type["doc"]["cluster_by"] == "type"
+
+
+# --- calibration by simulation -------------------------------------------------------------------
+
+
+def correlated_null(rng: np.random.Generator, clusters: int, size: int, icc: float) -> tuple[np.ndarray, np.ndarray]:
+    """Paired differences under a true null in correlated clusters: a cluster effect shared by its
+    questions (variance icc) plus each question's own (variance 1 - icc), both symmetric about 0."""
+    codes = np.repeat(np.arange(clusters), size)
+    d = rng.normal(0, math.sqrt(icc), clusters)[codes] + rng.normal(0, math.sqrt(1 - icc), clusters * size)
+    return d, codes
+
+
+def test_clustered_tests_hold_their_level_where_unclustered_ones_do_not():
+    """400 null samples of 20 clusters x 6 questions (intra-cluster correlation 0.5): the one-sided tests at
+    0.05. Monte Carlo se at 0.05: 0.011."""
+    rng = np.random.default_rng(0)
+    trials, hits = 400, {"t": 0, "flip": 0, "t_clustered": 0, "flip_clustered": 0}
+    for _ in range(trials):
+        d, codes = correlated_null(rng, 20, 6, 0.5)
+        hits["t"] += stats.ttest_p(d, alternative="less") < 0.05
+        hits["flip"] += stats.sign_flip_p(d, alternative="less", resamples=999) < 0.05
+        hits["t_clustered"] += C.ttest_p(d, codes, alternative="less") < 0.05
+        hits["flip_clustered"] += C.sign_flip_p(d, codes, alternative="less", resamples=999) < 0.05
+    rate = {k: v / trials for k, v in hits.items()}
+    assert rate["t_clustered"] <= 0.05 + 3 * 0.011 and rate["flip_clustered"] <= 0.05 + 3 * 0.011
+    assert rate["t"] >= 0.15 and rate["flip"] >= 0.15
