@@ -226,12 +226,8 @@ def _drop_sentence(g: dict[str, Any], name: str, where: str, count: str) -> str:
     allowed = format_bound(g["max_drop"]) if g["max_drop"] is not None else "n/a"
     p = g["p_value"]
     p_text = "" if p is None else f"one-sided p {p:.3f}"
-<<<<<<< HEAD
-    head = f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions{na_words(g)}): "
-=======
     grouped = f", {clustered_words(g['clusters'])}" if g["clusters"] is not None else ""
-    head = f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions{grouped}): "
->>>>>>> cluster
+    head = f"{name} on {where} {moved} by {delta.lstrip('+-')} ({count}questions{grouped}{na_words(g)}): "
     if g["rule"] == "non_inferiority":
         level = f"{1 - float(g['alpha']):.0%} " if g["alpha"] is not None else ""
         bound = "no bound" if g["bound"] is None else f"{short(g['bound'])}"
