@@ -4,9 +4,9 @@ A family is every test whose p-values are adjusted together: the metric x slice 
 comparison's table (`scoring.decide.compute.compare`), every candidate's rows in a `Family`
 (`compare_many`, ``candidate x metric x slice``), or the cells of a release matrix
 (`scoring.decide.matrix`). The correction is chosen and applied here, once: `holm_adjusted` (Holm's
-step-down adjustment, `stats.holm`, of the randomization p-values, `Settings.holm_of`), and
+step-down adjustment, `multiplicity.holm`, of the randomization p-values, `Settings.holm_of`), and
 `significant` marks an adjusted p-value below `SIGNIFICANT`; beside it, `fdr_adjusted` (Benjamini and
-Hochberg's false discovery rate adjustment, `stats.benjamini_hochberg`) gives `p_fdr`. Holm marks
+Hochberg's false discovery rate adjustment, `multiplicity.benjamini_hochberg`) gives `p_fdr`. Holm marks
 claims: the chance of any false mark in the family stays at most alpha. BH marks cells worth
 exploring: among the marks, the expected share of false ones stays at most alpha, so with many
 cells it marks more. `P_COLUMNS` names every p-value a comparison's table carries and `table_rows`
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import slices
-from . import change, stats
+from . import change, multiplicity, stats
 from .clusters import sums as cluster_sums
 from .paired import Comparison, Settings
 from .significance import significant as _significant
@@ -45,14 +45,14 @@ def holm_adjusted(p_values: Iterable[Any]) -> np.ndarray:
     """Holm's step-down adjustment (`stats.holm`) of `p_values` taken as one family, in their
     order, as an object array: a None or NaN p-value is n/a, stays None and does not count in the
     family's size."""
-    adjusted = stats.holm([None if pd.isna(p) else float(p) for p in p_values])
+    adjusted = multiplicity.holm([None if pd.isna(p) else float(p) for p in p_values])
     return pd.Series(adjusted, dtype=object).to_numpy()
 
 
 def fdr_adjusted(p_values: Iterable[Any]) -> np.ndarray:
     """Benjamini-Hochberg adjustment (`stats.benjamini_hochberg`) of `p_values` taken as one family, in
     their order, as an object array: a None or NaN p-value is n/a, stays None and does not count."""
-    adjusted = stats.benjamini_hochberg([None if pd.isna(p) else float(p) for p in p_values])
+    adjusted = multiplicity.benjamini_hochberg([None if pd.isna(p) else float(p) for p in p_values])
     return pd.Series(adjusted, dtype=object).to_numpy()
 
 
