@@ -42,7 +42,7 @@ SIGNIFICANT = 0.05
 
 
 def holm_adjusted(p_values: Iterable[Any]) -> np.ndarray:
-    """Holm's step-down adjustment (`stats.holm`) of `p_values` taken as one family, in their
+    """Holm's step-down adjustment (`multiplicity.holm`) of `p_values` taken as one family, in their
     order, as an object array: a None or NaN p-value is n/a, stays None and does not count in the
     family's size."""
     adjusted = multiplicity.holm([None if pd.isna(p) else float(p) for p in p_values])
@@ -50,7 +50,7 @@ def holm_adjusted(p_values: Iterable[Any]) -> np.ndarray:
 
 
 def fdr_adjusted(p_values: Iterable[Any]) -> np.ndarray:
-    """Benjamini-Hochberg adjustment (`stats.benjamini_hochberg`) of `p_values` taken as one family, in
+    """Benjamini-Hochberg adjustment (`multiplicity.benjamini_hochberg`) of `p_values` taken as one family, in
     their order, as an object array: a None or NaN p-value is n/a, stays None and does not count."""
     adjusted = multiplicity.benjamini_hochberg([None if pd.isna(p) else float(p) for p in p_values])
     return pd.Series(adjusted, dtype=object).to_numpy()
