@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
@@ -20,7 +20,7 @@ suite's max_claims (pooled Support's charge); answer metrics n/a where a questio
 `judges`, `judgements`; `reviews.sentence`, `claim_ids`, `outcome`). 7: `suites.base_hash` (the suite's
 files but its review files: a refresh that finds only new decisions applies them to the stored suite).
 8: the metrics over judged documents only (`question_scores.precision_condensed`, `ndcg_condensed`,
-`ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k)."""
+`ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k). 9: review samples (`samples`; `reviews.sample`)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -83,7 +83,29 @@ TABLES: dict[str, str] = {
     status VARCHAR NOT NULL,
     sentence VARCHAR,
     claim_ids VARCHAR[],
-    outcome VARCHAR""",
+    outcome VARCHAR,
+    sample VARCHAR""",
+    "samples": """
+    suite VARCHAR NOT NULL,
+    sample VARCHAR NOT NULL,
+    line INTEGER NOT NULL,
+    unit VARCHAR NOT NULL,
+    seed BIGINT NOT NULL,
+    runs VARCHAR[] NOT NULL,
+    strata VARCHAR[] NOT NULL,
+    size INTEGER NOT NULL,
+    drawn_at VARCHAR NOT NULL,
+    frame INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    stratum VARCHAR NOT NULL,
+    population INTEGER NOT NULL,
+    drawn INTEGER NOT NULL,
+    inclusion DOUBLE NOT NULL,
+    run_id VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    sentence INTEGER,
+    text VARCHAR,
+    doc_id VARCHAR""",
     "judges": """
     suite VARCHAR NOT NULL,
     judge VARCHAR NOT NULL,
