@@ -285,12 +285,19 @@ def draw(con: duckdb.DuckDBPyConnection, runs: Sequence[str], *, unit: str, size
         raise invalid("a sample holds at least one item", "--size", size)
     if seed < 0:
         raise invalid("a seed is a whole number >= 0", "--seed", seed)
-    frame = con.execute(FRAME_SQL[unit], [list(runs)]).df()
-    if frame.empty:
+    rows = con.execute(FRAME_SQL[unit], [list(runs)]).df().to_dict(orient="records")
+    return draw_from_frame(rows, runs, unit=unit, size=size, strata=strata, seed=seed, name=name)
+
+
+def draw_from_frame(rows: list[dict[str, Any]], runs: Sequence[str], *, unit: str, size: int,
+                    strata: Sequence[str] = (), seed: int = 0, name: str = "sample",
+                    drawn_at: str | None = None) -> Sample:
+    """The draw of `draw` from a frame given as rows (run_id, question_id, sentence, text, doc_id, type,
+    answerable) in the frame's fixed order (`FRAME_SQL`)."""
+    if not rows:
         what = ("answer sentence resting on an automatic alignment" if unit == "sentence"
                 else "document ranked within k")
         raise invalid(f"the runs have no {what}: nothing to sample", "--runs", ",".join(runs))
-    rows = frame.to_dict(orient="records")
     by_stratum: dict[str, list[int]] = {}
     for i, row in enumerate(rows):
         by_stratum.setdefault(stratum_name(strata, row), []).append(i)
@@ -313,7 +320,7 @@ def draw(con: duckdb.DuckDBPyConnection, runs: Sequence[str], *, unit: str, size
                                 None if unit == "document" else int(row["sentence"]),
                                 None if unit == "document" else str(row["text"]),
                                 str(row["doc_id"]) if unit == "document" else None))
-    return Sample(name, unit, tuple(runs), seed, size, tuple(strata), now(), len(rows), tuple(items))
+    return Sample(name, unit, tuple(runs), seed, size, tuple(strata), drawn_at or now(), len(rows), tuple(items))
 
 
 def write_sample(suite_folder: Path, sample: Sample) -> Path:
@@ -335,5 +342,5 @@ def sample_rows(suite: str, samples: dict[str, Sample]) -> list[tuple]:
              i.doc_id) for s in samples.values() for i in s.items]
 
 
-__all__ = ["FRAME_SQL", "MIN_PER_STRATUM", "SAMPLES", "Sample", "SampleItem", "allocate", "draw", "read_sample",
+__all__ = ["FRAME_SQL", "MIN_PER_STRATUM", "SAMPLES", "Sample", "SampleItem", "allocate", "draw", "draw_from_frame", "read_sample",
            "read_samples", "sample_files", "sample_rows", "stratum_name", "write_sample"]
