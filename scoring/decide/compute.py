@@ -49,6 +49,7 @@ from ..store.workspace import HELDOUT
 from . import change, detect, stats, stats_batch, verdicts
 from . import policy as policies
 from .alignment import AlignmentFacts, read_alignment
+from .corrected import read_corrected
 from .family import Family, Resolution, adjust_family, fdr_adjusted, holm_adjusted, p_floors, resolve
 from .paired import COMPARISON_COLUMNS, Comparison, HeldoutUse, Settings, label_gap_warning
 from .policy import Policy
@@ -253,6 +254,9 @@ class Inputs:
     labels_hash: str = ""
     alignment: tuple[AlignmentFacts, dict[tuple[str, str], int]] | None = None
     """What free-text alignment means here (`alignment.read_alignment`), None when no run answers in sentences."""
+    corrected: Any = None
+    """Pooled Support corrected by a review sample (`corrected.read_corrected`), None when no run answers in
+    sentences."""
 
 
 def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *, include_heldout: bool = True,
@@ -309,7 +313,8 @@ def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *
     return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, rows, log,
                   verdicts.read_earlier_verdicts(con, b_side.name, c_side.name, tables),
                   labels_hash=verdicts.read_labels_hash(con, b_side.suite),
-                  alignment=read_alignment(con, b_side.suite, b_side.run_ids, c_side.run_ids))
+                  alignment=read_alignment(con, b_side.suite, b_side.run_ids, c_side.run_ids),
+                  corrected=read_corrected(con, b_side.suite, b_side.run_ids, c_side.run_ids))
 
 
 def compare(
@@ -389,7 +394,7 @@ def compare(
         spread=spread, flaky=flaky,
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
         policy=pol, values=values, rows=rows, detail=rows is not None, labels_hash=inputs.labels_hash,
-        alignment=alignment, resting=resting, resolution=resolution,
+        alignment=alignment, resting=resting, resolution=resolution, corrected=inputs.corrected,
     )
     if pol is not None:
         notes = verdicts.policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)

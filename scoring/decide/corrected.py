@@ -267,5 +267,91 @@ def projected_at_sample(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Seq
     return ppi.projected_half_width(strata, known, {s.name: max(s.drawn, s.reviewed) for s in strata})
 
 
-__all__ = ["CORRECTABLE", "ESTIMATES", "Corrected", "corrected_support", "latest_sample", "next_review_gain",
+@dataclass
+class CorrectedFacts:
+    """A comparison's corrected Support: per slice, each side's three figures and the paired delta."""
+
+    slices: dict[str, dict[str, Corrected | None]]
+    exact: dict[tuple[str, str], float | None] = field(default_factory=dict)
+    """(side, slice) -> pooled Support of a side nothing of which rests on an alignment (exact)."""
+
+    def get(self, side: str, slice_: str) -> Corrected | None:
+        return self.slices.get(slice_, {}).get(side)
+
+    def delta(self, slice_: str) -> ppi.RatioEstimate | None:
+        b, c = self.get("baseline", slice_), self.get("candidate", slice_)
+        if b is None and c is None:
+            return None
+        return ppi.difference(c.corrected if c is not None else _exact(self, "candidate", slice_),
+                              b.corrected if b is not None else _exact(self, "baseline", slice_))
+
+    @property
+    def sample(self) -> str | None:
+        return next((c.sample for row in self.slices.values() for c in row.values() if c is not None and c.sample),
+                    None)
+
+    def summary(self) -> list[str]:
+        """Plain sentences: per side on all questions, judge-only vs corrected vs reviewed-only Support."""
+        out = []
+        for side in ("baseline", "candidate"):
+            c = self.get(side, "all")
+            if c is not None:
+                out.append(c.words(f"The {side}'s"))
+        d = self.delta("all")
+        if d is not None and d.valid:
+            out.append(f"Corrected paired delta of pooled Support (candidate - baseline): {d.estimate:+.3f} "
+                       f"(95% {d.low:+.3f} to {d.high:+.3f}).")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        main = self.get("candidate", "all")
+        head = main.to_dict() if main is not None else {}
+        rows = []
+        for name, row in self.slices.items():
+            d = self.delta(name)
+            rows.append({"slice": name, **{side: (None if c is None else c.to_dict()) for side, c in row.items()},
+                         "delta": None if d is None else d.to_dict()})
+        return {"metric": "support", "aggregate": "pooled", "method": ppi.METHOD, "sample": self.sample,
+                "estimate": head.get("estimate"), "interval": head.get("interval"), "judge": head.get("judge"),
+                "reviewed_only": head.get("reviewed_only"), "n_sampled": head.get("n_sampled"),
+                "n_reviewed": head.get("n_reviewed"), "slices": rows}
+
+
+def _exact(facts: CorrectedFacts, side: str, slice_: str) -> ppi.RatioEstimate:
+    """A side with nothing resting on an alignment: its figure is exact (no interval width)."""
+    value = facts.exact.get((side, slice_))
+    return ppi.RatioEstimate(value, 0.0 if value is not None else None, value, value, 0, 0, 0)
+
+
+def read_corrected(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Sequence[str],
+                   candidate_runs: Sequence[str]) -> CorrectedFacts | None:
+    """Both sides' corrected Support on all questions, answerable, unanswerable and each question type;
+    None when neither side answers in sentences."""
+    if not _has(con, "alignments", "samples"):
+        return None
+    types = [t for (t,) in con.execute("SELECT DISTINCT type FROM questions WHERE suite = ? ORDER BY type",
+                                       [suite]).fetchall()]
+    slices = ["all", "answerable", "unanswerable", *(f"type:{t}" for t in types)]
+    facts = CorrectedFacts({})
+    exact: dict[tuple[str, str], float | None] = {}
+    any_found = False
+    for name in slices:
+        row: dict[str, Corrected | None] = {}
+        for side, runs in (("baseline", baseline_runs), ("candidate", candidate_runs)):
+            found = corrected_support(con, suite, runs, slice_=name)
+            row[side] = found
+            any_found = any_found or found is not None
+            if found is None:
+                questions = _question_frame(con, suite)
+                chosen = list(questions[mask(questions, parse_slice(name))]["question_id"])
+                s, c = con.execute("SELECT sum(n_supported), sum(n_claims) FROM question_scores WHERE "
+                                   "list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id)",
+                                   [list(runs), chosen]).fetchall()[0]
+                exact[(side, name)] = None if not c else float(s) / float(c)
+        facts.slices[name] = row
+    facts.exact = exact
+    return facts if any_found else None
+
+
+__all__ = ["CORRECTABLE", "ESTIMATES", "Corrected", "CorrectedFacts", "corrected_support", "read_corrected", "latest_sample", "next_review_gain",
            "projected_at_sample"]
