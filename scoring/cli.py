@@ -359,7 +359,7 @@ def sample_status(con, suite: str, runs: list[str], name: str | None) -> str:
     for row in next_review_gain(con, suite, runs, sample=found.sample):
         gain = row["gain_per_review"]
         lines.append(f"  {row['stratum'] or 'all'}: {row['reviewed']} of {row['sampled']} reviewed ({row['frame']} "
-                     "judged)" + ("" if gain is None else f"; one more review narrows the interval by about {gain:.4f}"))
+                     "judged)" + ("" if gain is None else f"; one more review narrows the interval by about {max(gain, 0.0):.4f}"))
     return "\n".join(lines)
 
 
