@@ -182,3 +182,75 @@ def test_a_bad_sample_file_fails_the_refresh(tmp_path):
     lines[3] = lines[3].replace('"kind": "item"', '"kind": "thing"')
     path.write_text("\n".join(lines) + "\n")
     assert main(["refresh", str(ws), "--db", str(tmp_path / "db.duckdb"), "--quiet"]) == 2
+
+
+# --- the demo: the corrected block, and a gate on it -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    assert main(["refresh", str(DEMO), "--db", str(db), "--quiet"]) == 0
+    return db
+
+
+def test_demo_support_judge_only_corrected_and_reviewed_only(demo_db, capsys):
+    assert main(["compare", "prod-baseline", "prod-text", "--db", str(demo_db), "--format", "json"]) == 0
+    block = json.loads(capsys.readouterr().out)["corrected"]
+    assert (block["sample"], block["n_sampled"], block["n_reviewed"]) == ("prod-text-support", 100, 64)
+    # judge-only: the pooled Support the database holds, 241 supported of 324 claims (with failures' charge)
+    assert block["judge"] == pytest.approx(241 / 324)
+    low, high = block["interval"]
+    assert low < block["estimate"] < high and high - low < 0.1
+    assert block["reviewed_only"] < block["estimate"]
+    assert block["method"].startswith("PPI++")
+
+
+def gate_policy(tmp_path: Path, minimum: float) -> Path:
+    path = tmp_path / "policy.toml"
+    path.write_text(f'name = "corrected"\n\n[[gates]]\nname = "support corrected"\nmetric = "support"\n'
+                    f'min = {minimum}\nestimate = "corrected"\n')
+    return path
+
+
+def test_a_corrected_gate_passes_fails_or_cannot_tell(demo_db, tmp_path, capsys):
+    assert main(["compare", "prod-baseline", "prod-text", "--db", str(demo_db), "--policy",
+                 str(gate_policy(tmp_path, 0.6))]) == 0
+    assert main(["compare", "prod-baseline", "prod-text", "--db", str(demo_db), "--policy",
+                 str(gate_policy(tmp_path, 0.9))]) == 1
+    assert main(["compare", "prod-baseline", "prod-text", "--db", str(demo_db), "--policy",
+                 str(gate_policy(tmp_path, 0.74))]) == 3  # the interval straddles the bound
+    assert "straddles" in capsys.readouterr().out
+
+
+def test_without_a_sample_a_corrected_gate_is_inconclusive(tmp_path, capsys):
+    ws = Path(shutil.copytree(DEMO, tmp_path / "ws"))
+    shutil.rmtree(ws / "suites" / "demo" / "samples")
+    for path in (ws / "suites" / "demo" / "reviews").glob("*.jsonl"):  # their sample is gone: reviews outside it
+        path.write_text("".join(line.replace(', "sample": "prod-text-support"', "") + "\n"
+                                for line in path.read_text().splitlines()))
+    db = tmp_path / "db.duckdb"
+    assert main(["refresh", str(ws), "--db", str(db), "--quiet"]) == 0
+    assert main(["compare", "prod-baseline", "prod-text", "--db", str(db), "--policy",
+                 str(gate_policy(tmp_path, 0.6))]) == 3
+    assert "no review sample covers these runs" in capsys.readouterr().out
+
+
+def test_a_corrected_gate_on_another_metric_is_refused(tmp_path):
+    path = tmp_path / "policy.toml"
+    path.write_text('name = "x"\n\n[[gates]]\nmetric = "coverage"\nmin = 0.5\nestimate = "corrected"\n')
+    from scoring.decide.policy import load_policy
+    from scoring.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="estimate"):
+        load_policy(path)
+
+
+def test_sampled_reviews_are_marked_and_others_are_not(tmp_path):
+    ws = Path(shutil.copytree(DEMO, tmp_path / "ws"))
+    args = ["review", str(ws), "--reviewer", "zed", "--question", "q-0005", "--sentence",
+            "Pricing fails over to its warm standby in harbor-east.", "--align", "pricing-standby"]
+    assert main(args + ["--sample", "prod-text-support"]) == 0
+    assert main(args) == 0
+    lines = [json.loads(x) for x in (ws / "suites" / "demo" / "reviews" / "zed.jsonl").read_text().splitlines()]
+    assert [x.get("sample") for x in lines] == ["prod-text-support", None]
+    assert main(args + ["--sample", "no-such-sample"]) == 2
