@@ -194,7 +194,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from .errors import Problems
+    from .errors import Problems, invalid
     from .store.reviews import Known, record_decision
     from .store.workspace import load_workspace
 
@@ -228,9 +228,14 @@ def cmd_review(args: argparse.Namespace) -> int:
                   "supports": {"yes": True, "no": False}.get(args.supports, args.supports)}
     else:
         fields = {"kind": "relevance", "doc_id": args.doc, "grade": args.grade}
+    if args.sample is not None:
+        from .store.samples import SAMPLES
+
+        if not (suite.folder / SAMPLES / f"{args.sample}.jsonl").exists():
+            raise invalid(f"no sample of this name in {suite.folder / SAMPLES}", "--sample", args.sample)
     decision = record_decision(suite.folder, known or Known.of(suite), {"reviewer": args.reviewer,
                                                                         "question_id": args.question, **fields,
-                                                                        "note": args.note})
+                                                                        "note": args.note, "sample": args.sample})
     print(f"recorded {decision.kind} decision by {decision.reviewer} on {decision.question_id} in "
           f"{suite.folder / 'reviews' / (decision.reviewer + '.jsonl')}; refresh to score it")
     return 0
@@ -291,6 +296,71 @@ def cmd_pool(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    """Draw a review sample and write it beside the suite, or (--status) say how far its review is."""
+    from .errors import invalid
+    from .store.refresh import score_workspace_in_memory
+    from .store.samples import draw, write_sample
+
+    runs = [r for r in (args.runs or "").split(",") if r]
+    if not runs:
+        raise invalid("name the runs whose items to sample (comma-separated)", "--runs", args.runs)
+    if args.db:
+        from .store.database import Database
+
+        source = Database(args.db).command()
+    else:
+        source = score_workspace_in_memory(Path(args.workspace), runs=runs)
+    with source as con:
+        suites = {s for (s,) in con.execute("SELECT DISTINCT suite FROM runs WHERE list_contains(?::VARCHAR[], run_id)",
+                                            [runs]).fetchall()}
+        unknown = sorted(set(runs) - {r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()})
+        if unknown:
+            raise invalid("not a run of the workspace", "--runs", unknown[0])
+        if len(suites) != 1:
+            raise invalid("the runs of one sample are on one suite", "--runs", ",".join(runs))
+        suite = suites.pop()
+        if args.status:
+            print(sample_status(con, suite, runs, args.name))
+            return 0
+        if args.size is None:
+            raise invalid("give the number of items to draw (or --status)", "--size", None)
+        strata = [s for s in (args.strata or "").split(",") if s]
+        sample = draw(con, runs, unit=args.unit, size=args.size, strata=strata, seed=args.seed,
+                      name=args.name or f"{args.unit}-{args.seed}")
+    path = write_sample(Path(args.workspace) / "suites" / suite, sample)
+    by_stratum: dict[str, tuple[int, int]] = {}
+    for item in sample.items:
+        by_stratum[item.stratum] = (item.drawn, item.population)
+    print(f"wrote {path}: {len(sample.items)} of {sample.population} {args.unit}s drawn (seed {sample.seed})")
+    for stratum, (drawn, population) in sorted(by_stratum.items()):
+        print(f"  {stratum or 'all'}: {drawn} of {population} (inclusion probability {drawn / population:.3f})")
+    print(f"review them in queue order: ragslice review {args.workspace} --reviewer NAME --sample {sample.name}")
+    return 0
+
+
+def sample_status(con, suite: str, runs: list[str], name: str | None) -> str:
+    """How far a sample's review is, and what one more review is worth per stratum (`decide.corrected`)."""
+    from .decide.corrected import corrected_support, next_review_gain, projected_at_sample
+
+    found = corrected_support(con, suite, runs, sample=name)
+    if found is None:
+        return "the runs answer in no sentences: their Support rests on no alignment"
+    if found.sample is None:
+        return f"no review sample covers {', '.join(runs)}: draw one with ragslice sample --size N"
+    c = found.corrected
+    lines = [f"sample {found.sample}: {c.reviewed} of {c.sampled} sampled sentences reviewed ({c.frame} judged)",
+             found.words(",".join(runs))]
+    full = projected_at_sample(con, suite, runs, sample=found.sample)
+    if c.half_width is not None and full is not None:
+        lines.append(f"Support +/-{c.half_width:.3f} now, about +/-{full:.3f} at {c.sampled}")
+    for row in next_review_gain(con, suite, runs, sample=found.sample):
+        gain = row["gain_per_review"]
+        lines.append(f"  {row['stratum'] or 'all'}: {row['reviewed']} of {row['sampled']} reviewed ({row['frame']} "
+                     "judged)" + ("" if gain is None else f"; one more review narrows the interval by about {max(gain, 0.0):.4f}"))
+    return "\n".join(lines)
 
 
 def cmd_align(args: argparse.Namespace) -> int:
@@ -497,6 +567,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--supports", choices=["yes", "no"], help="with --claim: whether --doc supports it")
     p.add_argument("--sentence", help="with --align: the answer sentence, as the run wrote it")
     p.add_argument("--note", help="why, in words")
+    p.add_argument("--sample", help="the review sample the item was drawn in (suites/<suite>/samples/NAME.jsonl): the "
+                   "decision then counts as that sample's review; without it, as a label only")
     p.add_argument("--db", help="the workspace's database (written by `ragslice refresh`): when it holds the suite's "
                                 "files, the decision is checked against it instead of reading the whole suite (faster "
                                 "on a large suite; the same checks)")
@@ -508,6 +580,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, help="look at the first N of each ranking (default: each run's k)")
     p.add_argument("--suite", help="check that the runs are on this suite")
     p.add_argument("--out", help="write JSON Lines here (default: standard output)")
+
+    p = add("sample", cmd_sample, "Draw a seeded random sample of the answer sentences resting on an automatic "
+            "alignment (or of the documents the runs ranked) for reviewers, or say how far its review is.",
+            "ragslice sample data/demo --runs prod-text --unit sentence --size 100 --strata type,answerable --seed 7",
+            "ragslice sample data/demo --runs prod-text --status")
+    p.add_argument("workspace", help="the workspace folder: suites/ and runs/")
+    p.add_argument("--runs", required=True, help="comma-separated run IDs (of one suite)")
+    p.add_argument("--unit", choices=["sentence", "document"], default="sentence",
+                   help="sentence: answer sentences resting on an automatic alignment; document: (question, document) "
+                   "pairs the runs ranked within k (default sentence)")
+    p.add_argument("--size", type=int, help="items to draw")
+    p.add_argument("--strata", help="stratify by some of type, answerable, run (comma-separated; default none)")
+    p.add_argument("--seed", type=int, default=0, help="random seed: the same seed draws the same sample (default 0)")
+    p.add_argument("--name", help="the sample's name: suites/<suite>/samples/NAME.jsonl (default UNIT-SEED); with "
+                   "--status, the sample to report (default the latest covering the runs)")
+    p.add_argument("--status", action="store_true", help="report the sample's review progress, the corrected "
+                   "Support and what each further review is worth, instead of drawing")
+    p.add_argument("--db", help="a database written by ragslice refresh (instead of scoring the workspace)")
 
     p = add("align", cmd_align, "Ask a judge of the suite's judges.toml to align the runs' answer sentences its "
             "cache does not hold; refresh then reads the cache.",

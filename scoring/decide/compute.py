@@ -51,6 +51,7 @@ from . import clusters as cluster_stats
 from . import policy as policies
 from .alignment import AlignmentFacts, read_alignment
 from .clusters import Clusters
+from .corrected import read_corrected
 from .family import Family, Resolution, adjust_family, fdr_adjusted, holm_adjusted, p_floors, resolve
 from .paired import COMPARISON_COLUMNS, Comparison, HeldoutUse, Settings, label_gap_warning
 from .policy import Policy
@@ -274,6 +275,9 @@ class Inputs:
     labels_hash: str = ""
     alignment: tuple[AlignmentFacts, dict[tuple[str, str], int]] | None = None
     """What free-text alignment means here (`alignment.read_alignment`), None when no run answers in sentences."""
+    corrected: Any = None
+    """Pooled Support corrected by a review sample (`corrected.read_corrected`), None when no run answers in
+    sentences."""
 
 
 def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *, include_heldout: bool = True,
@@ -330,7 +334,8 @@ def read_inputs(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str, *
     return Inputs(baseline, candidate, include_heldout, b_side, c_side, questions, n_heldout, rows, log,
                   verdicts.read_earlier_verdicts(con, b_side.name, c_side.name, tables),
                   labels_hash=verdicts.read_labels_hash(con, b_side.suite),
-                  alignment=read_alignment(con, b_side.suite, b_side.run_ids, c_side.run_ids))
+                  alignment=read_alignment(con, b_side.suite, b_side.run_ids, c_side.run_ids),
+                  corrected=read_corrected(con, b_side.suite, b_side.run_ids, c_side.run_ids))
 
 
 def compare(
@@ -418,6 +423,7 @@ def compare(
         settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
         policy=pol, values=values, rows=rows, detail=rows is not None, labels_hash=inputs.labels_hash,
         alignment=alignment, resting=resting, resolution=resolution, clusters=grouped,
+        corrected=inputs.corrected,
     )
     if pol is not None:
         notes = verdicts.policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)

@@ -288,6 +288,8 @@ def inconclusive_words(gate: Any) -> str:
     """Why a gate could not tell, and how many questions would make it conclusive at the observed spread:
     ``31 questions can only detect a drop of 0.14 or more; the margin is 0.02 (power at the margin 0.10,
     below min_power 0.8); about 1,531 questions would make it conclusive at the observed spread``."""
+    if (gate.get("estimate") if isinstance(gate, dict) else getattr(gate, "estimate", None)) == "corrected":
+        return str(gate["reason"] if isinstance(gate, dict) else gate.reason)  # the review sample's words
     g = gate_fields(gate)
     words = detection_words(g) or f"{_count(g['n'])} questions cannot detect a drop of the margin reliably"
     at = g["power_at_margin"]

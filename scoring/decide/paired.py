@@ -130,6 +130,9 @@ class Comparison:
     """Free-text answers: sentences and claims by aligner, agreement (None when no run answers in sentences)."""
     resting: dict[tuple[str, str], int] = field(default_factory=dict)
     """(aligner, decided_by) -> generated claims of either side resting on that automatic aligner."""
+    corrected: Any = None
+    """Pooled Support corrected by a review sample (`scoring.decide.corrected.CorrectedFacts`), None when no
+    run answers in sentences."""
     resolution: Any = None
     """How finely the table's randomization p-values are resolved for its family
     (`scoring.decide.family.Resolution`; a `Family` sets the family's), None when not known."""
@@ -283,6 +286,13 @@ class Comparison:
     def automatic_aligners(self) -> list[tuple[str, float | None, int]]:
         return self.alignment.automatic_aligners(self.resting) if self.alignment is not None else []
 
+    def corrected_estimate(self, side: str, key: str, slice_: Any) -> Any:
+        """A side's corrected figure of `key` on the slice (`scoring.decide.corrected.Corrected`), None when
+        nothing of it rests on an alignment or no corrected estimate exists for the metric or slice."""
+        if self.corrected is None or key != "support":
+            return None
+        return self.corrected.get(side, str(slice_))
+
     def aligner_intervals(self) -> dict[str, tuple[float, float] | None]:
         """Per automatic aligner of `automatic_aligners`: the bootstrap interval of its kappa, None when unknown."""
         return self.alignment.aligner_intervals(self.resting) if self.alignment is not None else {}
@@ -420,6 +430,7 @@ class Comparison:
             },
             "judged": judged(self.table),
             "alignment": None if self.alignment is None else self.alignment.to_dict(),
+            "corrected": None if self.corrected is None else self.corrected.to_dict(),
             "settings": asdict(self.settings),
             "resolution": None if self.resolution is None else self.resolution.to_dict(),
             "comparisons": [_jsonable(r) for r in self.table.to_dict(orient="records")],

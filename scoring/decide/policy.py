@@ -106,6 +106,9 @@ class Gate:
     """The policy's ``min_power``: a significant_drop gate below it at its margin is inconclusive."""
     budget: float | None = None
     """A latency or cost gate's budget: what a failed or missing record counts as at most (None: unbounded)."""
+    estimate: str = "judge"
+    """`ESTIMATES`: "corrected" reads the figure corrected by a review sample; without a valid one the gate
+    is inconclusive."""
 
     @property
     def threshold(self) -> str:
@@ -149,7 +152,12 @@ TOP_KEYS = ("name", "description", "heldout_budget", "alpha", "min_alignment_kap
             "min_power", "power", "latency_budget_ms", "cost_budget_usd", "cluster_by", "gates")
 KAPPA_BOUNDS = ("estimate", "lower")
 GATE_KEYS = ("name", "description", "metric", "slice", "aggregate", "min", "max",
-             "max_regressions", "max_drop", "alpha", "test", "rule")
+             "max_regressions", "max_drop", "alpha", "test", "rule", "estimate")
+ESTIMATES = ("judge", "corrected")
+"""What a min/max gate on an answer metric reads: the figure as scored (`judge`: automatic alignments taken at
+face value) or the figure corrected by a review sample (`corrected`: `scoring.decide.corrected`)."""
+CORRECTED = {"support": ("pooled",)}
+"""The metrics (and aggregates) a corrected estimate exists for."""
 _GATES_HEADER = re.compile(r"^\s*\[\[\s*gates\s*\]\]")
 _TABLE_HEADER = re.compile(r"^\s*\[")
 
@@ -376,6 +384,16 @@ def _parse_gate(
         err("a non_inferiority gate takes test = \"randomization\" or \"ttest\": inverting the Wilcoxon test bounds "
             "a median shift, not the mean drop the margin is in", "test", test)
     aggregate = table.get("aggregate")
+    estimate = table.get("estimate", "judge")
+    if estimate not in ESTIMATES:
+        err('estimate is "judge" (the figure as scored) or "corrected" (corrected by a review sample)', "estimate",
+            estimate)
+    elif estimate == "corrected" and key is not None:
+        allowed_corrected = CORRECTED.get(key)
+        if allowed_corrected is None or kind != "threshold" or (aggregate or "pooled") not in allowed_corrected:
+            err("estimate = \"corrected\" applies to min/max gates on " + ", ".join(
+                f"{display_name(m)} ({'/'.join(a)})" for m, a in CORRECTED.items()) + ": a corrected estimate "
+                "exists for them only", "estimate", estimate)
     if key is not None:
         allowed = metric_aggregates(key)
         if aggregate is not None and (not isinstance(aggregate, str) or aggregate not in allowed):
@@ -393,7 +411,7 @@ def _parse_gate(
         metric=key,
         slice=slice_,
         kind=kind,
-        aggregate=aggregate or metric_aggregates(key)[0],
+        aggregate=aggregate or ("pooled" if estimate == "corrected" else metric_aggregates(key)[0]),
         min=float(table["min"]) if "min" in table else None,
         max=float(table["max"]) if "max" in table else None,
         max_regressions=table.get("max_regressions"),
@@ -402,6 +420,7 @@ def _parse_gate(
         test=test,
         line=start,
         rule=rule,
+        estimate=str(estimate),
     )
 
 
@@ -489,6 +508,10 @@ class GateResult:
     clusters: int | None = None
     """A max_drop gate's clusters: how many whole clusters its test resampled (`clusters`); None when
     its questions were taken as independent."""
+    estimate: str | None = None
+    """"corrected" for a gate on the figure corrected by a review sample (None: the figure as scored)."""
+    interval: tuple[float, float] | None = None
+    """A corrected gate's 95% interval of the candidate's figure."""
 
     def __post_init__(self) -> None:
         if self.outcome is None:
@@ -607,6 +630,8 @@ def evaluate_gate(gate: Gate, evidence: Evidence, *, exclude: str | None = None,
 
 
 def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude: str | None) -> GateResult:
+    if gate.estimate == "corrected":
+        return _corrected(gate, evidence, base, label)
     ranged = getattr(evidence, "operational_range", None)
     if gate.metric in BUDGET_KEYS and ranged is not None:
         return _operational(gate, ranged, base, label, exclude)
@@ -625,6 +650,46 @@ def _threshold(gate: Gate, evidence: Evidence, base: dict, label: str, exclude: 
     reason = f"{what} = {shown} is {broken or gate.threshold} (n = {n}; baseline {format_value(before)})"
     return GateResult(**base, passed=broken is None, observed=value, baseline=before, n=n, reason=reason,
                       observed_text=shown)
+
+
+def _corrected(gate: Gate, evidence: Evidence, base: dict, label: str) -> GateResult:
+    """A min/max gate on the candidate's figure corrected by a review sample (`scoring.decide.corrected`):
+    passes when its whole 95% interval is within the bounds, fails when the whole interval is outside,
+    and is inconclusive when the interval straddles a bound, or without a valid sample (none drawn, or too
+    few reviewed for an interval): never passed on the judge's word alone."""
+    base = {**base, "estimate": "corrected"}
+    found = getattr(evidence, "corrected_estimate", lambda *a: None)("candidate", gate.metric, gate.slice)
+    what = f"candidate {label} ({gate.aggregate}, corrected by a review sample) on {gate.slice}"
+    if found is None:
+        judge, n = evidence.aggregate("candidate", gate.metric, gate.slice, gate.aggregate)
+        if judge is None:
+            return GateResult(**base, passed=False, observed=None, baseline=None, n=0,
+                              reason=f"{what} has no value: every question in the slice is n/a; a gate over an "
+                                     "empty slice fails")
+        broken = _outside(gate, judge, judge)
+        # nothing of the candidate rests on an automatic alignment: its figure is exact
+        return GateResult(**base, passed=broken is None, observed=judge, baseline=None, n=n,
+                          reason=f"{what}: nothing rests on an automatic alignment, so the figure as scored is exact: "
+                                 f"{format_value(judge, gate.min, gate.max)} is {broken or gate.threshold}",
+                          observed_text=format_value(judge, gate.min, gate.max), interval=(judge, judge))
+    c = found.corrected
+    judge = "n/a" if found.judge is None else format_value(found.judge)
+    if not c.valid:
+        return GateResult(**{**base, "outcome": "inconclusive"}, passed=False, observed=c.estimate, baseline=None,
+                          n=c.reviewed, observed_text="no corrected estimate",
+                          reason=f"{what} has no valid interval: {c.reason} (judge-only {judge}); the gate is "
+                                 "inconclusive until the sample is reviewed")
+    low, high = float(c.low), float(c.high)
+    shown = (f"{format_value(c.estimate, gate.min, gate.max)} (95% {format_value(low)} to {format_value(high)}, "
+             f"{c.reviewed} of {c.sampled} sampled reviewed; judge-only {judge})")
+    if _outside(gate, high, low) is not None:  # even its best end breaks the bound
+        outcome, words = "fail", f"is {_outside(gate, c.estimate, c.estimate) or _outside(gate, high, low)}"
+    elif _outside(gate, low, high) is None:
+        outcome, words = "pass", f"is {gate.threshold} over its whole interval"
+    else:
+        outcome, words = "inconclusive", f"has an interval that straddles {gate.threshold}: review more of the sample"
+    return GateResult(**{**base, "outcome": outcome}, passed=outcome == "pass", observed=c.estimate, baseline=None,
+                      n=c.reviewed, reason=f"{what} = {shown} {words}", observed_text=shown, interval=(low, high))
 
 
 def _outside(gate: Gate, low: float, high: float) -> str | None:

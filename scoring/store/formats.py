@@ -339,3 +339,50 @@ RECORD = Format("record", (
     Field("error", STRING, "expected null or a message string"),
 ))
 """records.jsonl (and records.parquet): a question once per run; a retrieved ID once per ranking."""
+
+# --- a review sample -------------------------------------------------------------------------------
+
+SAMPLE_UNITS = ("sentence", "document")
+"""What a review sample draws: answer sentences resting on an automatic alignment, or (question,
+document) pairs the runs ranked within their k."""
+SAMPLE_STRATA = ("type", "answerable", "run")
+"""What a sample may be stratified by: the question's type, whether it is answerable, the run."""
+PROBABILITY = Kind("probability", ("UBIGINT", "BIGINT", "DOUBLE"), "DOUBLE",
+                   lambda v: type(v) in (int, float) and math.isfinite(v) and 0 < v <= 1,
+                   lambda v: f"isfinite({v}) AND {v} > 0 AND {v} <= 1", refused=(0, 1.5, -0.1))
+"""A probability above 0 and at most 1 (an item's inclusion probability)."""
+COUNT = Kind("count", ("UBIGINT",), "BIGINT", lambda v: type(v) is int and v >= 1, refused=(0, -1))
+"""A whole number >= 1."""
+INDEX = OFFSET
+"""A whole number >= 0."""
+
+SAMPLE_DRAW = Format("sample draw", (
+    Field("kind", one_of("draw"), "expected 'draw' (the first line of a sample file)", REQUIRED),
+    Field("name", ID, ID_RULE, REQUIRED),
+    Field("unit", one_of(*SAMPLE_UNITS), "expected 'sentence' or 'document'", REQUIRED),
+    Field("runs", list_of(ID), "expected a list of run IDs", REQUIRED, null_absent=False),
+    Field("seed", INDEX, "expected a whole number >= 0", REQUIRED),
+    Field("size", COUNT, "expected a whole number >= 1 (the items asked for)", REQUIRED),
+    Field("strata", list_of(one_of(*SAMPLE_STRATA)), "expected a list of type, answerable, run ([] for none)",
+          REQUIRED, null_absent=False),
+    Field("drawn_at", TEXT, NON_EMPTY, REQUIRED),
+    Field("population", INDEX, "expected a whole number >= 0 (the frame's items)", REQUIRED),
+))
+"""A sample file's first line: the draw (its seed, what it was stratified by, the frame's size)."""
+
+SAMPLE_ITEM = Format("sample item", (
+    Field("kind", one_of("item"), "expected 'item' (every line after the first)", REQUIRED),
+    Field("position", COUNT, "expected a whole number >= 1 (the item's place in the review queue)", REQUIRED),
+    Field("stratum", STRING, "expected the stratum's name (a string; '' without strata)", REQUIRED,
+          null_absent=False),
+    Field("population", COUNT, "expected a whole number >= 1 (the stratum's items in the frame)", REQUIRED),
+    Field("drawn", COUNT, "expected a whole number >= 1 (the stratum's items drawn)", REQUIRED),
+    Field("inclusion", PROBABILITY, "expected a probability above 0 and at most 1", REQUIRED),
+    Field("run_id", ID, ID_RULE, REQUIRED, refers="a run of the draw"),
+    Field("question_id", ID, ID_RULE, REQUIRED, refers="a question of the suite"),
+    Field("sentence", INDEX, "expected a whole number >= 0 (the sentence's index in the answer)"),
+    Field("text", TEXT, NON_EMPTY),
+    Field("doc_id", ID, ID_RULE),
+))
+"""Each further line: one drawn item, in queue order (`position` 1, 2, ...): a sentence (`sentence`, `text`)
+of a run's answer, or a ranked document (`doc_id`). `inclusion` is `drawn / population` of its stratum."""

@@ -71,7 +71,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "alignment": ("sentence", "claim_ids"),
 }
 """The fields each kind requires besides `at`, `reviewer`, `kind` and `question_id`."""
-OPTIONAL = ("note",)
+OPTIONAL = ("note", "sample")
+"""`sample`: the review sample the decided item was drawn in (`scoring.store.samples`)."""
 REVIEWS = "reviews"
 """The suite's folder of review files."""
 
@@ -95,6 +96,9 @@ class Decision:
     """An alignment decision's answer sentence, as the reviewer wrote it (matched on its normalised text)."""
     claim_ids: tuple[str, ...] | str | None = None
     """An alignment decision's claim IDs (sorted), or "unlabelled" / "no_claim"."""
+    sample: str | None = None
+    """The review sample whose item this decides (`scoring.store.samples`): None for a review made outside
+    a sample, which counts as a label, never as the sample's."""
 
     @property
     def label(self) -> tuple[str, ...]:
@@ -125,7 +129,7 @@ class Decision:
         """The decision as its file line holds it."""
         out: dict[str, Any] = {"at": format_time(self.at), "reviewer": self.reviewer,
                                "kind": self.kind, "question_id": self.question_id}
-        for name in ("doc_id", "claim_id", "grade", "supports", "sentence", "claim_ids", "note"):
+        for name in ("doc_id", "claim_id", "grade", "supports", "sentence", "claim_ids", "note", "sample"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -207,6 +211,11 @@ def check_decision(obj: dict[str, Any], known: Known, reviewer: str, path: str, 
     note = obj.get("note")
     if note is not None and (not isinstance(note, str) or not note.strip()):
         add("expected a non-empty string", "note", note)
+    sample = obj.get("sample")
+    if sample is not None and (not isinstance(sample, str) or not FOLDER_NAME.fullmatch(sample)):
+        add("expected the name of a review sample (suites/<suite>/samples/<name>.jsonl)", "sample", sample)
+    if sample is not None and kind == "dispute":
+        add("a dispute is about a question, not a sampled item: leave sample out", "sample", sample)
     doc = obj.get("doc_id")
     if kind in ("relevance", "support") and (not isinstance(doc, str) or doc not in known.units):
         what = "a chunk" if known.unit == "chunk" else "a document"
@@ -232,7 +241,7 @@ def check_decision(obj: dict[str, Any], known: Known, reviewer: str, path: str, 
     return Decision(path, line, at, reviewer, kind, str(question), doc if kind in ("relevance", "support") else None,
                     claim if kind == "support" else None, grade if kind == "relevance" else None,
                     supports if kind == "support" else None, note, sentence if kind == "alignment" else None,
-                    aligned if kind == "alignment" else None)
+                    aligned if kind == "alignment" else None, sample)
 
 
 def _check_claim_ids(value: Any, claims: Mapping[str, Any] | None, add: Any) -> tuple[str, ...] | str | None:

@@ -21,7 +21,8 @@ suite's max_claims (pooled Support's charge); answer metrics n/a where a questio
 files but its review files: a refresh that finds only new decisions applies them to the stored suite).
 8: the metrics over judged documents only (`question_scores.precision_condensed`, `ndcg_condensed`,
 `ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k). 9: `questions.cluster` (the source a question
-was written from; clustered statistics resample whole clusters)."""
+was written from; clustered statistics resample whole clusters); review samples (`samples`;
+`reviews.sample`)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -85,7 +86,29 @@ TABLES: dict[str, str] = {
     status VARCHAR NOT NULL,
     sentence VARCHAR,
     claim_ids VARCHAR[],
-    outcome VARCHAR""",
+    outcome VARCHAR,
+    sample VARCHAR""",
+    "samples": """
+    suite VARCHAR NOT NULL,
+    sample VARCHAR NOT NULL,
+    line INTEGER NOT NULL,
+    unit VARCHAR NOT NULL,
+    seed BIGINT NOT NULL,
+    runs VARCHAR[] NOT NULL,
+    strata VARCHAR[] NOT NULL,
+    size INTEGER NOT NULL,
+    drawn_at VARCHAR NOT NULL,
+    frame INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    stratum VARCHAR NOT NULL,
+    population INTEGER NOT NULL,
+    drawn INTEGER NOT NULL,
+    inclusion DOUBLE NOT NULL,
+    run_id VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    sentence INTEGER,
+    text VARCHAR,
+    doc_id VARCHAR""",
     "judges": """
     suite VARCHAR NOT NULL,
     judge VARCHAR NOT NULL,

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from .chunks import write_chunks
 from .reviews import LABELS_HASH_SQL
+from .samples import sample_rows
 from .files import gc_paused
 from .suite_bulk import drop_staged
 from .workspace import Suite
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "reviews", "label_changes",
-                "judges", "judgements")
+                "judges", "judgements", "samples")
 
 _TEXT = pa.string()
 _TEXTS = pa.list_(pa.string())
@@ -137,6 +138,7 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite, *, changes_only: b
             drop_staged(con)
     write_review(con, suite)
     write_judges(con, suite)
+    insert_rows(con, "samples", sample_rows(suite.name, suite.samples))
     con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
     return kept
 
@@ -201,7 +203,8 @@ def write_review(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
     insert_rows(con, "reviews", [
         (suite.name, d.reviewer, d.line, d.at.replace(tzinfo=None), d.kind, d.question_id, d.doc_id, d.claim_id,
          d.grade, d.supports, d.note, review.status[(d.path, d.line)], d.sentence,
-         list(d.claim_ids) if isinstance(d.claim_ids, tuple) else None, d.outcome) for d in review.decisions])
+         list(d.claim_ids) if isinstance(d.claim_ids, tuple) else None, d.outcome, d.sample)
+        for d in review.decisions])
     insert_rows(con, "label_changes", [
         (suite.name, c.question_id, c.kind, c.doc_id, c.claim_id,
          None if c.original is None else json.dumps(c.original), json.dumps(c.reviewed), list(c.reviewers))

@@ -28,6 +28,7 @@ from .files import (
 )
 from .judges import JUDGEMENTS, JUDGES_FILE, load_judges, read_cache
 from .reviews import Review, apply_reviews, read_reviews, review_files
+from .samples import read_samples, sample_files
 from ..metrics.reference import MAX_CLAIMS
 from .formats import HELDOUT, MAX_CITATIONS, MAX_LABELS, MAX_OFFSET, MAX_RETRIEVED, SPLITS
 from .suite_lines import (
@@ -90,6 +91,8 @@ class Suite:
     """The judges of `judges.toml` in precedence order (`scoring.store.judges.Judge`)."""
     judgements: dict[str, dict[str, Any]] = field(default_factory=dict)
     """judge -> request key -> cached answer (`scoring.store.judges.CachedAnswer`), from `judgements/`."""
+    samples: dict[str, Any] = field(default_factory=dict)
+    """name -> review sample (`scoring.store.samples.Sample`), from `samples/`."""
 
     def doc_version(self, doc_id: str) -> str:
         """The version a document is at: its own `version`, else the suite's `corpus_version`."""
@@ -127,12 +130,12 @@ class Workspace:
 
 def base_files(folder: Path) -> list[Path]:
     """The files whose bytes make a suite's base hash: its own, its judges' declarations and their cached
-    answers; everything but its reviewers' decisions."""
+    answers, its review samples; everything but its reviewers' decisions."""
     chunks, judges = folder / "chunks.jsonl", folder / "judges.toml"
     judgements = folder / "judgements"
     return [folder / "suite.json", folder / "documents.jsonl", folder / "questions.jsonl"] + (
         [chunks] if chunks.exists() else []) + ([judges] if judges.exists() else []) + (
-        sorted(judgements.glob("*.jsonl")) if judgements.is_dir() else [])
+        sorted(judgements.glob("*.jsonl")) if judgements.is_dir() else []) + sample_files(folder)
 
 
 def suite_hash(base: str, reviews: str) -> str:
@@ -184,6 +187,7 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
             return suite
         if defer:
             _load_judges(suite, problems)
+            suite.samples = read_samples(folder, problems, suite=name)
             suite.loaded, suite.deferred = False, True
             return suite
     chunks_path = folder / "chunks.jsonl"
@@ -198,6 +202,7 @@ def load_suite(folder: Path, problems: Problems, *, known_hash: str | None = Non
         if len(problems.items) == before:  # reviews are checked against a suite that reads cleanly
             suite.review = apply_reviews(suite, read_reviews(suite, problems), problems)
         _load_judges(suite, problems)
+        suite.samples = read_samples(folder, problems, suite.questions, name)
     if len(suite.documents) + len(suite.questions) + len(suite.chunks) >= _FREEZE_AT:
         gc.freeze()
     _hash(suite, base, digest)

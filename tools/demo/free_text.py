@@ -122,3 +122,55 @@ def alignment_reviews(questions: list[Question], runs: dict[str, list[dict[str, 
         out[reviewer].append({"at": f"2026-11-10T{9 + n // 60:02d}:{n % 60:02d}:00Z", "reviewer": reviewer,
                               "kind": "alignment", "question_id": question_id, "sentence": text, "claim_ids": truth})
     return out
+
+
+SAMPLE_NAME = "prod-text-support"
+SAMPLE_SIZE = 100
+SAMPLE_SEED = 7
+SAMPLE_STRATA = ("type", "answerable")
+SAMPLE_REVIEWED = 60
+"""The sample's items reviewed, in queue order (more when a stratum has fewer than two reviewed by then)."""
+
+
+def review_sample(questions: list[Question], runs: dict[str, list[dict[str, object]]]):
+    """A seeded sample of the free-text run's sentences resting on the judge (every sentence amara and kofi
+    did not align), drawn as `ragslice sample --size 100 --strata type,answerable --seed 7` draws it, and the
+    reviews of its first items in queue order, marked with the sample, split between amara and kofi."""
+    from scoring.store.samples import MIN_PER_STRATUM, draw_from_frame
+
+    by_id = {q.id: q for q in questions}
+    sources = {r["question_id"]: r for r in runs["prod-baseline"]}
+    reviewed = {(str(r["question_id"]), normalise_sentence(str(r["sentence"])))
+                for rows in alignment_reviews(questions, runs).values() for r in rows}
+    frame = []
+    for record in sorted(runs[TEXT_RUN.run_id], key=lambda r: str(r["question_id"])):
+        q = by_id[str(record["question_id"])]
+        for n, sentence in enumerate(record["answer_sentences"]):
+            if (q.id, normalise_sentence(str(sentence["text"]))) in reviewed:
+                continue
+            frame.append({"run_id": TEXT_RUN.run_id, "question_id": q.id, "sentence": n, "text": str(sentence["text"]),
+                          "doc_id": None, "type": q.type, "answerable": any(g > 0 for g in q.grades.values())})
+    sample = draw_from_frame(frame, [TEXT_RUN.run_id], unit="sentence", size=SAMPLE_SIZE, strata=SAMPLE_STRATA,
+                             seed=SAMPLE_SEED, name=SAMPLE_NAME, drawn_at="2026-11-12T09:00:00Z")
+    records = {str(r["question_id"]): r for r in runs[TEXT_RUN.run_id]}
+    out: dict[str, list[dict[str, object]]] = {"amara": [], "kofi": []}
+    done: dict[str, int] = {}
+    seen: set[tuple[str, str]] = set()
+    for n, item in enumerate(sample.items):
+        short = [s for s in {i.stratum for i in sample.items} if done.get(s, 0) < min(MIN_PER_STRATUM, item.drawn)]
+        if n >= SAMPLE_REVIEWED and not short:
+            break
+        if n >= SAMPLE_REVIEWED and item.stratum not in short:
+            continue
+        key = (item.question_id, normalise_sentence(str(item.text)))
+        done[item.stratum] = done.get(item.stratum, 0) + 1
+        if key in seen:
+            continue
+        seen.add(key)
+        q = by_id[item.question_id]
+        sentence = records[item.question_id]["answer_sentences"][int(item.sentence)]
+        reviewer = "amara" if n % 2 == 0 else "kofi"
+        out[reviewer].append({"at": f"2026-11-12T{10 + n // 60:02d}:{n % 60:02d}:00Z", "reviewer": reviewer,
+                              "kind": "alignment", "question_id": item.question_id, "sentence": str(item.text),
+                              "claim_ids": _truth(q, sources[item.question_id], sentence), "sample": SAMPLE_NAME})
+    return sample, out

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .chunks import chunk_map
-from .free_text import JUDGE_NAME, JUDGE_SCRIPT, JUDGES_TOML, alignment_reviews, free_text_records, judge_cache
+from .free_text import (JUDGE_NAME, JUDGE_SCRIPT, JUDGES_TOML, alignment_reviews, free_text_records, judge_cache,
+                        review_sample)
 from .labels import demo_reviews, plant_label_gap, pool_labels
 from .model import CORPUS_VERSION, K, MAX_CLAIMS, RUBRIC_VERSION, SEED, SUITE, SUITE_VERSION, Question
 from .prose import prose, verbatim
@@ -62,8 +63,11 @@ def generate_demo(out: Path, *, seed: int = SEED) -> None:
     reviews = suite_dir / "reviews"
     reviews.mkdir(exist_ok=True)
     aligned = alignment_reviews(questions, runs)
+    sample, sampled = review_sample(questions, runs)
     for reviewer, rows in demo_reviews(world, questions, runs).items():
-        _jsonl(reviews / f"{reviewer}.jsonl", rows + aligned.get(reviewer, []))
+        _jsonl(reviews / f"{reviewer}.jsonl", rows + aligned.get(reviewer, []) + sampled.get(reviewer, []))
+    (suite_dir / "samples").mkdir(exist_ok=True)
+    _text(suite_dir / "samples" / f"{sample.name}.jsonl", sample.text())
     _text(suite_dir / "judges.toml", JUDGES_TOML)
     (suite_dir / "judges").mkdir(exist_ok=True)
     _text(suite_dir / "judges" / "checker.py", JUDGE_SCRIPT)

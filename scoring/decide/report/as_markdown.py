@@ -66,6 +66,9 @@ def markdown(c: Comparison) -> str:
         out += [f"- {md(d)}" for d in v.disputed.differences] + [""]
     if c.alignment is not None:
         out += ["**Free-text answers:**", ""] + [f"- {md(s)}" for s in c.alignment.summary()] + [""]
+    if c.corrected is not None and c.corrected.summary():
+        out += ["**Judge vs corrected (prediction-powered, from a review sample):**", ""] + [
+            f"- {md(s)}" for s in c.corrected.summary()] + [""]
     if v.unreviewed is not None:
         out += [f"**Without the {v.unreviewed.n_disputed} question(s) resting on unreviewed automatic alignments:** "
                 f"{v.unreviewed.verdict}", ""]

@@ -39,6 +39,9 @@ def text(c: Comparison) -> str:
         lines += [f"  {diff}" for diff in d.differences] or ["  no gate value changes"]
     if c.alignment is not None:
         lines += ["", "Free-text answers"] + [f"  {s}" for s in c.alignment.summary()]
+    if c.corrected is not None and c.corrected.summary():
+        lines += ["", "Judge vs corrected (prediction-powered, from a review sample)"] + [
+            f"  {s}" for s in c.corrected.summary()]
     if v.unreviewed is not None:
         u = v.unreviewed
         lines += ["", f"Without the {u.n_disputed} question(s) resting on unreviewed automatic alignments: "

@@ -1,0 +1,357 @@
+"""Corrected Support: a side's pooled Support with the judge's alignments corrected by a review sample
+(`scoring.store.samples`), by prediction-powered inference (`scoring.decide.ppi`).
+
+**What is estimated.** Pooled Support over the side's generated claims, taking each answer sentence as
+reviewers would align it: ``sum of supported claims / sum of claims``, the denominator counting a failed
+or missing record's charge as the Support metric does. Each answer sentence contributes (u, c): c the
+claims it makes under an alignment (its expected claims, 1 when it states something no claim holds, 0
+when it states nothing) and u those of them it supports (>= 1 citation, every citation labelled as
+supporting that claim, inside the run's first k and not restricted for the caller: the contract's
+rule, applied to the sentence's own citations). A claim two sentences share counts once per sentence
+here (the scored claims merge them); the demo has none.
+
+**The parts.** The frame: the side's sentences whose claims rest on an automatic alignment (a judge's or
+the lexical aligner's), and the sample's items (reviewed since). The prediction of a frame sentence is
+its automatic alignment; its truth, when it was drawn and reviewed for the sample (an alignment
+decision carrying the sample's name), the reviewers' alignment. Everything else is known exactly: recorded
+claims, sentences reviewers aligned outside the sample, and failed records' charge (`known`). Three
+figures come out: judge-only (every frame sentence as the judge aligned it: the Support the database
+holds), corrected (PPI++, `ppi.ratio_estimate`) and reviewed-only (the same with lambda = 0: the
+reviewed items alone stand for their strata).
+
+**Assumptions.** The sample is a random draw from the frame (`ragslice sample`), and the items reviewed
+so far are a random subset of it: review in the queue's order. The judge's alignments and the labels
+do not change between the draw and the estimate other than through the sample's reviews.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from ..metrics.reference import normalise_sentence
+from ..metrics.slices import mask, parse_slice
+from ..store.samples import stratum_name
+from . import ppi
+
+CORRECTABLE = ("support",)
+"""The metrics a corrected estimate exists for (pooled)."""
+ESTIMATES = ("judge", "corrected")
+"""What a gate on an answer metric may read: the figure as scored (`judge`, the default), or the corrected one."""
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """One side's (or a paired delta's) Support three ways, on one slice."""
+
+    metric: str
+    slice: str
+    sample: str | None
+    judge: float | None
+    corrected: ppi.RatioEstimate
+    reviewed_only: ppi.RatioEstimate
+    judged: int
+    """Frame items (sentences resting on an automatic alignment, or sampled)."""
+    strata: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def differs(self) -> bool:
+        c = self.corrected.estimate
+        return c is not None and self.judge is not None and abs(c - self.judge) > 5e-4 or (
+            self.corrected.low is not None and self.judge is not None
+            and not self.corrected.low <= self.judge <= self.corrected.high)
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.corrected
+        return {"metric": self.metric, "slice": self.slice, "sample": self.sample, "judge": self.judge,
+                "estimate": c.estimate, "interval": None if c.low is None else [c.low, c.high],
+                "se": c.se, "n_frame": c.frame, "n_sampled": c.sampled, "n_reviewed": c.reviewed,
+                "reviewed_only": self.reviewed_only.estimate,
+                "reviewed_only_interval": None if self.reviewed_only.low is None else
+                [self.reviewed_only.low, self.reviewed_only.high],
+                "lambda": c.lambdas, "method": ppi.METHOD, "valid": c.valid, "reason": c.reason,
+                "strata": self.strata}
+
+    def words(self, name: str) -> str:
+        """One line: judge-only, corrected with its interval, reviewed-only, and the counts."""
+        c, r = self.corrected, self.reviewed_only
+        judge = "n/a" if self.judge is None else f"{self.judge:.3f}"
+        if c.valid:
+            corrected = f"{c.estimate:.3f} (95% {c.low:.3f} to {c.high:.3f})"
+        else:
+            corrected = f"none ({c.reason})"
+        reviewed = ("n/a" if r.estimate is None else f"{r.estimate:.3f}" +
+                    (f" (95% {r.low:.3f} to {r.high:.3f})" if r.valid else ""))
+        return (f"{name} {self.metric} ({self.slice}): judge-only {judge}, corrected {corrected}, reviewed-only "
+                f"{reviewed}; {c.reviewed} of {c.sampled} sampled reviewed, {c.frame} judged")
+
+
+ALIGNMENTS_SQL = """
+SELECT a.run_id, a.question_id, a.sentence, a.text, a.citations, a.aligner, a.decided_by, a.outcome, a.claim_ids,
+       a.applied
+FROM alignments a WHERE list_contains(?::VARCHAR[], a.run_id)
+ORDER BY a.run_id, a.question_id, a.sentence, CASE a.aligner WHEN 'human' THEN 0 WHEN 'judge' THEN 1 ELSE 2 END,
+         a.decided_by
+"""
+
+
+def _has(con: duckdb.DuckDBPyConnection, *tables: str) -> bool:
+    names = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    return set(tables) <= names
+
+
+def latest_sample(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str]) -> str | None:
+    """The most recently drawn sentence sample of the suite whose runs include every one of `run_ids`."""
+    if not _has(con, "samples"):
+        return None
+    found = con.execute("""
+        SELECT sample FROM samples WHERE suite = ? AND unit = 'sentence' AND list_has_all(runs, ?::VARCHAR[])
+        GROUP BY sample ORDER BY max(drawn_at) DESC, sample LIMIT 1""", [suite, list(run_ids)]).fetchall()
+    return found[0][0] if found else None
+
+
+def _uc(outcome: str, claim_ids: Sequence[str], citations: Sequence[str], ok: dict[str, set[str]],
+        visible: set[str]) -> tuple[int, int]:
+    """(supported claims, claims) of a sentence under an alignment (module docstring)."""
+    if outcome == "no_claim":
+        return 0, 0
+    if outcome != "claims":
+        return 0, 1
+    cites = list(citations)
+    supported = sum(1 for c in claim_ids if cites and c in ok and all(d in ok[c] and d in visible for d in cites))
+    return supported, len(claim_ids)
+
+
+def _question_frame(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFrame:
+    return con.execute("SELECT question_id, type, split, critical, tags, answerable FROM questions WHERE suite = ? "
+                       "ORDER BY question_id", [suite]).df()
+
+
+def corrected_support(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], *, slice_: str = "all",
+                      sample: str | None = None) -> Corrected | None:
+    """Pooled Support of the runs three ways on a slice (module docstring); None when the runs answer in
+    no sentences (nothing rests on an alignment: Support is as scored). `sample`: the sample to use (by
+    default the latest that covers the runs)."""
+    found = _inputs(con, suite, run_ids, slice_, sample)
+    if found is None:
+        return None
+    strata, known_pair, judged, sample = found
+    judge = ppi.judge_only(strata, known_pair)
+    if judged and sample is None:
+        none = ppi.RatioEstimate(None, None, None, None, judged, 0, 0,
+                                 reason="no review sample covers these runs: draw one with `ragslice sample`")
+        return Corrected("support", slice_, None, judge, none, none, judged)
+    corrected = ppi.ratio_estimate(strata, known_pair)
+    reviewed_only = ppi.ratio_estimate(strata, known_pair, lam=0.0)
+    rows_out = [{"stratum": s.name, "frame": s.population, "sampled": s.drawn, "reviewed": s.reviewed,
+                 "lambda": corrected.lambdas.get(s.name)} for s in strata]
+    return Corrected("support", slice_, sample, judge, corrected, reviewed_only, judged, rows_out)
+
+
+def _inputs(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], slice_: str, sample: str | None
+            ) -> tuple[list[ppi.Stratum], tuple[float, float], int, str | None] | None:
+    """(strata, known (supported, claims), frame items, sample) of `corrected_support`."""
+    if not _has(con, "alignments", "samples"):
+        return None
+    runs = list(run_ids)
+    rows = con.execute(ALIGNMENTS_SQL, [runs]).df()
+    if rows.empty:
+        return None
+    questions = _question_frame(con, suite)
+    chosen = questions[mask(questions, parse_slice(slice_))]
+    in_slice = set(chosen["question_id"])
+    info = questions.set_index("question_id")
+    sample = sample or latest_sample(con, suite, runs)
+    ok: dict[str, dict[str, set[str]]] = {}
+    for q, claim, docs in con.execute("SELECT question_id, claim_id, docs FROM expected_claims WHERE suite = ?",
+                                      [suite]).fetchall():
+        ok.setdefault(q, {})[claim] = set(docs)
+    visible: dict[tuple[str, str], set[str]] = {}
+    for r, q, d in con.execute("SELECT run_id, question_id, doc_id FROM retrieved WHERE visible AND NOT restricted "
+                               "AND list_contains(?::VARCHAR[], run_id)", [runs]).fetchall():
+        visible.setdefault((r, q), set()).add(d)
+    totals = con.execute("""
+        SELECT question_id, sum(n_supported), sum(n_claims) FROM question_scores
+        WHERE list_contains(?::VARCHAR[], run_id) GROUP BY question_id""", [runs]).fetchall()
+    known = np.array([0.0, 0.0])
+    for q, s, c in totals:
+        if q in in_slice:
+            known += (float(s or 0), float(c or 0))
+    sample_items: dict = {}
+    strata_of: list[str] = []
+    if sample is not None:
+        drawn = con.execute("""SELECT run_id, question_id, sentence, stratum, population, drawn, text, strata
+                               FROM samples WHERE suite = ? AND sample = ? ORDER BY position""",
+                            [suite, sample]).fetchall()
+        sample_items = {(r, q, int(s)): (stratum, t) for r, q, s, stratum, _, _, t, _ in drawn if r in runs}
+        strata_of = list(drawn[0][7]) if drawn else []
+        marked = {(q, normalise_sentence(s)) for q, s in con.execute(
+            "SELECT question_id, sentence FROM reviews WHERE suite = ? AND sample = ? AND kind = 'alignment' "
+            "AND status = 'applied'", [suite, sample]).fetchall()}
+    else:
+        marked = set()
+    by_stratum: dict[str, dict[str, list]] = {}
+    judged = 0
+    for (run, q, s), own in rows.groupby(["run_id", "question_id", "sentence"], sort=True):
+        if q not in in_slice:
+            continue
+        applied = own[own["applied"]]
+        automatic = own[own["aligner"] != "human"]
+        key = (run, q, int(s))
+        is_sampled = key in sample_items
+        if applied.empty or automatic.empty:
+            continue
+        if applied.iloc[0]["aligner"] == "human" and not is_sampled:
+            continue  # reviewed outside the sample: known exactly, already in `known`
+        docs, seen = ok.get(q, {}), visible.get((run, q), set())
+        first = applied.iloc[0]
+        # the applied alignment's part leaves the known totals: the frame stands for it
+        known -= _uc(first["outcome"], list(first["claim_ids"]), list(first["citations"]), docs, seen)
+        pred_row = automatic.iloc[0]
+        pred = _uc(pred_row["outcome"], list(pred_row["claim_ids"]), list(pred_row["citations"]), docs, seen)
+        human = own[own["aligner"] == "human"]
+        truth = None
+        if is_sampled and not human.empty and (q, normalise_sentence(str(first["text"]))) in marked:
+            h = human.iloc[0]
+            truth = _uc(h["outcome"], list(h["claim_ids"]), list(h["citations"]), docs, seen)
+        if is_sampled:
+            stratum = sample_items[key][0]
+        else:
+            row = {"run_id": run, "type": info.at[q, "type"], "answerable": bool(info.at[q, "answerable"])}
+            stratum = stratum_name(strata_of, row)
+        part = by_stratum.setdefault(stratum, {"truth": [], "rp": [], "up": [], "drawn": 0})
+        part["drawn"] += int(is_sampled)
+        judged += 1
+        if truth is not None:
+            part["truth"].append(truth)
+            part["rp"].append(pred)
+        else:
+            part["up"].append(pred)
+    strata = [ppi.Stratum(name, len(p["truth"]) + len(p["up"]), np.array(p["truth"], dtype=float).reshape(-1, 2),
+                          np.array(p["rp"], dtype=float).reshape(-1, 2), np.array(p["up"], dtype=float).reshape(-1, 2),
+                          p["drawn"]) for name, p in sorted(by_stratum.items())]
+    return strata, (float(known[0]), float(known[1])), judged, sample
+
+
+def next_review_gain(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], *,
+                     sample: str | None = None) -> list[dict[str, Any]]:
+    """Per stratum: reviewed and sampled, the half-width of the corrected Support interval now, about how
+    wide once every sampled item of the stratum is reviewed, and the narrowing one more review there buys
+    (`ppi.projected_half_width`; None while a stratum has too few reviews for a spread)."""
+    found = _inputs(con, suite, run_ids, "all", sample)
+    if found is None or found[3] is None:
+        return []
+    strata, known = found[0], found[1]
+    now = ppi.projected_half_width(strata, known, {s.name: s.reviewed for s in strata})
+    out = []
+    for s in strata:
+        full = ppi.projected_half_width(strata, known, {s.name: max(s.drawn, s.reviewed)})
+        one = ppi.projected_half_width(strata, known, {s.name: s.reviewed + 1})
+        out.append({"stratum": s.name, "frame": s.population, "sampled": s.drawn, "reviewed": s.reviewed,
+                    "half_width": now, "half_width_at_sample": full,
+                    "gain_per_review": None if now is None or one is None else now - one})
+    return out
+
+
+def projected_at_sample(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], *,
+                        sample: str | None = None) -> float | None:
+    """About the half-width of the corrected Support interval once every sampled item is reviewed."""
+    found = _inputs(con, suite, run_ids, "all", sample)
+    if found is None or found[3] is None:
+        return None
+    strata, known = found[0], found[1]
+    return ppi.projected_half_width(strata, known, {s.name: max(s.drawn, s.reviewed) for s in strata})
+
+
+@dataclass
+class CorrectedFacts:
+    """A comparison's corrected Support: per slice, each side's three figures and the paired delta."""
+
+    slices: dict[str, dict[str, Corrected | None]]
+    exact: dict[tuple[str, str], float | None] = field(default_factory=dict)
+    """(side, slice) -> pooled Support of a side nothing of which rests on an alignment (exact)."""
+
+    def get(self, side: str, slice_: str) -> Corrected | None:
+        return self.slices.get(slice_, {}).get(side)
+
+    def delta(self, slice_: str) -> ppi.RatioEstimate | None:
+        b, c = self.get("baseline", slice_), self.get("candidate", slice_)
+        if b is None and c is None:
+            return None
+        return ppi.difference(c.corrected if c is not None else _exact(self, "candidate", slice_),
+                              b.corrected if b is not None else _exact(self, "baseline", slice_))
+
+    @property
+    def sample(self) -> str | None:
+        return next((c.sample for row in self.slices.values() for c in row.values() if c is not None and c.sample),
+                    None)
+
+    def summary(self) -> list[str]:
+        """Plain sentences: per side on all questions, judge-only vs corrected vs reviewed-only Support."""
+        out = []
+        for side in ("baseline", "candidate"):
+            c = self.get(side, "all")
+            if c is not None:
+                out.append(c.words(f"The {side}'s"))
+        d = self.delta("all")
+        if d is not None and d.valid:
+            out.append(f"Corrected paired delta of pooled Support (candidate - baseline): {d.estimate:+.3f} "
+                       f"(95% {d.low:+.3f} to {d.high:+.3f}).")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        main = self.get("candidate", "all")
+        head = main.to_dict() if main is not None else {}
+        rows = []
+        for name, row in self.slices.items():
+            d = self.delta(name)
+            rows.append({"slice": name, **{side: (None if c is None else c.to_dict()) for side, c in row.items()},
+                         "delta": None if d is None else d.to_dict()})
+        return {"metric": "support", "aggregate": "pooled", "method": ppi.METHOD, "sample": self.sample,
+                "estimate": head.get("estimate"), "interval": head.get("interval"), "judge": head.get("judge"),
+                "reviewed_only": head.get("reviewed_only"), "n_sampled": head.get("n_sampled"),
+                "n_reviewed": head.get("n_reviewed"), "slices": rows}
+
+
+def _exact(facts: CorrectedFacts, side: str, slice_: str) -> ppi.RatioEstimate:
+    """A side with nothing resting on an alignment: its figure is exact (no interval width)."""
+    value = facts.exact.get((side, slice_))
+    return ppi.RatioEstimate(value, 0.0 if value is not None else None, value, value, 0, 0, 0)
+
+
+def read_corrected(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Sequence[str],
+                   candidate_runs: Sequence[str]) -> CorrectedFacts | None:
+    """Both sides' corrected Support on all questions, answerable, unanswerable and each question type;
+    None when neither side answers in sentences."""
+    if not _has(con, "alignments", "samples"):
+        return None
+    types = [t for (t,) in con.execute("SELECT DISTINCT type FROM questions WHERE suite = ? ORDER BY type",
+                                       [suite]).fetchall()]
+    slices = ["all", "answerable", "unanswerable", *(f"type:{t}" for t in types)]
+    facts = CorrectedFacts({})
+    exact: dict[tuple[str, str], float | None] = {}
+    any_found = False
+    for name in slices:
+        row: dict[str, Corrected | None] = {}
+        for side, runs in (("baseline", baseline_runs), ("candidate", candidate_runs)):
+            found = corrected_support(con, suite, runs, slice_=name)
+            row[side] = found
+            any_found = any_found or found is not None
+            if found is None:
+                questions = _question_frame(con, suite)
+                chosen = list(questions[mask(questions, parse_slice(name))]["question_id"])
+                s, c = con.execute("SELECT sum(n_supported), sum(n_claims) FROM question_scores WHERE "
+                                   "list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id)",
+                                   [list(runs), chosen]).fetchall()[0]
+                exact[(side, name)] = None if not c else float(s) / float(c)
+        facts.slices[name] = row
+    facts.exact = exact
+    return facts if any_found else None
+
+
+__all__ = ["CORRECTABLE", "ESTIMATES", "Corrected", "CorrectedFacts", "corrected_support", "read_corrected", "latest_sample", "next_review_gain",
+           "projected_at_sample"]
