@@ -1,7 +1,7 @@
 """A release verdict in words: each gate as one plain sentence, the failing ones first, then the ones
 that could not tell, and the page that shows what a gate measured.
 
-The pass / fail / inconclusive of every gate comes from `scoring.decide.policy` (live) or the
+The pass / fail / inconclusive of every gate comes from `scoring.decide.gates` (live) or the
 `verdicts` table (recorded); nothing here decides. A gate reads as `GateResult` fields, from either source, and its
 sentence and names come from `scoring.decide.gate_words`.
 """

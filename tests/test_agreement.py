@@ -14,6 +14,7 @@ import pytest
 
 import tiers
 from scoring.decide import agreement as A
+from scoring.decide import gates as G
 from scoring.decide import policy as P
 
 
@@ -139,18 +140,18 @@ class _Evidence:
 def test_alignment_gate_states_the_interval_and_can_judge_its_lower_end():
     evidence = _Evidence([("judge checker", 0.848, 30), ("lexical", 0.7, 5)],
                          {"judge checker": (0.701, 0.95), "lexical": None})
-    estimate = P.alignment_gate(0.6, evidence)
+    estimate = G.alignment_gate(0.6, evidence)
     assert estimate.passed and estimate.observed == 0.7
     assert "(judge checker: kappa 0.848 (95% interval 0.701 to 0.950); lexical: kappa 0.700)" in estimate.reason
-    lower = P.alignment_gate(0.6, evidence, "lower")
+    lower = G.alignment_gate(0.6, evidence, "lower")
     # the lexical aligner has no interval (too few sentences): unmeasured, so the gate fails
     assert not lower.passed and lower.observed is None
     assert "lexical: not measured (too few sentences both it and a reviewer decided for an interval)" in lower.reason
     assert "judge checker: kappa's lower bound 0.701 (95% interval 0.701 to 0.950)" in lower.reason
-    narrow = P.alignment_gate(0.75, _Evidence([("judge checker", 0.848, 30)], {"judge checker": (0.701, 0.95)}),
+    narrow = G.alignment_gate(0.75, _Evidence([("judge checker", 0.848, 30)], {"judge checker": (0.701, 0.95)}),
                               "lower")
     assert not narrow.passed and narrow.observed == 0.701 and narrow.reason.endswith("kappa's lower bound 0.75")
-    assert P.alignment_gate(0.75, _Evidence([("judge checker", 0.848, 30)], {"judge checker": (0.701, 0.95)})).passed
+    assert G.alignment_gate(0.75, _Evidence([("judge checker", 0.848, 30)], {"judge checker": (0.701, 0.95)})).passed
 
 
 def test_policy_reads_alignment_kappa_bound():

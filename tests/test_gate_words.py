@@ -8,14 +8,15 @@ import pandas as pd
 import pytest
 
 from scoring.decide import gate_words as W
+from scoring.decide import gates as G
 from scoring.decide import policy as P
 
 
-def result(**fields) -> P.GateResult:
+def result(**fields) -> G.GateResult:
     base = dict(name="g", kind="threshold", metric="coverage", slice="critical", aggregate="macro", threshold="",
                 passed=False, observed=0.7321, baseline=0.9293, n=66, reason="the reason", observed_text="0.732")
     base.update(fields)
-    gate = P.GateResult(**base)
+    gate = G.GateResult(**base)
     return replace(gate, threshold=W.threshold_words(gate))
 
 
@@ -97,7 +98,7 @@ def test_evaluation_keeps_the_bounds_as_fields():
                          '[[gates]]\nmetric = "coverage"\nmin = 0.5\nmax = 0.9\n'
                          '[[gates]]\nmetric = "support"\nmax_regressions = 2\n'
                          '[[gates]]\nmetric = "recall"\nmax_drop = 0.05\ntest = "ttest"\n')
-    threshold, regressions, drop = (P.GateResult(name="", kind=g.kind, metric=g.metric, slice=str(g.slice),
+    threshold, regressions, drop = (G.GateResult(name="", kind=g.kind, metric=g.metric, slice=str(g.slice),
                                                  aggregate=g.aggregate, threshold=g.threshold, passed=True,
                                                  observed=None, baseline=None, n=0, reason="", **g.bounds())
                                     for g in pol.gates)
@@ -105,7 +106,7 @@ def test_evaluation_keeps_the_bounds_as_fields():
     assert (regressions.max_regressions, regressions.max_drop) == (2, None)
     assert (drop.max_drop, drop.alpha, drop.test) == (0.05, 0.1, "ttest")
     assert [W.threshold_words(g) for g in (threshold, regressions, drop)] == [g.threshold for g in pol.gates]
-    kappa = P.alignment_gate(0.7, object())
+    kappa = G.alignment_gate(0.7, object())
     assert (kappa.min, kappa.threshold) == (0.7, "kappa >= 0.7")
     assert set(W.BOUNDS) <= set(drop.to_dict())
 

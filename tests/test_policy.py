@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from scoring.decide import gate_words as W
+from scoring.decide import gates as G
 from scoring.decide import policy as P
 from scoring.metrics import OPERATIONAL
 from scoring.errors import ValidationError
@@ -234,8 +235,8 @@ def gate(text: str) -> P.Gate:
     return parse('name = "t"\n[[gates]]\n' + text).gates[0]
 
 
-def run(text: str, ev: FakeEvidence | None = None, **kw) -> P.GateResult:
-    return P.evaluate_gate(gate(text), ev or evidence(), **kw)
+def run(text: str, ev: FakeEvidence | None = None, **kw) -> G.GateResult:
+    return G.evaluate_gate(gate(text), ev or evidence(), **kw)
 
 
 def test_threshold_min_and_max():
@@ -327,7 +328,7 @@ def test_verdict_pass_fail_and_disputed_recheck():
     pol = parse('name = "rg"\n'
                 '[[gates]]\nname = "critical coverage"\nmetric = "coverage"\nslice = "critical"\nmin = 0.7\n'
                 '[[gates]]\nname = "no coverage loss"\nmetric = "coverage"\nmax_regressions = 1\n')
-    v = P.evaluate(pol, evidence(), n_disputed=1)
+    v = G.evaluate(pol, evidence(), n_disputed=1)
     assert v.verdict == "fail" and [g.passed for g in v.gates] == [False, False]
     assert v.policy_hash == pol.sha256 and v.policy_name == "rg"
     # without the disputed q3: critical coverage (1 + 0.5) / 2 = 0.75 passes; 1 regression passes
@@ -335,21 +336,21 @@ def test_verdict_pass_fail_and_disputed_recheck():
     assert len(v.disputed.differences) == 2
     assert "fails with disputed questions, passes without them" in v.disputed.differences[0]
     assert any("depends on 1 disputed" in w for w in v.warnings)
-    no_dispute = P.evaluate(pol, evidence(), n_disputed=0)
+    no_dispute = G.evaluate(pol, evidence(), n_disputed=0)
     assert no_dispute.disputed is None
 
 
 def test_verdict_passes_only_when_every_gate_passes():
     pol = parse('name = "rg"\n[[gates]]\nmetric = "coverage"\nmin = 0.5\n')
-    assert P.evaluate(pol, evidence()).verdict == "pass"
+    assert G.evaluate(pol, evidence()).verdict == "pass"
 
 
 def test_heldout_warning():
     pol = parse('name = "rg"\nheldout_budget = 2\n[[gates]]\nmetric = "coverage"\nmin = 0.5\n')
-    assert P.heldout_warning(pol, 2, "s", "1") is None
-    text = P.heldout_warning(pol, 3, "s", "1")
+    assert G.heldout_warning(pol, 2, "s", "1") is None
+    text = G.heldout_warning(pol, 3, "s", "1")
     assert "used in 3 comparisons" in text and "heldout_budget of 2" in text and "development data" in text
-    assert P.heldout_warning(parse(ISSUE_POLICY), 50, "s", "1") is None
+    assert G.heldout_warning(parse(ISSUE_POLICY), 50, "s", "1") is None
 
 
 @pytest.mark.parametrize("metric, aggregate, observed, bound, shown", [
@@ -443,34 +444,34 @@ def test_min_power_makes_an_underpowered_gate_inconclusive_not_passed():
     base = [0.5] * 12
     cand = list(0.5 + rng.normal(0, 0.3, 12))
     body = 'metric = "recall"\nmax_drop = 0.02\ntest = "ttest"\n'
-    plain = P.evaluate_gate(gate(body), spread_evidence(base, cand))
+    plain = G.evaluate_gate(gate(body), spread_evidence(base, cand))
     assert plain.passed and plain.outcome == "pass" and plain.power_at_margin < 0.2 and plain.mde > 0.2
     pol = parse('name = "t"\nmin_power = 0.8\n[[gates]]\n' + body)
-    unsure = P.evaluate_gate(pol.gates[0], spread_evidence(base, cand))
+    unsure = G.evaluate_gate(pol.gates[0], spread_evidence(base, cand))
     assert unsure.outcome == "inconclusive" and not unsure.passed and unsure.inconclusive
     assert unsure.questions_needed > 1000 and unsure.min_power == 0.8
-    v = P.evaluate(pol, spread_evidence(base, cand))
+    v = G.evaluate(pol, spread_evidence(base, cand))
     assert v.verdict == "inconclusive" and v.inconclusive and not v.failed and not v.passed
     assert v.inconclusive_gates == v.gates and v.failed_gates == ()
     # a failing gate decides: fail, whatever the others could not tell
     both = parse('name = "t"\nmin_power = 0.8\n[[gates]]\n' + body
                  + '[[gates]]\nname = "high"\nmetric = "recall"\nmin = 0.99\n')
-    assert P.evaluate(both, spread_evidence(base, cand)).verdict == "fail"
+    assert G.evaluate(both, spread_evidence(base, cand)).verdict == "fail"
     # a gate that fails is never made inconclusive: a significant drop is conclusive at any power
     drop = parse('name = "t"\nmin_power = 0.99\n[[gates]]\nmetric = "recall"\nmax_drop = 0.02\n')
-    assert P.evaluate(drop, evidence()).gates[0].outcome == "fail"
+    assert G.evaluate(drop, evidence()).gates[0].outcome == "fail"
 
 
 def test_verdict_of_orders_fail_inconclusive_pass():
     def g(outcome):
-        return P.GateResult(name=outcome, kind="drop", metric="recall", slice="all", aggregate="per question",
+        return G.GateResult(name=outcome, kind="drop", metric="recall", slice="all", aggregate="per question",
                             threshold="", passed=outcome == "pass", observed=0.0, baseline=0.0, n=3, reason="",
                             outcome=outcome)
-    assert P.verdict_of([g("pass"), g("inconclusive")]) == "inconclusive"
-    assert P.verdict_of([g("inconclusive"), g("fail")]) == "fail"
-    assert P.verdict_of([g("pass")]) == "pass"
+    assert G.verdict_of([g("pass"), g("inconclusive")]) == "inconclusive"
+    assert G.verdict_of([g("inconclusive"), g("fail")]) == "fail"
+    assert G.verdict_of([g("pass")]) == "pass"
     with pytest.raises(ValueError, match="contradicts"):
-        P.GateResult(name="x", kind="drop", metric="recall", slice="all", aggregate="", threshold="", passed=True,
+        G.GateResult(name="x", kind="drop", metric="recall", slice="all", aggregate="", threshold="", passed=True,
                      observed=0.0, baseline=0.0, n=3, reason="", outcome="inconclusive")
     assert g("inconclusive").to_dict()["outcome"] == "inconclusive"
 

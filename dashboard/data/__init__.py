@@ -16,7 +16,7 @@ names, each defined in the module that holds its kind of read.
 
 No scoring rule lives here: statuses and the rule of change come from `scoring.decide.change`,
 aggregates from `scoring.decide.aggregates`, which sides may be compared from `scoring.decide.sides`,
-statistics and verdicts from `scoring.decide.comparison` and `scoring.decide.policy`.
+statistics and verdicts from `scoring.decide.comparison` and `scoring.decide.gates`.
 """
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ class Statistics:
     - `flaky`: per side with repeats, the question x metric (or `status`) whose repeats disagree,
       with the values per repeat;
     - `settings`: the resampling and test settings in words; `warnings`: about the comparison;
-    - `verdict`: the policy's verdict evaluated now (`scoring.decide.policy.Verdict`), None without a
+    - `verdict`: the policy's verdict evaluated now (`scoring.decide.gates.Verdict`), None without a
       policy; `policy`: which policy; `policy_error`: why the policy file could not be used;
     - `confidence`: the interval's confidence level; `seconds`: how long `compare` took.
     """

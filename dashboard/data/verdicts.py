@@ -60,7 +60,7 @@ GATE_COLUMNS = ("name", "passed", "observed", "threshold", "n", "reason", "metri
 
 
 def gates_frame(gates: Any) -> pd.DataFrame:
-    """A verdict's gates as a table in `GATE_COLUMNS` order: from `scoring.decide.policy.GateResult`s (a
+    """A verdict's gates as a table in `GATE_COLUMNS` order: from `scoring.decide.gates.GateResult`s (a
     live verdict) or the decoded JSON of a recorded one (a DataFrame). `observed` is the text every
     rendering shows (`GateResult.observed_text`: never rounded across its threshold) where the
     verdict holds it."""

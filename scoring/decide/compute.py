@@ -46,7 +46,7 @@ from ..metrics.slices import Slice
 from ..store.database import Database
 from ..store.schema import table_names
 from ..store.workspace import HELDOUT
-from . import change, detect, stats, stats_batch, verdicts
+from . import change, detect, gates, stats, stats_batch, verdicts
 from . import clusters as cluster_stats
 from . import policy as policies
 from .alignment import AlignmentFacts, read_alignment
@@ -420,7 +420,7 @@ def compare(
         baseline=b_side, candidate=c_side, suite=b_side.suite, suite_version=b_side.suite_version,
         corpus_version=b_side.corpus_version, questions=questions, table=table,
         spread=spread, flaky=flaky,
-        settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=policies.no_policy_verdict(),
+        settings=settings, warnings=tuple(warnings), heldout=heldout, verdict=gates.no_policy_verdict(),
         policy=pol, values=values, rows=rows, detail=rows is not None, labels_hash=inputs.labels_hash,
         alignment=alignment, resting=resting, resolution=resolution, clusters=grouped,
         corrected=inputs.corrected,
@@ -428,9 +428,9 @@ def compare(
     if pol is not None:
         notes = verdicts.policy_edits(inputs.verdicts, b_side.name, c_side.name, pol)
         if heldout is not None:
-            note = policies.heldout_warning(pol, heldout.uses, b_side.suite, b_side.suite_version)
+            note = gates.heldout_warning(pol, heldout.uses, b_side.suite, b_side.suite_version)
             notes += [note] if note else []
-        comparison.verdict = policies.evaluate(pol, comparison, n_disputed=comparison.n_disputed, notes=notes,
+        comparison.verdict = gates.evaluate(pol, comparison, n_disputed=comparison.n_disputed, notes=notes,
                                                seed=seed)
     return comparison
 

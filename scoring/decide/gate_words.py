@@ -1,7 +1,7 @@
 """A gate in words, built from its parts: the bound a policy declares and the one sentence that says
 what the gate found.
 
-A gate's parts are the fields of `policy.GateResult` (kind, metric, slice, aggregate, the bounds
+A gate's parts are the fields of `gates.GateResult` (kind, metric, slice, aggregate, the bounds
 ``min`` / ``max`` / ``max_regressions`` / ``max_drop`` with ``alpha``, ``test`` and ``rule``, observed,
 observed_text, baseline, n, p_value, passed, outcome, reason, and what a max_drop gate's sample can
 detect: mde, power, power_at_margin, bound, sd, questions_needed, min_power), read from the result itself

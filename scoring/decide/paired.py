@@ -5,7 +5,7 @@ A `Comparison` holds what `scoring.decide.compute.compare` computed for a baseli
 every metric x slice (`COMPARISON_COLUMNS`), the spread and flaky questions of repeats, the
 `Settings` that reproduce the figures, the warnings, the held-out use (`HeldoutUse`) and the
 verdict. Its views (the per-question deltas, the regressed questions, the operations, the JSON
-document) and the `policy.Evidence` a policy's gates read are built on first use from those
+document) and the `gates.Evidence` a policy's gates read are built on first use from those
 values and never change them. This module reads no database and computes no statistic.
 """
 from __future__ import annotations
@@ -23,7 +23,8 @@ from . import aggregates, change, stats
 from .alignment import AlignmentFacts
 from .clusters import Clusters
 from .clusters import words as cluster_words
-from .policy import Policy, Verdict
+from .policy import Policy
+from .gates import Verdict
 from .scores import SIDES, ScoreRows, record_frame
 from .sides import Side
 
@@ -182,7 +183,7 @@ class Comparison:
             self._delta_rows = _deltas(self.values)
         return self._delta_rows
 
-    # -- policy.Evidence ------------------------------------------------------------------------
+    # -- gates.Evidence --------------------------------------------------------------------------
 
     def _mask(self, slice_: Slice, exclude: str | None) -> np.ndarray:
         """The questions of a slice as a boolean array in suite order (cached), without the disputed

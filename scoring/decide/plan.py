@@ -26,7 +26,8 @@ from ..metrics.registry import BY_KEY, display_name, measure_key
 from ..metrics.slices import parse_slice
 from ..store.schema import table_names
 from . import detect, stats
-from .policy import Gate, Policy, evaluate_gate
+from .policy import Gate, Policy
+from .gates import evaluate_gate
 from .scores import read_questions, read_rows, side_values
 from .sides import read_runs, resolve_side
 

@@ -26,7 +26,8 @@ import pandas as pd
 
 from ..store.database import Database
 from ..store.schema import VERDICT_TABLES, table_names
-from .policy import Policy, Verdict
+from .policy import Policy
+from .gates import Verdict
 
 
 class Decided(Protocol):

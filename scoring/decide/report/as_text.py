@@ -5,7 +5,7 @@ import pandas as pd
 
 from ..comparison import HOLM_FAMILY, Comparison, Family
 from ..gate_words import detection_line, detection_words
-from ..policy import GateResult
+from ..gates import GateResult
 from .wording import (
     DETECTION_LEGEND, MARK_LEGEND, TEXT_LIMIT, all_warnings, family_verdict_line, gate_result, inconclusive_lines,
     interval, marks, matrix_cells, matrix_legend, mde_text, metric_label, num, plural, pval, repeat_value, side_text,
