@@ -98,3 +98,26 @@ def test_the_html_report_shows_judge_vs_corrected(demo_db, tmp_path):
     assert "<h3>Judge vs corrected Support</h3>" in page
     assert "<td>candidate</td>" in page and "0.625 to 0.856" in page and "prod-text-support" in page
     assert "kappa by slice: answerable" in page
+
+
+def test_the_labels_page_shows_the_review_sample_s_progress(tmp_path, monkeypatch):
+    import shutil
+
+    from scoring.store.refresh import refresh
+
+    ws = shutil.copytree(REPO / "data" / "demo", tmp_path / "ws")
+    db = tmp_path / "db.duckdb"
+    refresh(ws, db)
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    monkeypatch.setenv("RAGSLICE_WORKSPACE", str(ws))
+    monkeypatch.setenv("RAGSLICE_REVIEWER", "carl")
+    monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
+    with patch_config_options(app_config()):
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.query_params.update(TEXT)
+        at.switch_page("views/labels.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    line = at.get_by_key("sample_progress_candidate").markdown[0].value.replace("\\", "")
+    # the figures of `ragslice sample data/demo --runs prod-text --status`
+    assert ("Review sample prod-text-support (candidate): 64 of 100 sampled sentences reviewed; Support +/-0.116 "
+            "now, about +/-0.081 at 100.") in line

@@ -30,7 +30,7 @@ from .deltas import DELTA_COLUMNS, DELTA_ROWS, ORDERS, Deltas, deltas_csv, quest
 from .labels import (ALIGNMENT_QUEUE_SQL, CORRECTED_COLUMNS, REVIEW_TABLES, alignment_facts, alignment_queue,
                      corrected_support, decisions_since,
                      disagreements, disputes, grade_scale, labels_hash, pool, rankings_of, record_decision,
-                     refresh_status, relabelling, reviewer_agreement, reviews)
+                     refresh_status, relabelling, reviewer_agreement, reviews, sample_progress)
 from .matrix import matrix_candidates, matrix_verdicts, release_matrix
 from .pair import (SLICE_COLUMNS, STATUSES, aggregate, aggregates, aggregation_choices, compatibility, headline,
                    sides)
@@ -58,6 +58,6 @@ __all__ = [
     "query_many", "question", "question_choices", "question_claims", "question_deltas", "question_facets",
     "question_labels", "question_pair", "question_runs", "rankings_of", "record_decision", "recorded_verdicts",
     "refresh_status", "relabelling", "release_history", "release_matrix", "release_statistics", "review_mode",
-    "reviewer_agreement", "reviews", "run_stats", "runs", "schema_problem", "sides", "statistics", "statistics_rows",
+    "reviewer_agreement", "reviews", "run_stats", "sample_progress", "runs", "schema_problem", "sides", "statistics", "statistics_rows",
     "suite_verdicts", "suites", "verdict_history", "worst_regressions",
 ]

@@ -107,6 +107,32 @@ def _corrected_support(path: str, sig: Signature, suite: str, base_runs: tuple[s
     return pd.DataFrame(rows, columns=list(CORRECTED_COLUMNS))
 
 
+def sample_progress(suite: str, base: Side, cand: Side) -> list[dict[str, Any]]:
+    """Per side with a review sample: the sample, its sentences sampled and reviewed, and the half-width
+    of the corrected Support interval now and about once every sampled sentence is reviewed
+    (`scoring.decide.corrected.projected_at_sample`; None when there is no interval)."""
+    return _sample_progress(*current(), suite, tuple(base.run_ids), tuple(cand.run_ids))
+
+
+@copied(max_entries=16)
+def _sample_progress(path: str, sig: Signature, suite: str, base_runs: tuple[str, ...],
+                     cand_runs: tuple[str, ...]) -> list[dict[str, Any]]:
+    from scoring.decide.corrected import corrected_support as three_ways
+    from scoring.decide.corrected import projected_at_sample
+
+    out = []
+    with reading(path, sig) as con:
+        for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
+            found = three_ways(con, suite, runs)
+            if found is None or found.sample is None:
+                continue
+            c = found.corrected
+            out.append({"side": side, "sample": found.sample, "n_sampled": c.sampled, "n_reviewed": c.reviewed,
+                        "half_width": c.half_width, "at_sample": projected_at_sample(con, suite, runs,
+                                                                                     sample=found.sample)})
+    return out
+
+
 ALIGNMENT_QUEUE_SQL = """
 WITH auto AS (
   SELECT a.question_id, a.text, a.citations, a.aligner, a.decided_by, a.outcome, a.claim_ids, a.confidence,
