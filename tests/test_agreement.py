@@ -161,3 +161,41 @@ def test_policy_reads_alignment_kappa_bound():
     assert P.parse_policy(text.replace('alignment_kappa_bound = "lower"\n', "")).alignment_kappa_bound == "estimate"
     with pytest.raises(P.ValidationError, match="alignment_kappa_bound"):
         P.parse_policy(text.replace('"lower"', '"upper"'))
+
+
+def test_aligner_kappa_by_slice_by_hand():
+    # q-a (answerable, type lookup): 10 sentences, the judge right on 9 (5 "c1", 4 "c2"; one c2 read as c1);
+    # q-r (unanswerable, type refusal): 4 sentences, reviewers say no_claim, the judge twice "unlabelled"
+    def row(q, i, aligner, label):
+        outcome = label if label in ("no_claim", "unlabelled") else "claims"
+        return {"question_id": q, "text": f"sentence {i}", "citations": [], "aligner": aligner,
+                "decided_by": "j" if aligner == "judge" else "ann", "outcome": outcome,
+                "claim_ids": [label] if outcome == "claims" else []}
+
+    truth = ["c1"] * 5 + ["c2"] * 5
+    judged = ["c1"] * 6 + ["c2"] * 4
+    rows = [row("q-a", i, "human", t) for i, t in enumerate(truth)] + \
+        [row("q-a", i, "judge", j) for i, j in enumerate(judged)] + \
+        [row("q-r", i, "human", "no_claim") for i in range(4)] + \
+        [row("q-r", i, "judge", "no_claim" if i < 2 else "unlabelled") for i in range(4)]
+    questions = pd.DataFrame({"question_id": ["q-a", "q-r"], "type": ["lookup", "refusal"],
+                              "answerable": [True, False]})
+    found = A.aligner_agreement_by_slice(pd.DataFrame(rows), questions).set_index("slice")
+    assert list(found.index) == ["answerable", "unanswerable", "type:lookup", "type:refusal"]
+    # answerable: p_o = 9/10, p_e = (5*6 + 5*4) / 100 = 0.5: kappa = 0.4 / 0.5 = 0.8
+    assert (found.loc["answerable", "n"], found.loc["answerable", "agreed"]) == (10, 9)
+    assert found.loc["answerable", "kappa"] == pytest.approx(0.8)
+    assert found.loc["type:lookup", "kappa"] == pytest.approx(0.8)
+    # unanswerable: 4 sentences, below 10: n/a with the reason (never 0)
+    assert (found.loc["unanswerable", "n"], found.loc["unanswerable", "agreed"]) == (4, 2)
+    assert pd.isna(found.loc["unanswerable", "kappa"])
+    assert found.loc["unanswerable", "reason"] == "fewer than 10 sentences"
+
+
+def test_aligner_kappa_by_slice_without_variation_is_n_a():
+    rows = [{"question_id": "q", "text": f"s {i}", "citations": [], "aligner": a, "decided_by": a,
+             "outcome": "claims", "claim_ids": ["c"]} for i in range(12) for a in ("human", "judge")]
+    found = A.aligner_agreement_by_slice(pd.DataFrame(rows), pd.DataFrame(
+        {"question_id": ["q"], "type": ["lookup"], "answerable": [True]}))
+    assert list(found["slice"]) == ["answerable", "type:lookup"]
+    assert found["kappa"].isna().all() and set(found["reason"]) == {"one label only"}

@@ -63,9 +63,38 @@ def test_ratio_with_one_claim_per_item_is_the_mean():
     assert found.estimate == pytest.approx(mean.estimate)
     assert found.se is None and found.reason is not None  # 4 reviewed: below MIN_SAMPLE, no interval is given
     many = ppi.Stratum("", 18, pairs(np.tile(y, 3)), pairs(np.tile(yhat, 3)), pairs(rest), drawn=12)
-    found = ppi.ratio_estimate([many], (0.0, 0.0), lam=1.0)
+    found = ppi.ratio_estimate([many], (0.0, 0.0), lam=1.0, pseudo=0)  # the plain CLT interval is ppi_py's
     mean = ppi.ppi_mean(np.tile(y, 3), np.tile(yhat, 3), rest, lam=1.0)
     assert (found.estimate, found.se, found.low) == pytest.approx((mean.estimate, mean.se, mean.low))
+    # two pseudo-reviews leave the estimate; the rectifier's u (0, -1, 0, 1 three times) has squared deviations
+    # 6, plus 2: 8 / 14^2, the judged-only part as before (2/9) / 6
+    padded = ppi.ratio_estimate([many], (0.0, 0.0), lam=1.0)
+    assert padded.estimate == pytest.approx(mean.estimate)
+    assert padded.se == pytest.approx((8 / 196 + 2 / 9 / 6) ** 0.5)
+
+
+def test_rectifier_covariance_with_pseudo_reviews_by_hand():
+    # rectified u: 0, -1, 0, 1 (mean 0, squared deviations 2), c: 0 throughout; two pseudo-reviews one claim
+    # above and below the mean add 2: (2 + 2) / (4 + 2)^2 = 1/9; plain: 2 / 4^2 = 1/8 (ppi_py's, divisor n, over n)
+    rectified = np.array([[0, 0], [-1, 0], [0, 0], [1, 0.0]])
+    assert ppi.rectifier_cov(rectified) == pytest.approx(np.array([[1 / 9, 0], [0, 0]]))
+    assert ppi.rectifier_cov(rectified, pseudo=0) == pytest.approx(np.array([[1 / 8, 0], [0, 0]]))
+
+
+def test_a_judge_no_review_contradicts_still_gets_an_interval_by_hand():
+    # 10 reviewed, the judge right on each (8 supported, 2 not), 30 more judged supported; lambda 1: the
+    # rectifier is 0 on every review. Totals T_u = 40 (1 + 0) = 40 = T_c: the ratio 1. The plain CLT interval
+    # has no width; with the pseudo-reviews the u-mean's variance is 2 / 12^2, the ratio's gradient (1/40,
+    # -1/40) on the totals' covariance 40^2 [[2/144, 0], [0, 0]]: se = sqrt(2) / 12 = 0.1179
+    pairs = lambda u: np.stack([np.asarray(u, float), np.ones(len(u))], axis=1)  # noqa: E731
+    seen = [1] * 8 + [0] * 2
+    stratum = ppi.Stratum("", 40, pairs(seen), pairs(seen), pairs([1] * 30), drawn=10)
+    plain = ppi.ratio_estimate([stratum], (0.0, 0.0), lam=1.0, pseudo=0)
+    assert (plain.estimate, plain.se) == pytest.approx((1.0, 0.0))
+    found = ppi.ratio_estimate([stratum], (0.0, 0.0), lam=1.0)
+    assert found.estimate == pytest.approx(1.0)
+    assert found.se == pytest.approx(2 ** 0.5 / 12)
+    assert found.low == pytest.approx(1 - 1.959964 * 2 ** 0.5 / 12, rel=1e-6)
 
 
 def test_a_stratum_without_two_reviews_gives_no_interval():
@@ -104,8 +133,10 @@ def simulate(trials: int, n_per: int, seed: int = 0) -> tuple[float, float]:
     return hits / trials, judge_hits / trials
 
 
-def test_corrected_interval_covers_at_its_nominal_rate():
-    coverage, judge = simulate(300, 100)
+@pytest.mark.parametrize("n_per", [8, 100])
+def test_corrected_interval_covers_at_its_nominal_rate(n_per):
+    # 8 a stratum is about the demo's; the plain CLT interval covered 0.70 there (benchmarks/calibrate_ppi.py)
+    coverage, judge = simulate(300, n_per)
     # 300 trials: Monte Carlo se about 0.0126 at 0.95; the judge-only interval misses the bias every time
     assert coverage >= 0.95 - 3 * 0.0126
     assert judge < 0.05
@@ -200,7 +231,7 @@ def test_demo_support_judge_only_corrected_and_reviewed_only(demo_db, capsys):
     # judge-only: the pooled Support the database holds, 241 supported of 324 claims (with failures' charge)
     assert block["judge"] == pytest.approx(241 / 324)
     low, high = block["interval"]
-    assert low < block["estimate"] < high and high - low < 0.1
+    assert low < block["estimate"] < high and high - low < 0.25  # about 8 reviews a stratum: wide
     assert block["reviewed_only"] < block["estimate"]
     assert block["method"].startswith("PPI++")
 

@@ -27,9 +27,10 @@ from .database import (CATALOG, DB_ENV, DEFAULT_DB, METRIC_KEYS, POLICY_ENV, REV
                        schema_problem, suites)
 from .deltas import DELTA_COLUMNS, DELTA_ROWS, ORDERS, Deltas, deltas_csv, question_deltas, question_facets, \
     worst_regressions
-from .labels import (ALIGNMENT_QUEUE_SQL, REVIEW_TABLES, alignment_facts, alignment_queue, decisions_since,
+from .labels import (ALIGNMENT_QUEUE_SQL, CORRECTED_COLUMNS, REVIEW_TABLES, alignment_facts, alignment_queue,
+                     corrected_support, decisions_since,
                      disagreements, disputes, grade_scale, labels_hash, pool, rankings_of, record_decision,
-                     refresh_status, relabelling, reviewer_agreement, reviews)
+                     refresh_status, relabelling, reviewer_agreement, reviews, sample_progress)
 from .matrix import matrix_candidates, matrix_verdicts, release_matrix
 from .pair import (SLICE_COLUMNS, STATUSES, aggregate, aggregates, aggregation_choices, compatibility, headline,
                    sides)
@@ -44,19 +45,19 @@ from .verdicts import (GATE_COLUMNS, HISTORY_COLUMNS, SUITE_VERDICT_COLUMNS, gat
                        newest_verdict, recorded_verdicts, suite_verdicts, verdict_history)
 
 __all__ = [
-    "ALIGNMENT_QUEUE_SQL", "CATALOG", "CLAIM_COLUMNS", "DB_ENV", "DEFAULT_DB", "DELTA_COLUMNS", "DELTA_ROWS",
+    "ALIGNMENT_QUEUE_SQL", "CATALOG", "CLAIM_COLUMNS", "CORRECTED_COLUMNS", "DB_ENV", "DEFAULT_DB", "DELTA_COLUMNS", "DELTA_ROWS",
     "GATE_COLUMNS", "HISTORY_COLUMNS", "METRIC_KEYS", "OPTIONAL_COLUMNS", "ORDERS", "POLICY_ENV", "P_COLUMNS",
     "QUESTION_CHOICES", "RETRIEVED_COLUMNS", "REVIEWER_ENV", "REVIEW_TABLES", "SENTENCES_SQL", "SLICE_COLUMNS",
     "SLICE_FAMILIES", "STATUSES", "SUITE_VERDICT_COLUMNS", "WORKSPACE_ENV", "Compatibility", "DatabaseMissing",
     "Deltas", "PolicyInfo", "Side", "Statement", "Statistics", "StatisticsUnavailable", "aggregate", "aggregates",
     "aggregation_choices", "alignment_facts", "alignment_queue", "answer_change", "answer_sentences", "compatibility",
-    "configuration_changes", "db_path", "decisions_since", "deltas_csv", "diagnoses", "disagreements", "disputes",
+    "configuration_changes", "corrected_support", "db_path", "decisions_since", "deltas_csv", "diagnoses", "disagreements", "disputes",
     "gates_frame", "grade_scale", "group_spread", "headline", "labels_hash", "latest_verdict", "manifest_diff", "marked_releases",
     "matrix_candidates",
     "matrix_verdicts", "meta", "newest_verdict", "pinned_baseline", "policy_path", "pool", "presentation", "query",
     "query_many", "question", "question_choices", "question_claims", "question_deltas", "question_facets",
     "question_labels", "question_pair", "question_runs", "rankings_of", "record_decision", "recorded_verdicts",
     "refresh_status", "relabelling", "release_history", "release_matrix", "release_statistics", "review_mode",
-    "reviewer_agreement", "reviews", "run_stats", "runs", "schema_problem", "sides", "statistics", "statistics_rows",
+    "reviewer_agreement", "reviews", "run_stats", "sample_progress", "runs", "schema_problem", "sides", "statistics", "statistics_rows",
     "suite_verdicts", "suites", "verdict_history", "worst_regressions",
 ]

@@ -76,6 +76,63 @@ def _alignment_facts(path: str, sig: Signature, suite: str, base_runs: tuple[str
                                           for name, kappa, n in facts.automatic_aligners(resting)]}
 
 
+CORRECTED_COLUMNS = ("side", "judge_only", "corrected", "low", "high", "reviewed_only", "n_sampled", "n_reviewed",
+                     "n_judged", "sample", "reason")
+
+
+def corrected_support(suite: str, base: Side, cand: Side) -> pd.DataFrame:
+    """Per side whose Support rests on an automatic alignment, its pooled Support on all questions three
+    ways (`scoring.decide.corrected.corrected_support`): judge-only, corrected with its 95% interval
+    (None with `reason` when the sample cannot give one), reviewed-only, and the sample's counts
+    (`CORRECTED_COLUMNS`); empty when neither side rests on one."""
+    return _corrected_support(*current(), suite, tuple(base.run_ids), tuple(cand.run_ids))
+
+
+@copied(max_entries=16)
+def _corrected_support(path: str, sig: Signature, suite: str, base_runs: tuple[str, ...],
+                       cand_runs: tuple[str, ...]) -> pd.DataFrame:
+    from scoring.decide.corrected import corrected_support as three_ways
+
+    rows = []
+    with reading(path, sig) as con:
+        for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
+            found = three_ways(con, suite, runs)
+            if found is None or not found.judged:
+                continue
+            c = found.corrected
+            rows.append({"side": side, "judge_only": found.judge, "corrected": c.estimate, "low": c.low,
+                         "high": c.high, "reviewed_only": found.reviewed_only.estimate, "n_sampled": c.sampled,
+                         "n_reviewed": c.reviewed, "n_judged": found.judged, "sample": found.sample,
+                         "reason": c.reason})
+    return pd.DataFrame(rows, columns=list(CORRECTED_COLUMNS))
+
+
+def sample_progress(suite: str, base: Side, cand: Side) -> list[dict[str, Any]]:
+    """Per side with a review sample: the sample, its sentences sampled and reviewed, and the half-width
+    of the corrected Support interval now and about once every sampled sentence is reviewed
+    (`scoring.decide.corrected.projected_at_sample`; None when there is no interval)."""
+    return _sample_progress(*current(), suite, tuple(base.run_ids), tuple(cand.run_ids))
+
+
+@copied(max_entries=16)
+def _sample_progress(path: str, sig: Signature, suite: str, base_runs: tuple[str, ...],
+                     cand_runs: tuple[str, ...]) -> list[dict[str, Any]]:
+    from scoring.decide.corrected import corrected_support as three_ways
+    from scoring.decide.corrected import projected_at_sample
+
+    out = []
+    with reading(path, sig) as con:
+        for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
+            found = three_ways(con, suite, runs)
+            if found is None or found.sample is None:
+                continue
+            c = found.corrected
+            out.append({"side": side, "sample": found.sample, "n_sampled": c.sampled, "n_reviewed": c.reviewed,
+                        "half_width": c.half_width, "at_sample": projected_at_sample(con, suite, runs,
+                                                                                     sample=found.sample)})
+    return out
+
+
 ALIGNMENT_QUEUE_SQL = """
 WITH auto AS (
   SELECT a.question_id, a.text, a.citations, a.aligner, a.decided_by, a.outcome, a.claim_ids, a.confidence,

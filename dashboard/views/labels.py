@@ -70,6 +70,15 @@ for i, row in enumerate(queue.itertuples(index=False)):
             st.rerun()
 
 st.subheader("Answer sentences to align")
+# A review sample's progress: how much of it is reviewed, and what the rest would buy (scoring computes both).
+for progress in data.sample_progress(cmp.suite, cmp.baseline, cmp.candidate):
+    now, later = progress["half_width"], progress["at_sample"]
+    st.container(key=f"sample_progress_{progress['side']}").markdown(escape(
+        f"Review sample {progress['sample']} ({progress['side']}): {progress['n_reviewed']} of "
+        f"{progress['n_sampled']} sampled sentences reviewed; Support "
+        + (f"+/-{now:.3f} now" if now is not None else "has no interval yet")
+        + (f", about +/-{later:.3f} at {progress['n_sampled']}" if later is not None else "")
+        + ". Review its sentences in queue order (ragslice sample --status lists them)."))
 sentences = data.alignment_queue(cmp.suite, cmp.baseline, cmp.candidate, limit=QUEUE + len(hidden))
 sentences = sentences[[(q, n) not in hidden for q, n in zip(sentences["question_id"], sentences["norm"])]].head(QUEUE)
 if sentences.empty:

@@ -277,6 +277,38 @@ if aligned is not None:
                   column_config={"kappa": st.column_config.NumberColumn("kappa", format="%.3f"),
                                  "kappa_low": st.column_config.NumberColumn("95% low", format="%.3f"),
                                  "kappa_high": st.column_config.NumberColumn("95% high", format="%.3f")})
+        by_slice = pd.DataFrame(aligned.get("agreement_by_slice", []),
+                                columns=["aligner", "decided_by", "slice", "n", "agreed", "kappa", "reason"])
+        if not by_slice.empty:
+            # An aligner can be good on answers and poor on refusals: its kappa per slice (n/a with the reason).
+            st.caption("Each aligner's kappa on answerable and unanswerable questions and on each question type, "
+                       "over the sentences it and a reviewer both decided there (n/a below 10 sentences or with "
+                       "one label only).")
+            table(by_slice, key="w_kappa_by_slice", placeholder="n/a",
+                  column_config={"kappa": st.column_config.NumberColumn("kappa", format="%.3f"),
+                                 "reason": st.column_config.TextColumn("why n/a")})
+
+corrected = data.corrected_support(cmp.suite, cmp.baseline, cmp.candidate)
+if not corrected.empty:
+    # Support resting on a judge, three ways: as the judge aligned it, corrected by the review sample (with its
+    # interval) and from the reviewed items alone; scoring.decide.corrected computes them.
+    with st.expander("Support corrected by the review sample: judge-only, corrected (95% interval) and "
+                     "reviewed-only"):
+        st.caption("Pooled Support on all questions of a side whose sentences rest on an automatic alignment. "
+                   "Judge-only takes every such sentence as the judge aligned it; corrected adds what a random "
+                   "sample of them, reviewed, shows the judge gets wrong (prediction-powered inference, "
+                   "docs/statistics.md); reviewed-only uses the reviewed sentences alone. Review the rest of the "
+                   "sample, in queue order, on the Labels page to narrow the interval.")
+        table(corrected, key="w_corrected_support", placeholder="n/a",
+              column_config={"judge_only": st.column_config.NumberColumn("judge-only", format="%.3f"),
+                             "corrected": st.column_config.NumberColumn("corrected", format="%.3f"),
+                             "low": st.column_config.NumberColumn("95% low", format="%.3f"),
+                             "high": st.column_config.NumberColumn("95% high", format="%.3f"),
+                             "reviewed_only": st.column_config.NumberColumn("reviewed-only", format="%.3f"),
+                             "n_sampled": st.column_config.NumberColumn("sampled"),
+                             "n_reviewed": st.column_config.NumberColumn("reviewed"),
+                             "n_judged": st.column_config.NumberColumn("judged sentences"),
+                             "reason": st.column_config.TextColumn("why no interval")})
 
 with st.expander("What the relabelling changed: this comparison under the suite's own labels and under the "
                  "reviewed ones"):

@@ -198,33 +198,75 @@ ALIGNER_COLUMNS: tuple[str, ...] = ("aligner", "decided_by", "n", "agreed", "acc
                                     "kappa_low", "kappa_high")
 
 
-def aligner_agreement(alignments: pd.DataFrame) -> pd.DataFrame:
-    """Per automatic aligner (the lexical aligner, each judge), its agreement with the reviewers over the
-    sentences both decided (`alignments`: rows of the `alignments` table). A sentence is its question, its
-    normalised text and its citations, counted once however many runs wrote it; an alignment's label is
-    `alignment.canonical_outcome` (claim IDs, "unlabelled" or "no_claim"). `confusion`: (reviewers' label,
-    aligner's label, count); `kappa_low` / `kappa_high`: kappa's bootstrap interval."""
+def _aligner_pairs(alignments: pd.DataFrame) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
+    """(aligner, decided_by) -> (question, reviewers' label, aligner's label) over the sentences both decided
+    (`aligner_agreement`'s items), aligners in order."""
     from ..metrics.alignment import canonical_outcome
     from ..metrics.reference import normalise_sentence
 
-    if alignments.empty:
-        return pd.DataFrame(columns=list(ALIGNER_COLUMNS))
     frame = alignments.assign(
         item=[(q, normalise_sentence(t), tuple(c)) for q, t, c in
               zip(alignments["question_id"], alignments["text"], alignments["citations"])],
         label=[canonical_outcome(o, list(ids)) for o, ids in zip(alignments["outcome"], alignments["claim_ids"])])
     frame = frame.drop_duplicates(["item", "aligner", "decided_by"])
     human = dict(zip(frame.loc[frame["aligner"] == "human", "item"], frame.loc[frame["aligner"] == "human", "label"]))
-    rows = []
     automatic = frame[frame["aligner"] != "human"]
-    for (aligner, decided_by), own in automatic.groupby(["aligner", "decided_by"], sort=True):
-        both = [(human[i], label) for i, label in zip(own["item"], own["label"]) if i in human]
-        found = agreement([h for h, _ in both], [a for _, a in both])
+    return {(str(aligner), str(decided_by)): [(i[0], human[i], label) for i, label in zip(own["item"], own["label"])
+                                              if i in human]
+            for (aligner, decided_by), own in automatic.groupby(["aligner", "decided_by"], sort=True)}
+
+
+SLICE_COLUMNS: tuple[str, ...] = ("aligner", "decided_by", "slice", "n", "agreed", "kappa", "reason")
+MIN_SLICE_ITEMS = MIN_ITEMS
+"""Below this many sentences in a slice an aligner's kappa there is n/a (too few to read)."""
+
+
+def aligner_agreement_by_slice(alignments: pd.DataFrame, questions: pd.DataFrame) -> pd.DataFrame:
+    """Per automatic aligner and slice (answerable, unanswerable, each question type: `questions` holds the
+    suite's question_id, type and answerable), its agreement with the reviewers over the sentences of that
+    slice's questions both decided (`aligner_agreement`'s items): n, agreed, Cohen's kappa. Kappa is None
+    (n/a) with `reason` "fewer than 10 sentences" below `MIN_SLICE_ITEMS`, or "one label only" when the
+    slice's labels leave no variation (p_e = 1); a slice without a sentence is left out."""
+    from ..metrics.slices import mask, parse_slice
+
+    if alignments.empty or questions.empty:
+        return pd.DataFrame(columns=list(SLICE_COLUMNS))
+    names = ["answerable", "unanswerable", *(f"type:{t}" for t in sorted(questions["type"].dropna().unique()))]
+    members = {name: set(questions.loc[mask(questions, parse_slice(name)), "question_id"]) for name in names}
+    rows = []
+    for (aligner, decided_by), both in _aligner_pairs(alignments).items():
+        for name in names:
+            mine = [(h, a) for q, h, a in both if q in members[name]]
+            if not mine:
+                continue
+            found = agreement([h for h, _ in mine], [a for _, a in mine])
+            reason = None
+            if found.n < MIN_SLICE_ITEMS:
+                reason = f"fewer than {MIN_SLICE_ITEMS} sentences"
+            elif found.kappa is None:
+                reason = "one label only"
+            rows.append({"aligner": aligner, "decided_by": decided_by, "slice": name, "n": found.n,
+                         "agreed": found.agreed, "kappa": None if reason else found.kappa, "reason": reason})
+    return pd.DataFrame(rows, columns=list(SLICE_COLUMNS))
+
+
+def aligner_agreement(alignments: pd.DataFrame) -> pd.DataFrame:
+    """Per automatic aligner (the lexical aligner, each judge), its agreement with the reviewers over the
+    sentences both decided (`alignments`: rows of the `alignments` table). A sentence is its question, its
+    normalised text and its citations, counted once however many runs wrote it; an alignment's label is
+    `alignment.canonical_outcome` (claim IDs, "unlabelled" or "no_claim"). `confusion`: (reviewers' label,
+    aligner's label, count); `kappa_low` / `kappa_high`: kappa's bootstrap interval."""
+    if alignments.empty:
+        return pd.DataFrame(columns=list(ALIGNER_COLUMNS))
+    rows = []
+    for (aligner, decided_by), both in _aligner_pairs(alignments).items():
+        found = agreement([h for _, h, _ in both], [a for _, _, a in both])
         rows.append({"aligner": aligner, "decided_by": decided_by, "n": found.n, "agreed": found.agreed,
                      "accuracy": found.accuracy, "kappa": found.kappa, "confusion": [list(c) for c in found.confusion],
                      "kappa_low": found.kappa_low, "kappa_high": found.kappa_high})
     return pd.DataFrame(rows, columns=list(ALIGNER_COLUMNS))
 
 
-__all__ = ["ALIGNER_COLUMNS", "ALPHA_COLUMNS", "REVIEWER_COLUMNS", "Agreement", "agreement", "aligner_agreement",
+__all__ = ["ALIGNER_COLUMNS", "ALPHA_COLUMNS", "MIN_SLICE_ITEMS", "REVIEWER_COLUMNS", "SLICE_COLUMNS", "Agreement",
+           "agreement", "aligner_agreement", "aligner_agreement_by_slice",
            "kappa_interval", "reviewer_agreement", "reviewer_alpha", "weighted_kappa"]

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from .agreement import aligner_agreement
+from .agreement import SLICE_COLUMNS, aligner_agreement, aligner_agreement_by_slice
 from .stats import CONFIDENCE
 
 AUTOMATIC = ("judge", "lexical")
@@ -23,12 +23,15 @@ AS_WORDS = {"recorded": "recorded as claims", "human": "aligned by reviewers", "
 class AlignmentFacts:
     """Per side: `sentences` (aligner -> applied alignments), `claims` (recorded | human | judge | lexical
     -> generated claims); `automatic_questions` (either side); `agreement` (`agreement.ALIGNER_COLUMNS`,
-    measured over every run of the suite)."""
+    measured over every run of the suite) and `agreement_by_slice` (`agreement.SLICE_COLUMNS`)."""
 
     sentences: dict[str, dict[str, int]]
     claims: dict[str, dict[str, int]]
     automatic_questions: frozenset[str]
     agreement: pd.DataFrame = field(repr=False)
+    agreement_by_slice: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(columns=SLICE_COLUMNS))
+    """Each automatic aligner's kappa on answerable, unanswerable and each question type
+    (`agreement.aligner_agreement_by_slice`)."""
 
     def aligner_name(self, aligner: str, decided_by: str) -> str:
         return "lexical" if aligner == "lexical" else f"judge {decided_by}"
@@ -73,7 +76,22 @@ class AlignmentFacts:
                 kappa += f", {CONFIDENCE:.0%} interval {float(r.kappa_low):.3f} to {float(r.kappa_high):.3f}"
             lines.append(f"{name} agrees with the reviewers on {int(r.agreed)} of {int(r.n)} reviewed sentences "
                          f"({kappa}).")
+            by_slice = self.slice_words(r.aligner, r.decided_by)
+            if by_slice:
+                lines.append(f"{name}'s kappa by slice: {by_slice}.")
         return lines
+
+    def slice_words(self, aligner: str, decided_by: str) -> str:
+        """"answerable 0.950 (n 90), unanswerable n/a (6 sentences: fewer than 10), ..." for one aligner."""
+        own = self.agreement_by_slice[(self.agreement_by_slice["aligner"] == aligner)
+                                      & (self.agreement_by_slice["decided_by"] == decided_by)]
+        parts = []
+        for r in own.itertuples():
+            if r.reason is None or (isinstance(r.reason, float) and pd.isna(r.reason)):
+                parts.append(f"{r.slice} {float(r.kappa):.3f} (n {int(r.n)})")
+            else:
+                parts.append(f"{r.slice} n/a (n {int(r.n)}: {r.reason})")
+        return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -84,6 +102,8 @@ class AlignmentFacts:
             "questions_resting_on_automatic_alignments": len(self.automatic_questions),
             "agreement": [{k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in row.items()}
                           for row in self.agreement.to_dict(orient="records")],
+            "agreement_by_slice": [{k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in row.items()}
+                                   for row in self.agreement_by_slice.to_dict(orient="records")],
         }
 
 
@@ -120,7 +140,10 @@ def read_alignment(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: tu
         WHERE list_contains(?::VARCHAR[], c.run_id)
         GROUP BY ALL""", [every]).fetchall()
     resting = {(a, d): int(n) for a, d, n in resting_rows}
-    facts = AlignmentFacts(sentences, claims, frozenset(mine["question_id"]), aligner_agreement(rows))
+    questions = con.execute("SELECT question_id, type, answerable FROM questions WHERE suite = ? ORDER BY question_id",
+                            [suite]).df()
+    facts = AlignmentFacts(sentences, claims, frozenset(mine["question_id"]), aligner_agreement(rows),
+                           aligner_agreement_by_slice(rows, questions))
     return facts, resting
 
 

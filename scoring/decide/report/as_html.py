@@ -19,6 +19,7 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
+from .. import ppi
 from ..comparison import HOLM_FAMILY, Comparison, Family
 from ..gate_words import detection_line, detection_words, threshold_words
 from .evidence import Evidence
@@ -250,10 +251,32 @@ def view(c: Comparison, evidence: Evidence, across: str = "metric x slice") -> d
         "disputed": disputed,
         "alignment": None if c.alignment is None else {"summary": list(c.alignment.summary()),
                                                        "recheck": _recheck(c.verdict.unreviewed)},
+        "corrected": _corrected(c),
         "manifests": _manifests(c),
         "caveats": CAVEATS,
         "method": c.method(across), "legend": MARK_LEGEND, "detection_legend": DETECTION_LEGEND,
     }
+
+
+def _corrected(c: Comparison) -> dict[str, Any] | None:
+    """Per side whose pooled Support rests on an automatic alignment: judge-only, corrected with its 95%
+    interval (or why there is none), reviewed-only, sampled and reviewed (`scoring.decide.corrected`); the
+    paired delta's sentence with it."""
+    facts = c.corrected
+    if facts is None:
+        return None
+    rows = []
+    for side in ("baseline", "candidate"):
+        found = facts.get(side, "all")
+        if found is None or not found.judged:
+            continue
+        k = found.corrected
+        interval = f"{k.low:.3f} to {k.high:.3f}" if k.valid else f"none: {k.reason}"
+        rows.append((side, num(found.judge), num(k.estimate), interval, num(found.reviewed_only.estimate),
+                     str(k.sampled), str(k.reviewed), str(found.judged)))
+    if not rows:
+        return None
+    return {"rows": rows, "summary": list(facts.summary()), "sample": facts.sample, "method": ppi.METHOD}
 
 
 def _when(generated: datetime | None) -> str:

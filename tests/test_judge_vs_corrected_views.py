@@ -1,0 +1,123 @@
+"""What the release review and the HTML report say about a judge: its kappa by slice (answerable,
+unanswerable, each question type) and the demo candidate's Support judge-only, corrected with its
+interval, and reviewed-only (the figures of tests/test_ppi.py, shown where a release manager reads)."""
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.util import patch_config_options
+
+from fixtures import REPO, copy_database
+from scoring.cli import main
+
+APP = REPO / "dashboard" / "app.py"
+TEXT = {"suite": "demo", "baseline": "prod-baseline", "candidate": "prod-text"}
+
+
+def app_config() -> dict[str, object]:
+    found = tomllib.loads((APP.parent / ".streamlit" / "config.toml").read_text())
+    return {f"{section}.{key}": value for section, options in found.items() for key, value in options.items()}
+
+
+@pytest.fixture
+def demo(demo_db, monkeypatch):
+    monkeypatch.setenv("RAGSLICE_DB", str(demo_db))
+    monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
+    with patch_config_options(app_config()):
+        yield AppTest.from_file(str(APP), default_timeout=120)
+
+
+def release_review(at: AppTest, **params: str) -> AppTest:
+    at.query_params.clear()
+    at.query_params.update(params)
+    at.switch_page("views/release_review.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def shown(at: AppTest, key: str) -> pd.DataFrame:
+    return at.get_by_key(f"box_{key}").dataframe[0].value
+
+
+def test_the_release_review_shows_judge_only_corrected_and_reviewed_only_support(demo):
+    at = release_review(demo, **TEXT)
+    rows = shown(at, "w_corrected_support")
+    # only the candidate's sentences rest on a judge; the baseline records its claims
+    assert list(rows["side"]) == ["candidate"]
+    row = rows.iloc[0]
+    assert row["judge_only"] == pytest.approx(241 / 324)
+    assert (round(row["corrected"], 3), round(row["low"], 3), round(row["high"], 3)) == (0.740, 0.625, 0.856)
+    assert round(row["reviewed_only"], 3) == 0.664
+    assert (row["n_sampled"], row["n_reviewed"], row["n_judged"]) == (100, 64, 364)
+    assert pd.isna(row["reason"])
+
+
+def test_the_release_review_says_nothing_of_a_judge_when_none_is_behind_the_support(demo):
+    at = release_review(demo, suite="demo", baseline="prod-baseline", candidate="rerank-v2")
+    with pytest.raises(KeyError):
+        at.get_by_key("box_w_corrected_support")
+    assert not any(e.label.startswith("Support corrected") for e in at.expander)
+
+
+def test_the_release_review_shows_each_aligner_s_kappa_by_slice(demo):
+    at = release_review(demo, **TEXT)
+    by = shown(at, "w_kappa_by_slice").set_index(["decided_by", "slice"])
+    # the lexical aligner is good on answers and reads refusals as claims: 3 of 15 unanswerable sentences agree,
+    # every one of its labels there the same (kappa 0)
+    assert (by.loc[("lexical", "unanswerable"), "n"], by.loc[("lexical", "unanswerable"), "agreed"]) == (15, 3)
+    assert by.loc[("lexical", "unanswerable"), "kappa"] == pytest.approx(0.0)
+    assert by.loc[("lexical", "answerable"), "kappa"] > 0.9
+    assert by.loc[("checker", "unanswerable"), "kappa"] == pytest.approx(1.0)
+    # a type with fewer than 10 reviewed sentences has no kappa, and says why
+    assert by.loc[("checker", "type:permission"), "n"] == 8
+    assert pd.isna(by.loc[("checker", "type:permission"), "kappa"])
+    assert by.loc[("checker", "type:permission"), "reason"] == "fewer than 10 sentences"
+
+
+def test_compare_json_carries_kappa_by_slice(demo_db, capsys):
+    assert main(["compare", "prod-baseline", "prod-text", "--db", str(demo_db), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["alignment"]["agreement_by_slice"]
+    lexical = {r["slice"]: r for r in rows if r["aligner"] == "lexical"}
+    assert {k: lexical["unanswerable"][k] for k in ("n", "agreed", "kappa", "reason")} == {
+        "n": 15, "agreed": 3, "kappa": 0.0, "reason": None}
+    assert lexical["type:outdated"]["kappa"] is None and lexical["type:outdated"]["reason"] == "fewer than 10 sentences"
+
+
+def test_the_html_report_shows_judge_vs_corrected(demo_db, tmp_path):
+    from scoring.io.demo import bundled_policy
+
+    db = copy_database(demo_db, tmp_path)  # the report records its verdict
+    out = tmp_path / "r.html"
+    assert main(["report", "prod-baseline", "prod-text", "--db", str(db), "--policy", str(bundled_policy()),
+                 "-o", str(out)]) in (0, 1, 3)
+    page = out.read_text()
+    assert "<h3>Judge vs corrected Support</h3>" in page
+    assert "<td>candidate</td>" in page and "0.625 to 0.856" in page and "prod-text-support" in page
+    assert "kappa by slice: answerable" in page
+
+
+def test_the_labels_page_shows_the_review_sample_s_progress(tmp_path, monkeypatch):
+    import shutil
+
+    from scoring.store.refresh import refresh
+
+    ws = shutil.copytree(REPO / "data" / "demo", tmp_path / "ws")
+    db = tmp_path / "db.duckdb"
+    refresh(ws, db)
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    monkeypatch.setenv("RAGSLICE_WORKSPACE", str(ws))
+    monkeypatch.setenv("RAGSLICE_REVIEWER", "carl")
+    monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
+    with patch_config_options(app_config()):
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.query_params.update(TEXT)
+        at.switch_page("views/labels.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    line = at.get_by_key("sample_progress_candidate").markdown[0].value.replace("\\", "")
+    # the figures of `ragslice sample data/demo --runs prod-text --status`
+    assert ("Review sample prod-text-support (candidate): 64 of 100 sampled sentences reviewed; Support +/-0.116 "
+            "now, about +/-0.081 at 100.") in line
