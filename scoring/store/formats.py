@@ -285,13 +285,15 @@ QUESTION = Format("question", (
     Field("relevant", LABELS, "expected a list of document IDs or a map document ID -> grade",
           "required field is missing (use [] for an unanswerable question)",
           refers="a document (or chunk) of the suite"),
-    Field("support", MAP, "expected a map claim ID -> supporting document IDs", null_absent=False),
+    Field("support", MAP, "expected a map claim ID -> supporting document IDs (or document ID -> "
+          "'full' | 'partial' | 'none')", null_absent=False),
     Field("claims", MAP, "expected a map claim ID -> proposition", null_absent=False),
     Field("disputed", TEXT, NON_EMPTY),
 ))
 """questions.jsonl: an ID once per file. The labels of `relevant` (at most `MAX_LABELS`, each ID once,
 each grade a whole number within `files.MAX_GRADE`), the expected claims of `support` (claim ID ->
-1 to `MAX_CITATIONS` documents, each labelled relevant) and the propositions of `claims` (each a
+1 to `MAX_CITATIONS` documents, each labelled relevant; or a map document -> support grade, "full",
+"partial" or "none", at least one at "partial" or above) and the propositions of `claims` (each a
 non-empty string, for an expected claim) are checked by each path on its own."""
 
 # --- a run -------------------------------------------------------------------------------------------

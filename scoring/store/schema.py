@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
@@ -20,7 +20,9 @@ suite's max_claims (pooled Support's charge); answer metrics n/a where a questio
 `judges`, `judgements`; `reviews.sentence`, `claim_ids`, `outcome`). 7: `suites.base_hash` (the suite's
 files but its review files: a refresh that finds only new decisions applies them to the stored suite).
 8: the metrics over judged documents only (`question_scores.precision_condensed`, `ndcg_condensed`,
-`ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k)."""
+`ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k). 9: graded support labels
+(`expected_claims.partial_docs`, `reviews.support_grade`) and the graded answer metrics
+(`question_scores.support_graded`, `coverage_graded`, `n_supported_graded`, `n_expected_supported_graded`)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -83,7 +85,8 @@ TABLES: dict[str, str] = {
     status VARCHAR NOT NULL,
     sentence VARCHAR,
     claim_ids VARCHAR[],
-    outcome VARCHAR""",
+    outcome VARCHAR,
+    support_grade VARCHAR""",
     "judges": """
     suite VARCHAR NOT NULL,
     judge VARCHAR NOT NULL,
@@ -136,6 +139,7 @@ TABLES: dict[str, str] = {
     claim_id VARCHAR NOT NULL,
     proposition VARCHAR,
     docs VARCHAR[] NOT NULL,
+    partial_docs VARCHAR[] NOT NULL,
     PRIMARY KEY (suite, question_id, claim_id)""",
     "runs": """
     run_id VARCHAR PRIMARY KEY,
@@ -230,6 +234,8 @@ TABLES: dict[str, str] = {
     n_hits INTEGER NOT NULL,
     n_judged INTEGER NOT NULL,
     n_retrieved INTEGER NOT NULL,
+    n_supported_graded DOUBLE NOT NULL,
+    n_expected_supported_graded DOUBLE NOT NULL,
     missing BOOLEAN NOT NULL,
     failed BOOLEAN NOT NULL,
     latency_ms DOUBLE,
