@@ -285,8 +285,7 @@ QUESTION = Format("question", (
     Field("relevant", LABELS, "expected a list of document IDs or a map document ID -> grade",
           "required field is missing (use [] for an unanswerable question)",
           refers="a document (or chunk) of the suite"),
-    Field("support", MAP, "expected a map claim ID -> supporting document IDs (or document ID -> "
-          "'full' | 'partial' | 'none')", null_absent=False),
+    Field("support", MAP, "expected a map claim ID -> supporting document IDs", null_absent=False),
     Field("claims", MAP, "expected a map claim ID -> proposition", null_absent=False),
     Field("disputed", TEXT, NON_EMPTY),
 ))
