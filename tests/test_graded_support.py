@@ -193,3 +193,17 @@ def test_relabelling_undoes_a_partial_grade(ws, tmp_path):
         before = rescore_unreviewed(con, ["A", "B"], ["owner"]).set_index("run_id")
     assert (before.loc["A", "support"], before.loc["A", "support_graded"]) == (0.0, 0.5)
     assert (before.loc["B", "support"], before.loc["B", "support_graded"]) == (1.0, 1.0)
+
+
+def test_compare_shows_strict_and_graded_and_a_gate_names_either(ws, tmp_path, capsys):
+    db, policy = tmp_path / "db.duckdb", tmp_path / "policy.toml"
+    refresh(ws, db)
+    policy.write_text('name = "graded"\n' + "".join(
+        f'[[gates]]\nname = "{key} floor"\nmetric = "{key}"\nslice = "all"\naggregate = "pooled"\nmin = 0.65\n'
+        for key in ("support_graded", "support")))
+    assert main(["compare", "A", "B", "--db", str(db), "--policy", str(policy)]) == 1
+    out = capsys.readouterr().out
+    # pooled, by hand: B graded 3.5 / 5 = 0.700 passes 0.65; strict 3 / 5 = 0.600 fails it
+    assert "pass  support_graded floor: candidate GradedSupport (pooled) on all = 0.700" in out
+    assert "FAIL  support floor: candidate Support (pooled) on all = 0.600" in out.replace("fail ", "FAIL ")
+    assert "GradedSupport    all" in out and "GradedCoverage   all" in out
