@@ -52,9 +52,10 @@ def decision_form(suite: str, *, key: str, question_id: str | None = None) -> No
             missing += [] if grade is not None else ["a grade"]
         elif kind == "support":
             fields["claim_id"] = st.text_input("Expected claim ID", key=f"w_{key}_claim")
-            supports = st.radio("Supports the claim?", ["yes", "no"], index=None, horizontal=True,
+            # yes and no keep the binary label's true and false; partial is a support grade of its own
+            supports = st.radio("Supports the claim?", ["yes", "partial", "no"], index=None, horizontal=True,
                                 key=f"w_{key}_supports")
-            fields["supports"] = None if supports is None else supports == "yes"
+            fields["supports"] = None if supports is None else {"yes": True, "no": False}.get(supports, supports)
             missing += [] if fields["claim_id"].strip() else ["an expected claim ID"]
             missing += [] if supports is not None else ["whether it supports the claim"]
         elif kind == "alignment":

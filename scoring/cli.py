@@ -564,7 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--dispute", action="store_true", help="mark the question's labels disputed")
     what.add_argument("--align", metavar="CLAIMS", help="the expected claims --sentence states (comma-separated), "
                                                         "or unlabelled, or no_claim")
-    p.add_argument("--supports", choices=["yes", "no"], help="with --claim: whether --doc supports it")
+    p.add_argument("--supports", choices=["yes", "no", "full", "partial"],
+                   help="with --claim: how far --doc supports it: full (or yes), partial, or no")
     p.add_argument("--sentence", help="with --align: the answer sentence, as the run wrote it")
     p.add_argument("--note", help="why, in words")
     p.add_argument("--sample", help="the review sample the item was drawn in (suites/<suite>/samples/NAME.jsonl): the "

@@ -563,6 +563,7 @@ def engine_rows(corpus, cases, outputs, *, k, access=None, statuses=None, suite=
     `k` is one cutoff or a sequence of them (one eval_pairs row per pair and cutoff); `max_claims`
     the suite's (None: no eval_suites row, the format's bound applies)."""
     from scoring.metrics import engine
+    from scoring.metrics.reference import graded_support
 
     access = access or {}
     statuses = statuses or {}
@@ -574,7 +575,9 @@ def engine_rows(corpus, cases, outputs, *, k, access=None, statuses=None, suite=
         rel = case["relevant"]
         grades = rel if isinstance(rel, dict) else {d: 1 for d in rel}
         rows["eval_labels"] += [(suite, q, d, g) for d, g in grades.items()]
-        rows["eval_support"] += [(suite, q, c, d) for c, docs in case["support"].items() for d in docs]
+        full, partial = graded_support(case["support"])
+        rows["eval_support"] += [(suite, q, c, d) for c, docs in full.items() for d in sorted(docs)]
+        rows["eval_partial_support"] += [(suite, q, c, d) for c, docs in partial.items() for d in sorted(docs)]
         caller = case.get("caller")
         rows["eval_callers"].append((suite, q, None if caller is None else list(caller)))
     for (run, q), out in outputs.items():

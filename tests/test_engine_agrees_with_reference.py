@@ -21,6 +21,7 @@ from fixtures import display, engine_rows, engine_scores
 from tiers import examples
 
 from scoring import REGISTRY
+from scoring.metrics.registry import SUPPORT_GRADES
 from scoring.metrics.reference import Labels, Output, judge_claims, restricted_docs, score_question, validate
 from scoring.metrics.engine import WHOLE_RANKING
 
@@ -29,12 +30,24 @@ GROUPS = ("hr", "ops", "staff")
 EXTRA_CLAIMS = ("extra", "other")
 SEED_KEYS = ("precision", "recall", "rr", "support", "coverage", "abstention_correct")
 COUNTS = ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits", "n_judged", "n_retrieved",
-          "k")
+          "n_supported_graded", "n_expected_supported_graded", "k")
 CUTOFFS = st.one_of(st.integers(1, 12), st.just(WHOLE_RANKING))
 
 
 def _subset(draw, pool, *, min_size=0, max_size=None):
     return tuple(draw(st.lists(st.sampled_from(pool), unique=True, min_size=min_size, max_size=max_size)))
+
+
+def _support(draw, positive):
+    """An expected claim's supporting documents: a list (each full) or, half the time, a graded map
+    document -> none | partial | full with at least one document partial or full."""
+    docs = _subset(draw, positive, min_size=1, max_size=3)
+    if draw(st.booleans()):
+        return docs[:2]
+    grades = {d: draw(st.sampled_from(SUPPORT_GRADES)) for d in docs}
+    if all(g == "none" for g in grades.values()):
+        grades[docs[0]] = draw(st.sampled_from(("partial", "full")))
+    return grades
 
 
 @st.composite
@@ -52,7 +65,7 @@ def batches(draw, max_questions=10, max_runs=3, permissions=False):
         grades = {d: draw(st.sampled_from((-1, 0, 1, 1, 2, 3))) for d in labelled}
         positive = [d for d, g in grades.items() if g > 0]
         support = {
-            f"c{i}": _subset(draw, positive, min_size=1, max_size=2)
+            f"c{i}": _support(draw, positive)
             for i in range(draw(st.integers(1, 3)) if positive and not retrieval_only and draw(st.integers(0, 5))
                            else 0)
         }

@@ -49,6 +49,8 @@ RESTRICTED = "d7"
 TYPES = ("lookup", "multi")
 SLICES = ("all", "answerable", "unanswerable", "critical", *(f"type:{t}" for t in TYPES))
 KEPT = [m for m in REGISTRY if m.failures_never_help]
+SUPPORT_LIKE = {"support", *(m.key for m in REGISTRY if m.lenient_of == "support")}
+"""Support and its graded twin: n/a on an abstention, so the declared limit (module docstring) is theirs."""
 MAX_CLAIMS = 3
 FAILURE_RATE = ("failure_rate", "rate")
 
@@ -125,6 +127,7 @@ def write_workspace(root: Path, drawn: dict[str, Any], *, fail: bool) -> Path:
 
 
 DROP_GATES = (  # (test, rule, margin) of the max_drop gates beyond the default one, for every metric but Support
+    # and its graded twin (which shares Support's failure rule)
     ("ttest", "significant_drop", 0.1), ("wilcoxon", "significant_drop", 0.1), ("ttest", "significant_drop", 0.5),
     ("randomization", "non_inferiority", 0.5), ("ttest", "non_inferiority", 0.5))
 DROP_SLICES = ("all", "answerable", "critical", "type:lookup")
@@ -134,7 +137,7 @@ OPERATIONS = (("latency", ("p95", "p50", "p99", "mean", "max"), 2500, 1000),
 
 def gate_policy(path: Path) -> Path:
     """A gate for every metric that failures cannot help, on every slice and aggregate; a
-    regressions gate and (but Support) a max_drop gate per metric, and on some slices one per test, rule
+    regressions gate and (but Support and GradedSupport) a max_drop gate per metric, and on some slices one per test, rule
     and margin (`DROP_GATES`); a min_power that makes some of them inconclusive; latency and cost gates of
     every aggregate with a max and a min bound (latency with a budget, cost without); the failure-rate gate."""
     lines = ['name = "every figure"', "min_power = 0.5", "latency_budget_ms = 4000"]
@@ -146,10 +149,10 @@ def gate_policy(path: Path) -> Path:
                           f'aggregate = "{aggregate}"', bound]
             lines += ["[[gates]]", f'name = "{m.key} regressions {s}"', f'metric = "{m.key}"', f'slice = "{s}"',
                       "max_regressions = 0"]
-            if m.key != "support":
+            if m.key not in SUPPORT_LIKE:
                 lines += ["[[gates]]", f'name = "{m.key} drop {s}"', f'metric = "{m.key}"', f'slice = "{s}"',
                           "max_drop = 0.1"]
-            if m.key != "support" and s in DROP_SLICES:
+            if m.key not in SUPPORT_LIKE and s in DROP_SLICES:
                 for test, rule, margin in DROP_GATES:
                     lines += ["[[gates]]", f'name = "{m.key} {test} {rule} {margin} {s}"', f'metric = "{m.key}"',
                               f'slice = "{s}"', f"max_drop = {margin}", f'test = "{test}"', f'rule = "{rule}"']
@@ -263,7 +266,7 @@ def assert_no_failure_helps(before: dict[str, Any], after: dict[str, Any], turne
             assert gate["observed"] is not None and gate["observed"] >= was["observed"], gate["name"]
     for gate in after["compare"]["gates"]:
         was = old_gates[gate["name"]]
-        if gate["metric"] == "support" and gate["kind"] == "regressions" and was["n"] == 0:
+        if gate["metric"] in SUPPORT_LIKE and gate["kind"] == "regressions" and was["n"] == 0:
             continue  # no pair before: the failure made the first (see the module docstring)
         assert was["passed"] or not gate["passed"], f"gate {gate['name']!r} failed before the failures, passes after"
         assert RANK[gate["outcome"]] <= RANK[was["outcome"]], (gate["name"], was["outcome"], gate["outcome"])

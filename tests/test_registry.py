@@ -11,7 +11,7 @@ from scoring.metrics.reference import Labels, Output, score_question
 
 KEYS = [m.key for m in REGISTRY]
 COUNTS = ("n_claims", "n_supported", "n_expected", "n_expected_supported", "n_relevant", "n_hits", "n_judged", "n_retrieved",
-          "k")
+          "n_supported_graded", "n_expected_supported_graded", "k")
 
 
 def _reference_row() -> dict:

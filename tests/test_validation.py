@@ -787,9 +787,9 @@ def test_the_suite_tables_hold_the_checked_suite(ws):
     ]
     assert rows["labels"] == [("q-1", "rb-3", 1), ("q-2", "rb-1", 3), ("q-2", "rb-2", 2), ("q-2", "rb-4", 0),
                               ("q-4", "hr-1", 1), ("q-5", "FR940202-2-00150", 1)]
-    assert rows["expected_claims"] == [("q-1", "monday", "The release window starts on Monday.", ["rb-3"]),
-                                       ("q-2", "smoke", None, ["rb-2"]), ("q-2", "switch", None, ["rb-1"]),
-                                       ("q-4", "band", None, ["hr-1"])]
+    assert rows["expected_claims"] == [("q-1", "monday", "The release window starts on Monday.", ["rb-3"], []),
+                                       ("q-2", "smoke", None, ["rb-2"], []), ("q-2", "switch", None, ["rb-1"], []),
+                                       ("q-4", "band", None, ["hr-1"], [])]
 
 
 # --- manifests and run folders -----------------------------------------------------------------------------

@@ -223,7 +223,7 @@ def reviews(suite: str) -> pd.DataFrame:
     """Every review decision of the suite, newest first, with what became of it (table `reviews`)."""
     if not has("reviews"):
         return pd.DataFrame(columns=["reviewer", "line", "decided_at", "kind", "question_id", "doc_id", "claim_id",
-                                     "grade", "supports", "note", "status"])
+                                     "grade", "supports", "note", "status", "support_grade"])
     return query("SELECT * EXCLUDE (suite) FROM reviews WHERE suite = ? ORDER BY decided_at DESC, reviewer, line",
                  [suite])
 

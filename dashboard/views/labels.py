@@ -144,20 +144,20 @@ if disagree.empty:
 else:
     st.caption("A label whose reviewers' latest decisions differ keeps the suite's value and marks its question "
                "disputed until they agree: record your decision again (here or on Question detail) to resolve it.")
-    table(disagree[["question_id", "kind", "doc_id", "claim_id", "reviewer", "grade", "supports", "note",
+    table(disagree[["question_id", "kind", "doc_id", "claim_id", "reviewer", "grade", "support_grade", "note",
                     "decided_at"]], key="w_disagreements", placeholder="")
     mine = disagree[disagree["reviewer"] == reviewer]
     for i, row in enumerate(mine.itertuples(index=False)):
         others = disagree[(disagree["question_id"] == row.question_id) & (disagree["doc_id"] == row.doc_id)
                           & (disagree["kind"] == row.kind) & (disagree["reviewer"] != reviewer)]
         for j, other in enumerate(others.itertuples(index=False)):
-            value = other.grade if row.kind == "relevance" else other.supports
+            value = other.grade if row.kind == "relevance" else other.support_grade
             if st.button(escape(f"Agree with {other.reviewer} on {row.question_id} / {row.doc_id}: {value}"),
                          key=f"w_agree_{i}_{j}"):
                 fields = {"kind": row.kind, "question_id": row.question_id, "doc_id": row.doc_id,
                           "note": f"agreed with {other.reviewer}"}
                 fields |= {"grade": int(value)} if row.kind == "relevance" else {"claim_id": row.claim_id,
-                                                                                 "supports": bool(value)}
+                                                                                 "supports": value}
                 if save(cmp.suite, fields, None):
                     st.rerun()
 

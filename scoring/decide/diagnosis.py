@@ -56,6 +56,7 @@ REASON_WORDS: dict[str, str] = {
     "no_citation": "cites nothing",
     "unlabelled_claim": "not a claim the labels expect",
     "citation_not_supporting": "cites a document not labelled as supporting it",
+    "citation_partial": "cites a document labelled as supporting it only partly (counts 0.5 in the graded metrics)",
     "citation_not_visible": "cites a document outside the first k delivered",
     "citation_unknown": "cites a document that is not in the corpus",
     "citation_restricted": "cites a document the caller may not see",

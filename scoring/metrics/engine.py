@@ -9,7 +9,11 @@ The caller provides these relations (tables or views) on a DuckDB connection; `s
                                                          failed or missing record is charged, pooled
                                                          (absent: the format's bound, MAX_CLAIMS)
     eval_labels(suite, question_id, doc_id, grade)       graded relevance labels
-    eval_support(suite, question_id, claim_id, doc_id)   expected claims and their sources
+    eval_support(suite, question_id, claim_id, doc_id)   expected claims and the documents that fully
+                                                         support them
+    eval_partial_support(suite, question_id, claim_id, doc_id)
+                                                         documents that only partly support an expected
+                                                         claim (a claim may have only these)
     eval_documents(suite, doc_id, access)                access: VARCHAR[] ([] = public)
     eval_callers(suite, question_id, caller)             caller: VARCHAR[] or NULL (unrestricted)
     eval_retrieved(run_id, question_id, rank, doc_id)    ranks >= 1, unique per pair; gaps allowed
@@ -24,8 +28,8 @@ implementation in `scoring.metrics.reference` must agree with every query here (
 """
 from __future__ import annotations
 
-from .reference import MAX_CLAIMS, REASONS
-from .registry import JUDGED_ONLY_KEYS, RANKING_KEYS, REGISTRY
+from .reference import MAX_CLAIMS, PARTIAL_REASON, REASONS
+from .registry import JUDGED_ONLY_KEYS, PARTIAL_WEIGHT, RANKING_KEYS, REGISTRY
 
 WHOLE_RANKING = 2**31 - 1
 """The cutoff that stands for "no cutoff": every retrieved document counts."""
@@ -41,7 +45,8 @@ RESTRICTED = restricted()
 
 # Per-pair ingredients: n_hits, n_relevant, k, first_rank, dcg, idcg, ap_sum, and over the condensed list
 # (judged documents only) c_hits, c_dcg, c_ap_sum, with bpref_sum (retrieval);
-# status, n_generated (claims of an ok record), n_supported, n_expected, n_expected_supported,
+# status, n_generated (claims of an ok record), n_supported, n_expected, n_expected_supported, and their graded
+# (weighted) counts n_supported_graded, n_expected_supported_graded,
 # answerable, asks (the question asks for an answer: `metrics.ASKS_ANSWER`), n_disclosed (answer).
 FORMULAS: dict[str, str] = {
     "precision": "n_hits / k",
@@ -60,11 +65,20 @@ FORMULAS: dict[str, str] = {
     "support": "CASE WHEN NOT asks THEN NULL WHEN status <> 'ok' THEN 0.0 WHEN n_generated > 0 "
     "THEN n_supported / n_generated END",
     "coverage": "CASE WHEN n_expected > 0 THEN n_expected_supported / n_expected END",
+    "support_graded": "CASE WHEN NOT asks THEN NULL WHEN status <> 'ok' THEN 0.0 WHEN n_generated > 0 "
+    "THEN n_supported_graded / n_generated END",
+    "coverage_graded": "CASE WHEN n_expected > 0 THEN n_expected_supported_graded / n_expected END",
     "abstention_correct": "CASE WHEN asks AND NOT answerable THEN status = 'ok' AND n_generated = 0 END",
     "false_abstention": "CASE WHEN asks AND answerable THEN status <> 'ok' OR n_generated = 0 END",
     "disclosures": "n_disclosed",
 }
 assert set(FORMULAS) == {m.key for m in REGISTRY}, "every registry metric needs exactly one SQL formula"
+
+
+CLAIM_WEIGHT = (f"CASE WHEN len(reasons) = 0 THEN 1.0 WHEN reasons = ['{PARTIAL_REASON}'] "
+                f"THEN {float(PARTIAL_WEIGHT)!r} ELSE 0.0 END")
+"""What a verdict row counts in the graded metrics (`reference.claim_weight`): the registry's declared
+`PARTIAL_WEIGHT`, a constant of the code, written into the SQL as a literal."""
 
 
 def _metric_columns() -> str:
@@ -196,16 +210,21 @@ cited AS (
   SELECT c.run_id, c.question_id, p.k, c.claim_id, c.position, t.position AS cite_pos, t.doc_id,
          d.doc_id IS NOT NULL AS known,
          s.doc_id IS NOT NULL AS labelled,
+         h.doc_id IS NOT NULL AS partial,
          v.doc_id IS NOT NULL AS is_visible,
          x.doc_id IS NOT NULL AS is_restricted,
          EXISTS (SELECT 1 FROM eval_support e WHERE e.suite = p.suite AND e.question_id = c.question_id
-                 AND e.claim_id = c.claim_id) AS claim_labelled
+                 AND e.claim_id = c.claim_id)
+         OR EXISTS (SELECT 1 FROM eval_partial_support e WHERE e.suite = p.suite AND e.question_id = c.question_id
+                    AND e.claim_id = c.claim_id) AS claim_labelled
   FROM eval_claims c
   JOIN eval_pairs p ON p.run_id = c.run_id AND p.question_id = c.question_id AND p.status = 'ok'
   LEFT JOIN eval_citations t ON t.run_id = c.run_id AND t.question_id = c.question_id AND t.claim_id = c.claim_id
   LEFT JOIN eval_documents d ON d.suite = p.suite AND d.doc_id = t.doc_id
   LEFT JOIN eval_support s ON s.suite = p.suite AND s.question_id = c.question_id
                           AND s.claim_id = c.claim_id AND s.doc_id = t.doc_id
+  LEFT JOIN eval_partial_support h ON h.suite = p.suite AND h.question_id = c.question_id
+                                  AND h.claim_id = c.claim_id AND h.doc_id = t.doc_id
   LEFT JOIN visible v ON v.run_id = c.run_id AND v.question_id = c.question_id AND v.k = p.k
                       AND v.doc_id = t.doc_id
   LEFT JOIN restricted x ON x.run_id = c.run_id AND x.question_id = c.question_id AND x.k = p.k
@@ -216,8 +235,11 @@ flags AS (
          coalesce(list(doc_id ORDER BY cite_pos) FILTER (WHERE doc_id IS NOT NULL), []) AS citations,
          count(doc_id) = 0 AS no_citation,
          NOT bool_or(claim_labelled) AS unlabelled_claim,
-         coalesce(bool_or(known AND NOT labelled) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_not_supporting,
-         coalesce(bool_or(labelled AND NOT is_visible) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_not_visible,
+         coalesce(bool_or(known AND NOT labelled AND NOT partial) FILTER (WHERE doc_id IS NOT NULL), false)
+           AS citation_not_supporting,
+         coalesce(bool_or(partial) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_partial,
+         coalesce(bool_or((labelled OR partial) AND NOT is_visible) FILTER (WHERE doc_id IS NOT NULL), false)
+           AS citation_not_visible,
          coalesce(bool_or(NOT known) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_unknown,
          coalesce(bool_or(is_restricted) FILTER (WHERE doc_id IS NOT NULL), false) AS citation_restricted
   FROM cited GROUP BY run_id, question_id, k, claim_id
@@ -280,18 +302,22 @@ def question_scores_sql(*, verdicts_from: str | None = None, restricted_from: st
 {claim_ctes},
 claim_counts AS (
   SELECT run_id, question_id, k, count(*) AS n_claims,
-         count(*) FILTER (WHERE len(reasons) = 0) AS n_supported
+         count(*) FILTER (WHERE len(reasons) = 0) AS n_supported,
+         coalesce(sum({CLAIM_WEIGHT}), 0.0) AS n_supported_graded
   FROM verdicts GROUP BY run_id, question_id, k
 ),
 expected AS (
-  SELECT suite, question_id, count(DISTINCT claim_id) AS n_expected FROM eval_support GROUP BY suite, question_id
+  SELECT suite, question_id, count(DISTINCT claim_id) AS n_expected
+  FROM (SELECT suite, question_id, claim_id FROM eval_support
+        UNION ALL SELECT suite, question_id, claim_id FROM eval_partial_support)
+  GROUP BY suite, question_id
 ),
 answerable AS (
   SELECT DISTINCT suite, question_id FROM eval_labels WHERE grade > 0
 ),
 asking AS (
   -- a suite with expected claims asks for answers
-  SELECT DISTINCT suite FROM eval_support
+  SELECT DISTINCT suite FROM eval_support UNION SELECT DISTINCT suite FROM eval_partial_support
 ),
 disclosed AS (
   SELECT run_id, question_id, k, count(*) AS n_disclosed FROM restricted GROUP BY run_id, question_id, k
@@ -311,6 +337,8 @@ joined AS (
          coalesce(cc.n_supported, 0) AS n_supported,
          coalesce(e.n_expected, 0) AS n_expected,
          coalesce(cc.n_supported, 0) AS n_expected_supported,
+         coalesce(cc.n_supported_graded, 0.0) AS n_supported_graded,
+         coalesce(cc.n_supported_graded, 0.0) AS n_expected_supported_graded,
          a.question_id IS NOT NULL AS answerable,
          s.suite IS NOT NULL AS answers_asked,
          coalesce(m.max_claims, {MAX_CLAIMS}) AS max_claims,
@@ -333,7 +361,8 @@ SELECT run_id, question_id, k, status, answerable,
     {_metric_columns()},
     -- pooled Support charges a failed or missing record max_claims unsupported claims
     CASE WHEN status <> 'ok' AND asks THEN max_claims ELSE n_generated END AS n_claims,
-    n_supported, n_expected, n_expected_supported, n_relevant, n_hits, n_judged, n_retrieved
+    n_supported, n_expected, n_expected_supported, n_relevant, n_hits, n_judged, n_retrieved,
+    n_supported_graded, n_expected_supported_graded
 FROM ingredients"""
 
 
@@ -342,6 +371,7 @@ INPUT_COLUMNS: dict[str, str] = {
     "eval_suites": "suite VARCHAR, max_claims INTEGER",
     "eval_labels": "suite VARCHAR, question_id VARCHAR, doc_id VARCHAR, grade INTEGER",
     "eval_support": "suite VARCHAR, question_id VARCHAR, claim_id VARCHAR, doc_id VARCHAR",
+    "eval_partial_support": "suite VARCHAR, question_id VARCHAR, claim_id VARCHAR, doc_id VARCHAR",
     "eval_documents": "suite VARCHAR, doc_id VARCHAR, access VARCHAR[]",
     "eval_callers": "suite VARCHAR, question_id VARCHAR, caller VARCHAR[]",
     "eval_retrieved": "run_id VARCHAR, question_id VARCHAR, rank INTEGER, doc_id VARCHAR",

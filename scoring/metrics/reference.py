@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from ..errors import invalid
 from .alignment import LEXICAL_THRESHOLD, MIN_CONTENT_TOKENS, STOPWORDS, UNLABELLED_ID
-from .registry import JUDGED_ONLY_KEYS, RANKING_KEYS, REGISTRY, SEED_KEYS
+from .registry import JUDGED_ONLY_KEYS, PARTIAL_WEIGHT, RANKING_KEYS, REGISTRY, SEED_KEYS, SUPPORT_GRADES
 
 MAX_CLAIMS = 100
 """The most claims a record may make (docs/formats.md); a suite may declare fewer (`max_claims`)."""
@@ -27,21 +27,35 @@ REASONS = (
     "no_citation",
     "unlabelled_claim",
     "citation_not_supporting",
+    "citation_partial",
     "citation_not_visible",
     "citation_unknown",
     "citation_restricted",
 )
+PARTIAL_REASON = "citation_partial"
+"""A citation labelled as only partly supporting the claim: the claim is not supported, and counts
+`PARTIAL_WEIGHT` in the graded metrics when this is its only reason."""
+
+
+def claim_weight(reasons: Collection[str]) -> float:
+    """What a claim counts in the graded metrics: 1 when supported, `PARTIAL_WEIGHT` when its only reason
+    is a partial citation, else 0."""
+    return 1.0 if not reasons else PARTIAL_WEIGHT if set(reasons) == {PARTIAL_REASON} else 0.0
 
 
 @dataclass(frozen=True)
 class Labels:
-    """One question's reviewed labels: document grades, expected claims, the caller's groups."""
+    """One question's reviewed labels: document grades, expected claims (`support`: claim -> documents
+    that fully support it), the caller's groups, and the documents that only partly support a claim."""
 
     grades: Mapping[str, int]
     support: Mapping[str, frozenset[str]]
     caller: frozenset[str] | None = None
     answers_asked: bool = True
     """Whether the question's suite asks for answers at all: it has expected claims somewhere."""
+    partial: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """claim -> documents labelled as partly supporting it; every such claim is a key of `support` too
+    (with no document when none fully supports it)."""
 
     def relevant(self, level: int = 1) -> set[str]:
         return {doc for doc, grade in self.grades.items() if grade >= level}
@@ -57,6 +71,22 @@ class Labels:
         return bool(self.support) or (not self.answerable and self.answers_asked)
 
 
+def graded_support(support: Mapping[str, Any]) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """A `support` field's (claim -> full documents, claim -> partial documents): a list of documents is
+    "full" for each; a map document -> grade (`SUPPORT_GRADES`) grades each, "none" as if unlisted. Every
+    claim is a key of the first; only claims with a partial document are keys of the second."""
+    full, partial = {}, {}
+    for claim, docs in support.items():
+        if isinstance(docs, Mapping):
+            full[claim] = frozenset(d for d, grade in docs.items() if grade == "full")
+            part = frozenset(d for d, grade in docs.items() if grade == "partial")
+            if part:
+                partial[claim] = part
+        else:
+            full[claim] = frozenset(docs)
+    return full, partial
+
+
 def suite_labels(questions: Iterable[Mapping[str, Any]]) -> dict[str, Labels]:
     """Each question's labels, by ID, from a suite's `questions.jsonl` rows (docs/formats.md): a
     list of relevant IDs is grade 1 each; `answers_asked` is whether any question of the suite has
@@ -68,8 +98,8 @@ def suite_labels(questions: Iterable[Mapping[str, Any]]) -> dict[str, Labels]:
         rel = q.get("relevant") or {}
         grades = dict(rel) if isinstance(rel, Mapping) else {d: 1 for d in rel}
         caller = q.get("caller")
-        out[q["id"]] = Labels(grades, {c: frozenset(d) for c, d in (q.get("support") or {}).items()},
-                              None if caller is None else frozenset(caller), asked)
+        full, partial = graded_support(q.get("support") or {})
+        out[q["id"]] = Labels(grades, full, None if caller is None else frozenset(caller), asked, partial)
     return out
 
 
@@ -117,6 +147,11 @@ class ClaimVerdict:
     def supported(self) -> bool:
         return not self.reasons
 
+    @property
+    def weight(self) -> float:
+        """What the claim counts in the graded metrics (`claim_weight`)."""
+        return claim_weight(self.reasons)
+
 
 def restricted_docs(docs: Iterable[str], caller: frozenset[str] | None, access: Mapping[str, Collection[str]]) -> set[str]:
     """Documents the caller may not see: those with access groups, none of them the caller's.
@@ -132,16 +167,19 @@ def judge_claims(
     labels: Labels, output: Output, *, k: int, known: Collection[str], restricted: Collection[str]
 ) -> list[ClaimVerdict]:
     """Verdict per generated claim. Supported only with >= 1 citation and every citation labelled
-    for that claim, inside the first k, known and not restricted."""
+    for that claim (fully), inside the first k, known and not restricted. A citation labelled as only
+    partly supporting the claim is the reason `citation_partial`."""
     visible = set(output.retrieved[:k])
     verdicts = []
     for claim, citations in output.claims:
         labelled = labels.support.get(claim, frozenset())
+        partial = labels.partial.get(claim, frozenset())
         reasons = {
             "no_citation": not citations,
             "unlabelled_claim": claim not in labels.support,
-            "citation_not_supporting": any(d in known and d not in labelled for d in citations),
-            "citation_not_visible": any(d in labelled and d not in visible for d in citations),
+            "citation_not_supporting": any(d in known and d not in labelled and d not in partial for d in citations),
+            "citation_partial": any(d in partial for d in citations),
+            "citation_not_visible": any((d in labelled or d in partial) and d not in visible for d in citations),
             "citation_unknown": any(d not in known for d in citations),
             "citation_restricted": any(d in restricted for d in citations),
         }
@@ -233,9 +271,12 @@ def score_question(
     usable = output if status == "ok" else Output()
     verdicts = judge_claims(labels, usable, k=k, known=known, restricted=restricted)
     supported = {v.claim for v in verdicts if v.supported}
+    weights = {v.claim: v.weight for v in verdicts}
     n_claims = len(verdicts)
     n_expected = len(labels.support)
     n_expected_supported = len(supported & set(labels.support))
+    graded = sum(weights.values())
+    expected_graded = sum(w for claim, w in weights.items() if claim in labels.support)
     scores = retrieval_scores(labels, usable.retrieved, cutoff=k, level=level)
     failed = status != "ok"
     asks = labels.asks_answer
@@ -243,6 +284,8 @@ def score_question(
     scores.update(
         support=None if not asks else 0.0 if failed else (len(supported) / n_claims if n_claims else None),
         coverage=n_expected_supported / n_expected if n_expected else None,
+        support_graded=None if not asks else 0.0 if failed else (graded / n_claims if n_claims else None),
+        coverage_graded=expected_graded / n_expected if n_expected else None,
         abstention_correct=(not failed and n_claims == 0) if asks and not labels.answerable else None,
         false_abstention=(not answered) if asks and labels.answerable else None,
         disclosures=len(restricted),
@@ -250,6 +293,8 @@ def score_question(
         n_supported=len(supported),
         n_expected=n_expected,
         n_expected_supported=n_expected_supported,
+        n_supported_graded=graded,
+        n_expected_supported_graded=expected_graded,
         k=k,
     )
     return scores
@@ -407,15 +452,29 @@ def validate(corpus: Any, case: Any, run: Any, k: Any, level: Any = 1) -> tuple[
         )
         raise invalid(rule, "support", support)
     labelled: dict[str, frozenset[str]] = {}
+    partial: dict[str, frozenset[str]] = {}
     for claim, sources in support.items():
-        docs = set(_ids(sources, f"support[{claim!r}]"))
+        if type(sources) is dict:
+            _ids(tuple(sources), f"support[{claim!r}]")
+            for doc, grade in sources.items():
+                if grade not in SUPPORT_GRADES:
+                    raise invalid('a support grade is "full", "partial" or "none"', f"support[{claim!r}][{doc!r}]",
+                                  grade)
+            docs = {doc for doc, grade in sources.items() if grade != "none"}
+            _check_documents(corpus, sources, f"support[{claim!r}]")
+        else:
+            docs = set(_ids(sources, f"support[{claim!r}]"))
         if not docs:
-            raise invalid("an expected claim needs at least one supporting document", f"support[{claim!r}]", sources)
+            raise invalid("an expected claim needs at least one supporting document (full or partial)",
+                          f"support[{claim!r}]", sources)
         if not docs <= positive:
             raise invalid(
                 "supporting documents must be labelled relevant", f"support[{claim!r}]", sorted(docs - positive)
             )
-        labelled[claim] = frozenset(docs)
+        full, part = graded_support({claim: sources})
+        labelled[claim] = full[claim]
+        if part:
+            partial[claim] = part[claim]
 
     caller = case.get("caller")
     if caller is not None:
@@ -434,7 +493,7 @@ def validate(corpus: Any, case: Any, run: Any, k: Any, level: Any = 1) -> tuple[
             raise invalid("expected a (claim ID, citations) pair", "claims", pair)
         pairs.append((pair[0], _ids(pair[1], f"citations of {pair[0]!r}")))
     _ids(tuple(claim for claim, _ in pairs), "claims")
-    return Labels(grades, labelled, caller), Output(retrieved, tuple(pairs))
+    return Labels(grades, labelled, caller, partial=partial), Output(retrieved, tuple(pairs))
 
 
 def evaluate(

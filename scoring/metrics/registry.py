@@ -57,6 +57,9 @@ class Metric:
     condenses: str | None = None
     """The key of the standard metric this one is the condensed-list version of (Sakai 2007): the same
     formula over the ranking with its unjudged documents removed before the cut at k."""
+    lenient_of: str | None = None
+    """The key of the strict answer metric this one is the graded (lenient) version of: the same n/a and
+    failure rules, but a claim whose citations all at least partly support it counts `PARTIAL_WEIGHT`."""
 
     @property
     def name(self) -> str:
@@ -85,6 +88,15 @@ JUDGED_RULE = ("A document is judged when it carries a label for the question (a
                "included: the documents Judged@k counts).")
 CONDENSED_LIST = ("the condensed list (the ranking with its unjudged documents removed, Sakai 2007; its first k "
                   "may reach past the k-th slot)")
+SUPPORT_GRADES: tuple[str, ...] = ("none", "partial", "full")
+"""The levels of a support label on a (claim, document) pair, weakest first (TREC 2024 RAG's support
+levels 0, 1, 2). A list of supporting documents means "full" for each; an unlisted document is "none"."""
+PARTIAL_WEIGHT = 0.5
+"""What a generated claim counts in the graded answer metrics when every citation supports it at least
+partly and one or more only partly (a fully supported claim counts 1, any other 0)."""
+GRADED_RULE = (f" Graded: a claim whose citations are all visible, known, not restricted and labelled as at "
+               f"least partly supporting it counts {PARTIAL_WEIGHT} when any of them is only partial, 1 when "
+               "all are full, else 0.")
 CHUNK_CITATIONS = (" Citations may name chunks or documents: a claim is judged on the set of documents it cites "
                    "(docs/formats.md, Chunks).")
 
@@ -325,6 +337,43 @@ REGISTRY: tuple[Metric, ...] = (
         aliases=("coverage",),
     ),
     Metric(
+        key="support_graded",
+        family="GradedSupport",
+        level="answer",
+        cutoff="none",
+        numerator=f"generated claims, each weighted: 1 when supported (as Support), {PARTIAL_WEIGHT} when every "
+        "citation is visible, known, not restricted and labelled at least partial for that claim and one or more "
+        "only partial, else 0",
+        denominator="generated claims",
+        na_rule="n/a as Support: when the answer makes no claim (an abstention), or the question asks for no answer",
+        failure="as Support: scores 0; pooled, counts as unsupported generated claims, as many as the suite's "
+        "max_claims, so no failure can raise pooled graded Support",
+        higher_is_better=True,
+        pooled=("n_supported_graded", "n_claims"),
+        help="Support that gives partial credit to a claim backed only in part by its citations (a policy that "
+        "states one of the claim's two clauses); read it beside Support, which it never falls below."
+        + GRADED_RULE + CHUNK_CITATIONS,
+        aliases=("support_graded", "graded_support"),
+        lenient_of="support",
+    ),
+    Metric(
+        key="coverage_graded",
+        family="GradedCoverage",
+        level="answer",
+        cutoff="none",
+        numerator=f"expected claims that the answer makes, each weighted as in graded Support (1 supported, "
+        f"{PARTIAL_WEIGHT} at least partly supported by every citation, else 0)",
+        denominator="expected claims labelled for the question",
+        na_rule="n/a as Coverage: when the question has no expected claim (unanswerable, or retrieval-only)",
+        failure="as Coverage: scores 0, its expected claims stay in the denominator",
+        higher_is_better=True,
+        pooled=("n_expected_supported_graded", "n_expected"),
+        help="Coverage that gives partial credit to an expected claim the answer backs only in part; read it "
+        "beside Coverage, which it never falls below." + GRADED_RULE + CHUNK_CITATIONS,
+        aliases=("coverage_graded", "graded_coverage"),
+        lenient_of="coverage",
+    ),
+    Metric(
         key="abstention_correct",
         family="Abstention",
         level="answer",
@@ -385,6 +434,8 @@ JUDGED_ONLY_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.judged_on
 """The retrieval metrics scored over the judged documents only (condensed lists, bpref; n/a without a
 relevant document): they need every judged document of the ranking, the non-relevant ones too. With
 `RANKING_KEYS`, what TREC files score."""
+LENIENT: dict[str, Metric] = {m.lenient_of: m for m in REGISTRY if m.lenient_of}
+"""Strict answer metric key -> its graded twin (``Support`` -> ``GradedSupport``)."""
 CONDENSED: dict[str, Metric] = {m.condenses: m for m in REGISTRY if m.condenses}
 """Standard metric key -> its condensed-list twin (``P@k`` -> ``P'@k``)."""
 ANSWER_KEYS: tuple[str, ...] = tuple(m.key for m in REGISTRY if m.level == "answer")
@@ -396,6 +447,8 @@ prints them."""
 assert set(SEED_KEYS) <= set(BY_KEY)
 assert all(m.relevance_required and m.level == "retrieval" for m in REGISTRY if m.judged_only)
 assert all(key in BY_KEY and BY_KEY[key].cutoff == BY_KEY[twin.key].cutoff for key, twin in CONDENSED.items())
+assert all(BY_KEY[key].level == "answer" and BY_KEY[key].higher_is_better for key in LENIENT)
+assert 0 < PARTIAL_WEIGHT < 1
 
 
 # --- operational measures --------------------------------------------------------------------------
@@ -576,6 +629,10 @@ __all__ = [
     "RANKING_KEYS",
     "JUDGED_ONLY_KEYS",
     "CONDENSED",
+    "LENIENT",
+    "PARTIAL_WEIGHT",
+    "SUPPORT_GRADES",
+    "GRADED_RULE",
     "JUDGED_RULE",
     "ANSWER_KEYS",
     "COUNT_KEYS",

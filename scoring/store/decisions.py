@@ -109,8 +109,7 @@ def stored_part(con: duckdb.DuckDBPyConnection, suite: Suite, problems: Problems
 
 def _known(part: Suite, units: set[str]) -> Known:
     """What a decision is checked against: the questions of `part` with their labels as they stand."""
-    return Known(part.name, units, {q.id: q.support for q in part.questions.values()}, part.unit,
-                 {q.id: q.grades for q in part.questions.values()})
+    return Known.of_questions(part.name, units, part.questions.values(), part.unit)
 
 
 def _parse(text: str, problems: Problems) -> dict:

@@ -292,7 +292,8 @@ QUESTION = Format("question", (
 ))
 """questions.jsonl: an ID once per file. The labels of `relevant` (at most `MAX_LABELS`, each ID once,
 each grade a whole number within `files.MAX_GRADE`), the expected claims of `support` (claim ID ->
-1 to `MAX_CITATIONS` documents, each labelled relevant) and the propositions of `claims` (each a
+1 to `MAX_CITATIONS` documents, each labelled relevant; or a map document -> support grade, "full",
+"partial" or "none", at least one at "partial" or above) and the propositions of `claims` (each a
 non-empty string, for an expected claim) are checked by each path on its own. `cluster` names the
 group of questions written from one source (a runbook, a policy): questions of a cluster move together,
 and clustered statistics resample whole clusters (`scoring.decide.clusters`)."""

@@ -55,6 +55,7 @@ EVAL_VIEWS = {
     "eval_suites": "SELECT suite, max_claims FROM suites",
     "eval_labels": "SELECT suite, question_id, doc_id, grade FROM labels",
     "eval_support": "SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM expected_claims",
+    "eval_partial_support": "SELECT suite, question_id, claim_id, unnest(partial_docs) AS doc_id FROM expected_claims",
     # In a passage-level suite a chunk is a unit of its own, with its document's access groups.
     "eval_documents": """
         SELECT suite, doc_id, access FROM documents
@@ -683,7 +684,15 @@ UNREVIEWED_LABELS = {
          WHERE kind = 'support' AND reviewed = 'true')
         UNION
         SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
-        WHERE kind = 'support' AND reviewed = 'false'""",
+        WHERE kind = 'support' AND original = 'true'""",
+    "eval_partial_support": """
+        (SELECT suite, question_id, claim_id, unnest(partial_docs) AS doc_id FROM stored.expected_claims
+         EXCEPT
+         SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
+         WHERE kind = 'support' AND reviewed = '"partial"')
+        UNION
+        SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
+        WHERE kind = 'support' AND original = '"partial"'""",
 }
 """The engine's label relations as the suite's files have them, before any review."""
 

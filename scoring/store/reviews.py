@@ -11,14 +11,17 @@ One decision a line (docs/formats.md, Reviews)::
      "doc_id": "pol-0008", "grade": 0, "note": "superseded by pol-0007"}
     {"at": "...", "reviewer": "ana", "kind": "support", "question_id": "q-0030", "claim_id": "tier1-reviewers",
      "doc_id": "pol-0007", "supports": true}
+    {"at": "...", "reviewer": "ana", "kind": "support", "question_id": "q-0030", "claim_id": "tier1-reviewers",
+     "doc_id": "pol-0002", "supports": "partial"}
     {"at": "...", "reviewer": "ben", "kind": "dispute", "question_id": "q-0041", "note": "two answers fit"}
     {"at": "...", "reviewer": "ana", "kind": "alignment", "question_id": "q-0030",
      "sentence": "Two reviewers approve a tier-1 deploy.", "claim_ids": ["tier1-reviewers"]}
 
 The rules of applying them (`apply_reviews`):
 
-- a decision is about one label: the grade of (question, document), or whether a document supports an
-  expected claim (question, claim, document); a dispute is about a question;
+- a decision is about one label: the grade of (question, document), or how far a document supports an
+  expected claim (question, claim, document): `supports` true or "full", "partial", false or "none"; a
+  dispute is about a question;
 - each reviewer's latest decision on a label wins over their earlier ones (by `at`, then file order);
 - when the latest decisions of two reviewers on one label differ, the label is disputed: it keeps the
   suite's value and the question is marked disputed, naming the disagreement; it is never resolved
@@ -27,8 +30,8 @@ The rules of applying them (`apply_reviews`):
 - an `alignment` decides which expected claims an answer sentence states (`claim_ids`), or that it
   states something the rubric does not hold (`"unlabelled"`) or nothing (`"no_claim"`): it serves every
   run that wrote the same sentence (normalised text) for the question, and changes no label;
-- the labels that result must still be a valid suite (an expected claim needs a supporting document
-  labelled relevant): a decision that breaks that is refused with its file and line.
+- the labels that result must still be a valid suite (an expected claim needs a supporting document, full
+  or partial, labelled relevant): a decision that breaks that is refused with its file and line.
 
 Every review line is checked like any other input (file, line, field, rule); a refresh that finds a
 problem writes nothing.
@@ -45,6 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import Problems, invalid
+from ..metrics.registry import SUPPORT_GRADES
 from ..metrics.alignment import canonical_outcome
 from ..metrics.reference import normalise_sentence
 from .files import FOLDER_NAME, MAX_GRADE, iter_json_lines
@@ -73,6 +77,8 @@ KEYS: dict[str, tuple[str, ...]] = {
 """The fields each kind requires besides `at`, `reviewer`, `kind` and `question_id`."""
 OPTIONAL = ("note", "sample")
 """`sample`: the review sample the decided item was drawn in (`scoring.store.samples`)."""
+SUPPORTS: dict[Any, str] = {True: "full", False: "none", **{grade: grade for grade in SUPPORT_GRADES}}
+"""A support decision's `supports` value -> its grade: true is "full", false is "none"."""
 REVIEWS = "reviews"
 """The suite's folder of review files."""
 
@@ -90,7 +96,8 @@ class Decision:
     doc_id: str | None = None
     claim_id: str | None = None
     grade: int | None = None
-    supports: bool | None = None
+    supports: bool | str | None = None
+    """As the line holds it: true, false, or a grade of `SUPPORT_GRADES` (`support_grade` reads either)."""
     note: str | None = None
     sentence: str | None = None
     """An alignment decision's answer sentence, as the reviewer wrote it (matched on its normalised text)."""
@@ -113,6 +120,17 @@ class Decision:
         return ("dispute", self.question_id, f"{self.path}:{self.line}")
 
     @property
+    def support_grade(self) -> str | None:
+        """A support decision's grade: "full", "partial" or "none"; None for other kinds."""
+        return None if self.kind != "support" else SUPPORTS[self.supports]
+
+    @property
+    def strictly_supports(self) -> bool | None:
+        """Whether a support decision says the document fully supports the claim (the `reviews.supports`
+        column: a partial decision is false there, "partial" in `support_grade`)."""
+        return None if self.kind != "support" else self.support_grade == "full"
+
+    @property
     def outcome(self) -> str | None:
         """An alignment decision's outcome: claims, unlabelled or no_claim."""
         if self.kind != "alignment":
@@ -123,7 +141,9 @@ class Decision:
     def value(self) -> Any:
         if self.kind == "alignment":
             return canonical_outcome(str(self.outcome), self.claim_ids if isinstance(self.claim_ids, tuple) else ())
-        return self.grade if self.kind == "relevance" else self.supports if self.kind == "support" else self.note
+        if self.kind == "support":
+            return _GRADE_VALUE[str(self.support_grade)]
+        return self.grade if self.kind == "relevance" else self.note
 
     def as_json(self) -> dict[str, Any]:
         """The decision as its file line holds it."""
@@ -146,19 +166,27 @@ def review_files(suite_folder: Path) -> list[Path]:
 class Known:
     """What a decision is checked against: the suite's name, what its labels name (documents, or
     chunks in a passage-level suite), and each question's labels: its expected claims with their
-    supporting documents (`claims`) and its grades (`grades`, for the questions at hand)."""
+    fully supporting documents (`claims`), its grades (`grades`, for the questions at hand) and its
+    partly supporting documents (`partial`)."""
 
     suite: str
     units: Container[str]
     claims: Mapping[str, Mapping[str, Collection[str]]]
     unit: str = "document"
     grades: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    partial: Mapping[str, Mapping[str, Collection[str]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, suite: Suite) -> Known:
         units = set(suite.chunks) if suite.unit == "chunk" else set(suite.documents)
-        return cls(suite.name, units, {q.id: q.support for q in suite.questions.values()}, suite.unit,
-                   {q.id: q.grades for q in suite.questions.values()})
+        return cls.of_questions(suite.name, units, suite.questions.values(), suite.unit)
+
+    @classmethod
+    def of_questions(cls, suite: str, units: Container[str], questions: Iterable[Any], unit: str) -> Known:
+        """What decisions on these questions (`suite_lines.Question`s, labels as they stand) are checked against."""
+        questions = list(questions)
+        return cls(suite, units, {q.id: q.support for q in questions}, unit, {q.id: q.grades for q in questions},
+                   {q.id: q.partial for q in questions if q.partial})
 
 
 def read_reviews(suite: Suite, problems: Problems, known: Known | None = None) -> list[Decision]:
@@ -229,8 +257,9 @@ def check_decision(obj: dict[str, Any], known: Known, reviewer: str, path: str, 
         if claims is not None and claim not in claims:
             add(f"is not an expected claim of the question (its claims: {', '.join(claims) or 'none'})", "claim_id",
                 claim)
-        if type(supports) is not bool:
-            add("expected true or false", "supports", supports)
+        if type(supports) is not bool and (not isinstance(supports, str) or supports not in SUPPORT_GRADES):
+            add(f"expected true or false, or a support grade ({', '.join(SUPPORT_GRADES)}; true is full, false "
+                "is none)", "supports", supports)
     sentence, aligned = obj.get("sentence"), obj.get("claim_ids")
     if kind == "alignment":
         if not isinstance(sentence, str) or not sentence.strip():
@@ -294,8 +323,21 @@ class Disagreement:
         return f"reviewers disagree on {what} ({shown})"
 
 
+_GRADE_VALUE: dict[str, Any] = {"full": True, "none": False, "partial": "partial"}
+"""A support grade as a label's value (`Change.original` / `reviewed`, `Disagreement.values`): full and
+none keep the binary labels' true and false, so a binary review reads and is stored as it always was."""
+
+
 def _shown(value: Any) -> str:
     return ("yes" if value else "no") if isinstance(value, bool) else str(value)
+
+
+def support_value(q: Any, claim: str, doc: str) -> Any:
+    """How far `doc` supports expected claim `claim` of question `q` as a label's value: True (full),
+    "partial" or False (none)."""
+    if doc in q.support.get(claim, ()):
+        return True
+    return "partial" if doc in q.partial.get(claim, ()) else False
 
 
 @dataclass
@@ -358,10 +400,13 @@ def apply_reviews(suite: Suite, decisions: list[Decision], problems: Problems) -
                 review.changes.append(Change(question_id, kind, doc, None, original, value, reviewers))
         else:
             claim, doc = label[2], label[3]
-            docs = list(q.support[claim])
-            original = doc in docs
+            original = support_value(q, claim, doc)
             if original != value:
-                q.support = {**q.support, claim: [*docs, doc] if value else [x for x in docs if x != doc]}
+                full = [x for x in q.support[claim] if x != doc]
+                partly = [x for x in q.partial.get(claim, []) if x != doc]
+                q.support = {**q.support, claim: [*full, doc] if value is True else full}
+                partly = [*partly, doc] if value == "partial" else partly
+                q.partial = {c: d for c, d in {**q.partial, claim: partly}.items() if d}
                 review.changes.append(Change(question_id, kind, doc, claim, original, value, reviewers))
     _check_reviewed(suite, review, problems)
     for question_id, notes in review.disputes.items():
@@ -383,13 +428,13 @@ def _check_reviewed(suite: Suite, review: Review, problems: Problems) -> None:
         where = {"path": d.path, "line": d.line, "question": d.question_id}
         if change.kind == "support" and change.reviewed and change.doc_id not in positive:
             problems.add(f"{change.doc_id} is not labelled relevant for the question (grade > 0): a supporting "
-                         "document must be; decide its grade first", "supports", True, **where)
-        if change.kind == "support" and not q.support[str(change.claim_id)]:
+                         "document must be; decide its grade first", "supports", d.supports, **where)
+        if change.kind == "support" and not q.support[str(change.claim_id)] and not q.partial.get(str(change.claim_id)):
             problems.add(f"claim {change.claim_id} would have no supporting document left; an expected claim "
-                         "needs one", "supports", False, **where)
+                         "needs one (full or partial)", "supports", d.supports, **where)
         if change.kind == "relevance" and change.reviewed <= 0:
             for claim, docs in q.support.items():
-                if change.doc_id in docs:
+                if change.doc_id in [*docs, *q.partial.get(claim, [])]:
                     problems.add(f"{change.doc_id} supports expected claim {claim}: it must stay relevant "
                                  "(grade > 0); decide that it does not support the claim first", "grade",
                                  change.reviewed, **where)
@@ -398,11 +443,16 @@ def _check_reviewed(suite: Suite, review: Review, problems: Problems) -> None:
 LABELS_HASH_SQL = """
 SELECT sha256(concat_ws(':', ?::VARCHAR,
   (SELECT coalesce(sum(hash(question_id, doc_id, grade)), 0) FROM labels WHERE suite = ?)::VARCHAR,
-  (SELECT coalesce(sum(hash(question_id, claim_id, list_sort(docs))), 0) FROM expected_claims WHERE suite = ?)::VARCHAR))
+  (SELECT coalesce(sum(hash(question_id, claim_id, list_sort(docs))::HUGEINT
+                        + CASE WHEN len(partial_docs) > 0
+                               THEN hash('partial', question_id, claim_id, list_sort(partial_docs))::HUGEINT
+                               ELSE 0 END), 0)
+   FROM expected_claims WHERE suite = ?)::VARCHAR))
 """
 """A hash of a suite's effective labels (grades and supporting documents, reviews applied), over the
-rows of `labels` and `expected_claims` in any order: it changes exactly when a label does. Bind the
-suite three times."""
+rows of `labels` and `expected_claims` in any order: it changes exactly when a label does (a partly
+supporting document adds a term of its own, so a suite without one hashes as before). Bind the suite three
+times."""
 
 
 def record_decision(suite_folder: Path, known: Known, fields: dict[str, Any]) -> Decision:
@@ -427,16 +477,19 @@ def result_problems(d: Decision, known: Known) -> list[tuple[str, str]]:
     """(rule, field) for what the decision would break in its question's current labels, were it applied."""
     grades = known.grades.get(d.question_id, {})
     support = known.claims.get(d.question_id, {})
+    partial = known.partial.get(d.question_id, {})
     out = []
-    if d.kind == "support" and d.supports and grades.get(str(d.doc_id), 0) <= 0:
+    backs = d.support_grade in ("full", "partial")
+    if d.kind == "support" and backs and grades.get(str(d.doc_id), 0) <= 0:
         out.append((f"{d.doc_id} is not labelled relevant for the question (grade > 0): a supporting document "
                     "must be; decide its grade first", "supports"))
-    if d.kind == "support" and not d.supports and set(support.get(str(d.claim_id), ())) <= {d.doc_id}:
-        out.append((f"claim {d.claim_id} would have no supporting document left; an expected claim needs one",
-                    "supports"))
+    if (d.kind == "support" and not backs
+            and {*support.get(str(d.claim_id), ()), *partial.get(str(d.claim_id), ())} <= {d.doc_id}):
+        out.append((f"claim {d.claim_id} would have no supporting document left; an expected claim needs one (full "
+                    "or partial)", "supports"))
     if d.kind == "relevance" and d.grade is not None and d.grade <= 0:
-        for claim, docs in support.items():
-            if d.doc_id in docs:
+        for claim in support:
+            if d.doc_id in [*support[claim], *partial.get(claim, ())]:
                 out.append((f"{d.doc_id} supports expected claim {claim}: it must stay relevant (grade > 0); decide "
                             "that it does not support the claim first", "grade"))
     return out
@@ -472,6 +525,6 @@ def append_decision(suite_folder: Path, decision: dict[str, Any]) -> Path:
     return path
 
 
-__all__ = ["KINDS", "LABELS_HASH_SQL", "REVIEWS", "Change", "Decision", "Disagreement", "Known", "Review",
+__all__ = ["KINDS", "LABELS_HASH_SQL", "REVIEWS", "SUPPORTS", "Change", "Decision", "Disagreement", "Known", "Review",
            "append_decision", "apply_reviews", "check_decision", "latest", "read_reviews",
            "record_decision", "result_problems", "review_files"]

@@ -22,7 +22,9 @@ files but its review files: a refresh that finds only new decisions applies them
 8: the metrics over judged documents only (`question_scores.precision_condensed`, `ndcg_condensed`,
 `ap_condensed`, `bpref`: P'@k, nDCG'@k, AP'@k, Bpref@k). 9: `questions.cluster` (the source a question
 was written from; clustered statistics resample whole clusters); review samples (`samples`;
-`reviews.sample`)."""
+`reviews.sample`); graded support labels (`expected_claims.partial_docs`, `reviews.support_grade`) and the
+graded answer metrics (`question_scores.support_graded`, `coverage_graded`, `n_supported_graded`,
+`n_expected_supported_graded`)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -87,7 +89,8 @@ TABLES: dict[str, str] = {
     sentence VARCHAR,
     claim_ids VARCHAR[],
     outcome VARCHAR,
-    sample VARCHAR""",
+    sample VARCHAR,
+    support_grade VARCHAR""",
     "samples": """
     suite VARCHAR NOT NULL,
     sample VARCHAR NOT NULL,
@@ -161,6 +164,7 @@ TABLES: dict[str, str] = {
     claim_id VARCHAR NOT NULL,
     proposition VARCHAR,
     docs VARCHAR[] NOT NULL,
+    partial_docs VARCHAR[] NOT NULL,
     PRIMARY KEY (suite, question_id, claim_id)""",
     "runs": """
     run_id VARCHAR PRIMARY KEY,
@@ -255,6 +259,8 @@ TABLES: dict[str, str] = {
     n_hits INTEGER NOT NULL,
     n_judged INTEGER NOT NULL,
     n_retrieved INTEGER NOT NULL,
+    n_supported_graded DOUBLE NOT NULL,
+    n_expected_supported_graded DOUBLE NOT NULL,
     missing BOOLEAN NOT NULL,
     failed BOOLEAN NOT NULL,
     latency_ms DOUBLE,

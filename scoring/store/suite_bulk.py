@@ -240,7 +240,7 @@ _STAGE = {
               FROM _suite_question_rows) ORDER BY line, i""",
     "_suite_claims": """
         SELECT question_id, s.key AS claim_id, claims[s.key] ->> '$' AS proposition,
-               from_json(s.value, '["VARCHAR"]') AS docs
+               from_json(s.value, '["VARCHAR"]') AS docs, []::VARCHAR[] AS partial_docs
         FROM (SELECT line, question_id, claims, unnest(support) AS s, generate_subscripts(support, 1) AS i
               FROM _suite_question_rows) ORDER BY line, i""",
 }

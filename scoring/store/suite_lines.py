@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from ..errors import Problems
 from ..metrics.alignment import UNLABELLED_ID
+from ..metrics.registry import SUPPORT_GRADES
 from .files import MAX_GRADE, WORKSPACE_ID, iter_json_lines
 from .formats import CHUNK, DOCUMENT, ID, ID_RULE, MAX_CITATIONS, MAX_LABELS, QUESTION, RULE, TEXT, Field
 
@@ -83,6 +84,9 @@ class Question:
     disputed: str | None
     cluster: str | None = None
     """The source the question was written from (`formats.QUESTION`); None: a cluster of its own."""
+    partial: dict[str, list[str]] = field(default_factory=dict)
+    """claim -> the documents that only partly support it (a graded `support`); `support` holds the
+    fully supporting ones, and every expected claim, even one with none."""
 
 
 class Checker:
@@ -321,19 +325,25 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: Checker
     positive = {doc for doc, grade in grades.items() if grade > 0}
 
     support: dict[str, list[str]] = {}
+    partial: dict[str, list[str]] = {}
     for claim, docs in (raw_support or {}).items():
         if not check.ident(claim, "support"):
             continue
         if UNLABELLED_CLAIM.fullmatch(claim):
             check.add("is reserved for the generated claim of an unlabelled answer sentence (unlabelled#<n>)",
                       "support", claim)
-        listed = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS)
-        if docs == []:
-            check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
-        outside = [d for d in listed if d not in positive]
+        if isinstance(docs, dict):
+            listed, partly = _graded_support(docs, f"support[{claim!r}]", rules, check)
+        else:
+            listed, partly = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS), []
+            if docs == []:
+                check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
+        outside = [d for d in [*listed, *partly] if d not in positive]
         if outside:
             check.add("supporting documents must be labelled relevant (grade > 0)", f"support[{claim!r}]", outside)
         support[claim] = listed
+        if partly:
+            partial[claim] = partly
     if support and not positive:
         check.add("expected claims need relevant documents", "support", sorted(support))
 
@@ -348,7 +358,32 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: Checker
     disputed = check.field(obj, QUESTION["disputed"])
     cluster = check.field(obj, QUESTION["cluster"])
     return Question(qid, len(suite.questions), text or "", qtype or "", split or "", critical is True, tags or [],
-                    caller, grades, support, propositions, disputed, cluster)
+                    caller, grades, support, propositions, disputed, cluster, partial)
+
+
+def _graded_support(docs: dict[str, Any], name: str, rules: _QuestionRules, check: Checker
+                    ) -> tuple[list[str], list[str]]:
+    """A graded expected claim (document -> `SUPPORT_GRADES`): its fully and its partly supporting
+    documents, in file order; "none" is recorded as judged and scored as unlisted."""
+    if len(docs) > MAX_CITATIONS:
+        check.add(f"at most {MAX_CITATIONS} graded documents, found {len(docs)}", name, docs)
+        return [], []
+    full: list[str] = []
+    partly: list[str] = []
+    for doc, grade in docs.items():
+        if not check.ident(doc, name):
+            continue
+        if doc not in rules.labelled:
+            check.add(rules.not_labelled, name, doc)
+            continue
+        if grade not in SUPPORT_GRADES:
+            check.add(f"a support grade is one of {', '.join(map(repr, SUPPORT_GRADES))} (a list of documents means "
+                      "'full' for each)", f"{name}[{doc!r}]", grade)
+            continue
+        (full if grade == "full" else partly if grade == "partial" else []).append(doc)
+    if not full and not partly and not any(g not in SUPPORT_GRADES for g in docs.values()):
+        check.add("an expected claim needs at least one supporting document (graded 'full' or 'partial')", name, docs)
+    return full, partly
 
 
 def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | None:

@@ -43,7 +43,7 @@ _QUESTION_FIELDS = ("id", "position", "text", "type", "split", "critical", "tags
 LABEL_COLUMNS = {"question_id": _TEXT, "doc_id": _TEXT, "grade": pa.int64()}
 _QUESTION_RELATIONS = ("_suite_questions", "_suite_labels", "_suite_claims")
 """The relations `question_columns` fills, by the names `_INSERTS` reads."""
-CLAIM_COLUMNS = {"question_id": _TEXT, "claim_id": _TEXT, "proposition": _TEXT, "docs": _TEXTS}
+CLAIM_COLUMNS = {"question_id": _TEXT, "claim_id": _TEXT, "proposition": _TEXT, "docs": _TEXTS, "partial_docs": _TEXTS}
 
 # Each table's rows from the Arrow tables registered under these names; `?` is the suite. The
 # questions' derived columns: answerable (some grade > 0), n_relevant (grades >= 1), n_expected.
@@ -202,8 +202,8 @@ def write_review(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
         return
     insert_rows(con, "reviews", [
         (suite.name, d.reviewer, d.line, d.at.replace(tzinfo=None), d.kind, d.question_id, d.doc_id, d.claim_id,
-         d.grade, d.supports, d.note, review.status[(d.path, d.line)], d.sentence,
-         list(d.claim_ids) if isinstance(d.claim_ids, tuple) else None, d.outcome, d.sample)
+         d.grade, d.strictly_supports, d.note, review.status[(d.path, d.line)], d.sentence,
+         list(d.claim_ids) if isinstance(d.claim_ids, tuple) else None, d.outcome, d.sample, d.support_grade)
         for d in review.decisions])
     insert_rows(con, "label_changes", [
         (suite.name, c.question_id, c.kind, c.doc_id, c.claim_id,
@@ -261,7 +261,7 @@ def question_columns(suite: Suite) -> tuple[pa.Table, pa.Table, pa.Table]:
     with gc_paused():
         plain = list(zip(*map(attrgetter(*_QUESTION_FIELDS), questions))) or [[] for _ in _QUESTION_FIELDS]
         label_question, label_doc, label_grade = [], [], []
-        claim_question, claim_id, claim_words, claim_docs = [], [], [], []
+        claim_question, claim_id, claim_words, claim_docs, claim_partial = [], [], [], [], []
         for q in questions:
             grades, support = q.grades, q.support
             label_question.extend([q.id] * len(grades))
@@ -271,8 +271,9 @@ def question_columns(suite: Suite) -> tuple[pa.Table, pa.Table, pa.Table]:
             claim_id.extend(support)
             claim_words.extend(map(q.propositions.get, support))
             claim_docs.extend(support.values())
+            claim_partial.extend([q.partial.get(c, []) for c in support] if q.partial else [[]] * len(support))
     return (_table(plain, QUESTION_COLUMNS), _table([label_question, label_doc, label_grade], LABEL_COLUMNS),
-            _table([claim_question, claim_id, claim_words, claim_docs], CLAIM_COLUMNS))
+            _table([claim_question, claim_id, claim_words, claim_docs, claim_partial], CLAIM_COLUMNS))
 
 
 def _table(columns: list, layout: dict[str, pa.DataType]) -> pa.Table:
