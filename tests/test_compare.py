@@ -85,7 +85,8 @@ def test_seed_means_match_the_seed(seed_db):
 def test_seed_launch_is_the_one_regression(seed_db):
     c = comparison(seed_db, "A", "B")
     regs = c.regressions()
-    assert list(zip(regs["question_id"], regs["metric"])) == [("launch", "support")]
+    # the seed lab grades no support partial: GradedSupport is Support there, and regresses with it
+    assert list(zip(regs["question_id"], regs["metric"])) == [("launch", "support"), ("launch", "support_graded")]
     assert (regs.iloc[0]["baseline"], regs.iloc[0]["candidate"]) == (1.0, 0.5)
     support = c.deltas[(c.deltas["metric"] == "support")].set_index("question_id")
     assert support.loc["region", "change"] == "n/a"

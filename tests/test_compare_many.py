@@ -48,7 +48,7 @@ def _without_p_holm(doc: dict) -> dict:
 def test_each_candidate_of_a_family_is_its_single_comparison_but_for_p_holm(demo_db):
     """Every key of every candidate's document equals the single comparison's, p_holm and p_fdr aside
     (and the resolution: the family's size); p_holm is the Holm adjustment over the concatenated
-    p-values of every candidate, p_fdr their Benjamini-Hochberg adjustment. 378 tests: the family
+    p-values of every candidate, p_fdr their Benjamini-Hochberg adjustment. 426 tests: the family
     is small enough for its sampled tests, so no randomization p is recomputed."""
     from scoring.decide import stats
 
@@ -68,7 +68,7 @@ def test_each_candidate_of_a_family_is_its_single_comparison_but_for_p_holm(demo
     assert [r["p_holm"] for c in doc["candidates"] for r in c["comparisons"]] == stats.holm(p_all)
     assert [r["p_fdr"] for c in doc["candidates"] for r in c["comparisons"]] == stats.benjamini_hochberg(p_all)
     assert doc["holm"]["tests"] == sum(p is not None for p in p_all) and doc["holm"]["candidates"] == 2
-    assert doc["resolution"]["tests"] == 378 and doc["resolution"]["refined_patterns"] is None
+    assert doc["resolution"]["tests"] == 426 and doc["resolution"]["refined_patterns"] is None
     # a larger family never lowers an adjusted p
     for got, single in zip(doc["candidates"], singles):
         for row, alone in zip(got["comparisons"], single.to_dict()["comparisons"]):
@@ -77,12 +77,13 @@ def test_each_candidate_of_a_family_is_its_single_comparison_but_for_p_holm(demo
 
 
 def test_holm_across_the_family_by_hand(tmp_path):
-    """16 questions; the baseline misses every one, c1 hits all 16, c2 hits 15. Fourteen metrics move
-    (P, R, RR, nDCG, AP, F1, Success, Judged, P', nDCG', AP', Bpref, Support, Coverage) on four identical
-    slices (all, answerable, type:lookup, split:dev): 56 rows per candidate, exact sign-flip p = 2 / 2^16
-    for c1 and 2 / 2^15 for c2; FalseAbstention and Disclosures do not move (8 rows of p = 1). Alone, a
-    candidate is a family of 64 tests: c1 64 / 2^15, c2 64 / 2^14. Together, 128 tests: c1's 56 rows
-    come first, 128 / 2^15; c2's next, at rank 57, 72 / 2^14; the unmoved rows stay 1."""
+    """16 questions; the baseline misses every one, c1 hits all 16, c2 hits 15. Sixteen metrics move
+    (P, R, RR, nDCG, AP, F1, Success, Judged, P', nDCG', AP', Bpref, Support, Coverage, GradedSupport,
+    GradedCoverage) on four identical slices (all, answerable, type:lookup, split:dev): 64 rows per
+    candidate, exact sign-flip p = 2 / 2^16 for c1 and 2 / 2^15 for c2; FalseAbstention and Disclosures do
+    not move (8 rows of p = 1). Alone, a candidate is a family of 72 tests: c1 72 / 2^15, c2 72 / 2^14.
+    Together, 144 tests: c1's 64 rows come first, 144 / 2^15; c2's next, at rank 65, 80 / 2^14; the
+    unmoved rows stay 1."""
     qs = [question(i) for i in range(16)]
     ws = write_workspace_files(tmp_path / "ws", qs, {
         "base": {"records": [miss(i) for i in range(16)]},
@@ -94,18 +95,18 @@ def test_holm_across_the_family_by_hand(tmp_path):
     with duckdb.connect(str(db), read_only=True) as con:
         family = C.compare_many(con, "base", ["c1", "c2"])
         alone = {name: C.compare(con, "base", name) for name in ("c1", "c2")}
-    assert family.n_tests == 128
-    for name, p, single, together in (("c1", 2 / 2**16, 64 / 2**15, 128 / 2**15),
-                                      ("c2", 2 / 2**15, 64 / 2**14, 72 / 2**14)):
+    assert family.n_tests == 144
+    for name, p, single, together in (("c1", 2 / 2**16, 72 / 2**15, 144 / 2**15),
+                                      ("c2", 2 / 2**15, 72 / 2**14, 80 / 2**14)):
         c = next(x for x in family.comparisons if x.candidate.name == name)
         moved = c.table[c.table["p_randomization"] < 1]
-        assert len(moved) == 56 and set(moved["slice"]) == {"all", "answerable", "type:lookup", "split:dev"}
-        assert list(moved["p_randomization"]) == pytest.approx([p] * 56)
-        assert list(moved["p_holm"]) == pytest.approx([together] * 56)
+        assert len(moved) == 64 and set(moved["slice"]) == {"all", "answerable", "type:lookup", "split:dev"}
+        assert list(moved["p_randomization"]) == pytest.approx([p] * 64)
+        assert list(moved["p_holm"]) == pytest.approx([together] * 64)
         t = alone[name].table
-        assert list(t.loc[t["p_randomization"] < 1, "p_holm"]) == pytest.approx([single] * 56)
+        assert list(t.loc[t["p_randomization"] < 1, "p_holm"]) == pytest.approx([single] * 64)
         assert set(c.table.loc[c.table["p_randomization"] == 1, "p_holm"]) == {1.0}
-    assert family.matrix()["significant"].sum() == 28  # 14 metrics x 2 candidates on slice all
+    assert family.matrix()["significant"].sum() == 32  # 16 metrics x 2 candidates on slice all
 
 
 def test_one_candidate_keeps_the_document_and_adds_candidates(demo_copy, capsys):
@@ -173,10 +174,10 @@ def test_a_family_too_large_for_resampled_p_values_says_so(demo_db, monkeypatch)
     monkeypatch.setattr(F, "MAX_PATTERNS", 10_000)
     with duckdb.connect(str(demo_db), read_only=True) as con:
         family = C.compare_many(con, "prod-baseline", ["hybrid-v1", "rerank-v2", "chunk-160", "prod-text", "temp07"])
-    assert family.n_tests == 945
+    assert family.n_tests == 1065
     assert "no row tested by resampling can reach p_holm < 0.05" in family.resolution_warning()
-    assert "smallest p_holm is 0.094" in family.resolution_warning()
-    assert "Warning: Holm over 945 tests" in report.family_text(family)
+    assert "smallest p_holm is 0.106" in family.resolution_warning()
+    assert "Warning: Holm over 1,065 tests" in report.family_text(family)
     assert family.to_dict()["resolution"]["warning"] == family.resolution_warning()
     with duckdb.connect(str(demo_db), read_only=True) as con:
         assert C.compare_many(con, "prod-baseline", ["rerank-v2", "prod-text"]).resolution_warning() is None
@@ -186,16 +187,16 @@ ALL_CANDIDATES = ["chunk-160", "hybrid-v1", "prod-text", "rerank-v2", "temp07-r1
 
 
 def test_a_family_of_every_candidate_resolves_its_p_values_and_marks_rerank_v2(demo_db, capsys):
-    """Every other run and group against prod-baseline: 1,512 tests, too many for 10,000 sign patterns
-    (1,512 / 10,001 > 0.05). The small sampled p-values are recomputed (exactly where the sign-flip sum
-    takes few values, else with 20 x 1,512 / 0.05 = 604,800 patterns), so rerank-v2's R@k gain on
+    """Every other run and group against prod-baseline: 1,704 tests, too many for 10,000 sign patterns
+    (1,704 / 10,001 > 0.05). The small sampled p-values are recomputed (exactly where the sign-flip sum
+    takes few values, else with 20 x 1,704 / 0.05 = 681,600 patterns), so rerank-v2's R@k gain on
     multi-evidence questions and its Judged@k drop are marked, by Holm and by BH; the p-values nobody
     could mark are those of the single comparisons."""
     assert main(["compare", "prod-baseline", *ALL_CANDIDATES, "--db", str(demo_db), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     res = doc["resolution"]
-    assert (res["tests"], res["patterns"], res["refined_patterns"], res["warning"]) == (1512, 10_000, 604_800, None)
-    assert 0 < res["exact"] <= res["refined"] and res["smallest_sampled_p_holm"] == pytest.approx(1512 / 604_801)
+    assert (res["tests"], res["patterns"], res["refined_patterns"], res["warning"]) == (1704, 10_000, 681_600, None)
+    assert 0 < res["exact"] <= res["refined"] and res["smallest_sampled_p_holm"] == pytest.approx(1704 / 681_601)
     assert doc["holm"]["warning"] is None
     rows = {(r["metric"], r["slice"]): r for c in doc["candidates"] if c["candidate"]["name"] == "rerank-v2"
             for r in c["comparisons"]}

@@ -394,15 +394,15 @@ def test_statistics_significance_filter_and_its_test(significance_db, monkeypatc
     assert len(every) == 4 * (len(REGISTRY) - 1) and "Abstention" not in set(every["metric"])
     moving = every[~every["metric"].isin(["Disclosures", "FalseAbstention"])]
     # Six equal positive differences: the exact sign-flip test sees 2 of 2**6 sign patterns as extreme.
-    # Judged@k too (x is unjudged), and P'@k, nDCG'@k, AP'@k, Bpref
-    assert moving["p_randomization"].tolist() == pytest.approx([2 / 64] * 56)
+    # Judged@k too (x is unjudged), and P'@k, nDCG'@k, AP'@k, Bpref, GradedSupport, GradedCoverage
+    assert moving["p_randomization"].tolist() == pytest.approx([2 / 64] * 64)
     assert moving.set_index(["metric", "slice"]).loc[("P@k", "all"), "delta"] == pytest.approx(0.5)
     at.checkbox(key="w_significant").check().run()
     # Holm: 2 / 64 times at least 32 tested rows is 1: nothing is significant.
     assert frame(at, "w_stats_table").empty
     at.selectbox(key="w_p").select("p_randomization").run()
     shown = frame(at, "w_stats_table")
-    assert len(shown) == 56 and set(shown["metric"]) == set(moving["metric"]) and shown["significant"].all()
+    assert len(shown) == 64 and set(shown["metric"]) == set(moving["metric"]) and shown["significant"].all()
     at.selectbox(key="w_alpha").select("0.01").run()
     assert frame(at, "w_stats_table").empty
     assert (at.query_params["p"], at.query_params["alpha"], at.query_params["significant"]) == ("p_randomization", "0.01", "1")
@@ -413,9 +413,11 @@ def test_statistics_significance_filter_and_its_test(significance_db, monkeypatc
 def test_statistics_lists_the_flaky_questions_of_a_group(app):
     at = open_page(app, "statistics", suite="seed-lab", baseline="A", candidate="c")
     flaky = frame(at, "w_flaky")
-    # C2 cites archive for owner's aurora claim: support and coverage 1 in C1, 0 in C2.
+    # C2 cites archive for owner's aurora claim: support and coverage 1 in C1, 0 in C2 (strict and graded alike:
+    # the seed lab grades no support partial).
     assert flaky[["side", "question_id", "metric", "values"]].values.tolist() == [
-        ["candidate", "owner", "Support", "1.000 / 0.000"], ["candidate", "owner", "Coverage", "1.000 / 0.000"]]
+        ["candidate", "owner", "Support", "1.000 / 0.000"], ["candidate", "owner", "Coverage", "1.000 / 0.000"],
+        ["candidate", "owner", "GradedSupport", "1.000 / 0.000"], ["candidate", "owner", "GradedCoverage", "1.000 / 0.000"]]
     at = open_page(app, "statistics", suite="seed-lab", baseline="A", candidate="B")
     assert any("Both sides are single runs" in i.proto.body for i in at.info)
 

@@ -394,9 +394,9 @@ def test_statistics_opens_with_one_sentence_and_defines_its_columns(demo):
     at = open_page(demo, "statistics", **DEMO)
     first = plain(at.markdown[0].value)
     # Over all 257 questions, the Holm-adjusted randomization p of P@k, R@k, F1@k and P'@k (better) and Judged@k
-    # (worse) is below 0.05; the 12 other metrics' changes are not.
+    # (worse) is below 0.05; the 17 other metrics' changes are not.
     assert first == ("Over all 257 questions, P'@k very likely improved and Judged@k very likely got "
-                     "worse (Holm-adjusted p below 0.05); the other 15 metrics' changes could be noise. The table "
+                     "worse (Holm-adjusted p below 0.05); the other 17 metrics' changes could be noise. The table "
                      "below does the same for every slice.")
     method = [e for e in at.expander if e.label == "How these figures are computed"]
     assert len(method) == 1 and not method[0].proto.expanded

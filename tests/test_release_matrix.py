@@ -85,9 +85,9 @@ def _table(at: AppTest) -> str:
 
 
 def test_a_matrix_as_large_as_a_family_resolves_its_p_values_as_the_family_does(demo_db):
-    """Every metric on every slice for every other run and group: the same 1,512 tests as `ragslice
+    """Every metric on every slice for every other run and group: the same 1,704 tests as `ragslice
     compare` with every candidate, so the same small p-values are recomputed the same way (exactly,
-    or with 604,800 seeded patterns over the same differences) and every adjusted p agrees."""
+    or with 681,600 seeded patterns over the same differences) and every adjusted p agrees."""
     from scoring.decide import stats
     from scoring.metrics import REGISTRY
 
@@ -97,7 +97,7 @@ def test_a_matrix_as_large_as_a_family_resolves_its_p_values_as_the_family_does(
         family = C.compare_many(con, "prod-baseline", names)
         slices_ = list(family.comparisons[0].table["slice"].drop_duplicates())
         mx = M.matrix(con, by["prod-baseline"], [by[n] for n in names], [m.key for m in REGISTRY], slices_)
-    assert mx.n_tests == family.n_tests == 1512 and mx.resolution == family.resolution
+    assert mx.n_tests == family.n_tests == 1704 and mx.resolution == family.resolution
     rows = {(c.candidate.name, r["metric"], r["slice"]): r for c in family.comparisons
             for r in c.table.to_dict("records")}
     for cell in mx.cells.to_dict("records"):
