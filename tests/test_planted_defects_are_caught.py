@@ -59,18 +59,19 @@ MUTANTS: dict[str, tuple[Mutation, list[str], str]] = {
         "test_missing_unknown_or_mixed_citations_do_not_support",
     ),
     "engine-any-citation": (
-        [("metrics/engine.py", "bool_or(known AND NOT labelled)", "bool_and(known AND NOT labelled)")],
+        [("metrics/engine.py", "bool_or(known AND NOT labelled AND NOT partial)",
+          "bool_and(known AND NOT labelled AND NOT partial)")],
         ENGINE_TESTS,
         "test_engine_reproduces_the_seed_by_hand",
     ),
     # (c) a labelled citation counts even when it is not in the first k
     "reference-no-visible-context": (
-        [("metrics/reference.py", "any(d in labelled and d not in visible for d in citations)", "False")],
+        [("metrics/reference.py", "any((d in labelled or d in partial) and d not in visible for d in citations)", "False")],
         CONTRACT_TESTS,
         "test_citation_outside_the_visible_context_is_unsupported",
     ),
     "engine-no-visible-context": (
-        [("metrics/engine.py", "bool_or(labelled AND NOT is_visible)", "bool_or(false)")],
+        [("metrics/engine.py", "bool_or((labelled OR partial) AND NOT is_visible)", "bool_or(false)")],
         ENGINE_TESTS,
         "test_engine_reproduces_the_seed_by_hand",
     ),
