@@ -174,16 +174,7 @@ def ttest_p(d: np.ndarray, codes: np.ndarray, *, alternative: stats.Alternative 
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.divide(float(np.mean(d)) - mu, se)
-    df = count(codes) - 1
-    if alternative == "two-sided":
-        p = 2 * _special.stdtr(df, -np.abs(t))
-    elif alternative == "less":
-        p = _special.stdtr(df, t)
-    elif alternative == "greater":
-        p = _special.stdtr(df, -t)
-    else:
-        raise ValueError(f"unknown alternative {alternative!r}")
-    return None if math.isnan(p) else float(p)
+    return stats.t_p_value(t, count(codes) - 1, alternative)
 
 
 def means(d: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -317,11 +308,7 @@ def power_at(drop: float, se: float, clusters: int, alpha: float) -> float | Non
     one-sided cluster-robust t-test to detect a true drop `drop`; None with fewer than two clusters."""
     if clusters < 2:
         return None
-    if se <= 0 or not math.isfinite(se):
-        if not math.isfinite(se):
-            return 0.0
-        return 1.0 if drop > 0 else (alpha if drop == 0 else 0.0)
-    return detect._noncentral_sf(clusters - 1, drop / se, detect.t_critical(alpha, clusters - 1))
+    return detect.power_of_se(drop, se, clusters - 1, alpha)
 
 
 def mde(se: float, clusters: int, alpha: float, power: float = detect.POWER) -> float | None:

@@ -68,11 +68,18 @@ def power_at(drop: float, sd: float, n: int, alpha: float) -> float | None:
     pairs whose differences have standard deviation `sd`; None when n < 2 (no test)."""
     if n < 2:
         return None
-    if sd <= 0 or not math.isfinite(sd):
-        if not math.isfinite(sd):
+    return power_of_se(drop, sd / math.sqrt(n), n - 1, alpha)
+
+
+def power_of_se(drop: float, se: float, df: int, alpha: float) -> float:
+    """The power of a one-sided t-test at level `alpha` with `df` degrees of freedom to detect a true drop
+    `drop` when the mean's standard error is `se` (certain detection of any drop at se 0, none at an
+    infinite se)."""
+    if se <= 0 or not math.isfinite(se):
+        if not math.isfinite(se):
             return 0.0
         return 1.0 if drop > 0 else (alpha if drop == 0 else 0.0)
-    return _noncentral_sf(n - 1, drop * math.sqrt(n) / sd, t_critical(alpha, n - 1))
+    return _noncentral_sf(df, drop / se, t_critical(alpha, df))
 
 
 def mde(sd: float, n: int, alpha: float, power: float = POWER) -> float | None:

@@ -568,7 +568,11 @@ def _t_p(shift: float, variance: float, n: int, alternative: Alternative) -> flo
     """Student t p-value of ``shift / sqrt(variance / n)`` with n - 1 df, as scipy's ttest_1samp."""
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.divide(shift, np.sqrt(variance / n))
-    df = n - 1
+    return t_p_value(t, n - 1, alternative)
+
+
+def t_p_value(t: float, df: int, alternative: Alternative) -> float | None:
+    """The p-value of a Student t statistic `t` with `df` degrees of freedom; None when t is not a number."""
     if alternative == "two-sided":
         p = 2 * _special.stdtr(df, -np.abs(t))
     elif alternative == "less":
