@@ -340,16 +340,10 @@ def questions_needed(se: float | None, n: int, clusters: int, margin: float, alp
     cluster size n / G, rounded up. None where `detect.questions_needed` gives None."""
     if se is None or clusters < 1 or not math.isfinite(se) or margin <= 0 or not 0 < power < 1:
         return None
-    floor = 2
-    if test in ("randomization", "wilcoxon"):
-        if nonzero_share <= 0:
-            return None
-        m = 1
-        while not detect.resolves(test, m, alpha, exact_max=exact_max, resamples=resamples, large_sample=large_sample):
-            m += 1
-            if m > 64:
-                return None
-        floor = max(floor, math.ceil(m / nonzero_share))
+    floor = detect.resolution_floor(test, alpha, nonzero_share, exact_max=exact_max, resamples=resamples,
+                                    large_sample=large_sample)
+    if floor is None:
+        return None
     per_cluster = n / clusters
     if se <= 0:
         return math.ceil(floor * per_cluster)
@@ -358,21 +352,8 @@ def questions_needed(se: float | None, n: int, clusters: int, margin: float, alp
         found = power_at(margin, se * math.sqrt(clusters / g), g, alpha)
         return found is not None and found >= power
 
-    high = floor
-    while not enough(high):
-        high *= 2
-        if high * per_cluster > detect.MAX_QUESTIONS:
-            return None
-    low = max(floor, high // 2)
-    if enough(low):
-        high = low
-    while high - low > 1:
-        middle = (low + high) // 2
-        if enough(middle):
-            high = middle
-        else:
-            low = middle
-    return math.ceil(high * per_cluster - 1e-9)
+    needed = detect.smallest_enough(enough, floor, detect.MAX_QUESTIONS / per_cluster)
+    return None if needed is None else math.ceil(needed * per_cluster - 1e-9)
 
 
 def row_figures(better: np.ndarray, codes: np.ndarray, alpha: float = 0.05, power: float = detect.POWER, *,

@@ -36,6 +36,8 @@ non-zero differences (at the sample's share of them) to get past its resolution.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import math
 
 import numpy as np
@@ -146,16 +148,10 @@ def questions_needed(sd: float | None, margin: float, alpha: float, power: float
     or more than `MAX_QUESTIONS` would be needed."""
     if sd is None or not math.isfinite(sd) or margin <= 0 or not 0 < power < 1:
         return None
-    floor = 2
-    if test in ("randomization", "wilcoxon"):
-        if nonzero_share <= 0:
-            return None
-        m = 1
-        while not resolves(test, m, alpha, exact_max=exact_max, resamples=resamples, large_sample=large_sample):
-            m += 1
-            if m > 64:
-                return None
-        floor = max(floor, math.ceil(m / nonzero_share))
+    floor = resolution_floor(test, alpha, nonzero_share, exact_max=exact_max, resamples=resamples,
+                             large_sample=large_sample)
+    if floor is None:
+        return None
     if sd <= 0:
         return floor
 
@@ -163,10 +159,33 @@ def questions_needed(sd: float | None, margin: float, alpha: float, power: float
         found = power_at(margin, sd, n, alpha)
         return found is not None and found >= power
 
-    high = max(floor, 2)
+    return smallest_enough(enough, max(floor, 2), MAX_QUESTIONS)
+
+
+def resolution_floor(test: str, alpha: float, nonzero_share: float, *, exact_max: int, resamples: int,
+                     large_sample: int) -> int | None:
+    """The fewest samples (questions, or clusters) a test needs before it can reach `alpha` at all: 2
+    for the t-test; for a sign-based test enough that `nonzero_share` of them get past its resolution
+    (`resolves`). None when no share differs or more than 64 non-zero samples would be needed."""
+    if test not in ("randomization", "wilcoxon"):
+        return 2
+    if nonzero_share <= 0:
+        return None
+    m = 1
+    while not resolves(test, m, alpha, exact_max=exact_max, resamples=resamples, large_sample=large_sample):
+        m += 1
+        if m > 64:
+            return None
+    return max(2, math.ceil(m / nonzero_share))
+
+
+def smallest_enough(enough: Callable[[int], bool], floor: int, limit: float) -> int | None:
+    """The smallest size from `floor` up for which `enough` holds (it holds for every larger size once it
+    holds), by doubling then bisection; None when it needs more than `limit`."""
+    high = floor
     while not enough(high):
         high *= 2
-        if high > MAX_QUESTIONS:
+        if high > limit:
             return None
     low = max(floor, high // 2)
     if enough(low):

@@ -352,12 +352,7 @@ def figures(better: np.ndarray, margin: float, *, alpha: float, test: str, rule:
     options = dict(seed=seed, resamples=resamples, exact_max=exact_max, large_sample=large_sample)
     unbounded = False
     failed = bool((w > 0).any())
-    if rule not in RULES:
-        raise ValueError(f"unknown rule {rule!r}; known: {', '.join(RULES)}")
-    if test not in stats.TESTS:
-        raise ValueError(f"unknown test {test!r}; known: {', '.join(stats.TESTS)}")
-    if rule == "non_inferiority" and test == "wilcoxon":
-        raise ValueError("a non-inferiority gate takes the randomization or t-test, not wilcoxon")
+    _check_rule(rule, test)
     if rule == "significant_drop" and not failed:
         p = stats.drop_p(d, margin, test=test, **options)  # type: ignore[arg-type]  # the plain gate, exactly
     elif rule == "significant_drop" and test == "randomization":
@@ -412,12 +407,7 @@ def _clustered(d: np.ndarray, margin: float, codes: np.ndarray, *, alpha: float,
     x = d + margin
     g = clusters.count(codes)
     options = dict(seed=seed, resamples=resamples, exact_max=exact_max, large_sample=large_sample)
-    if rule not in RULES:
-        raise ValueError(f"unknown rule {rule!r}; known: {', '.join(RULES)}")
-    if test not in stats.TESTS:
-        raise ValueError(f"unknown test {test!r}; known: {', '.join(stats.TESTS)}")
-    if rule == "non_inferiority" and test == "wilcoxon":
-        raise ValueError("a non-inferiority gate takes the randomization or t-test, not wilcoxon")
+    _check_rule(rule, test)
     sx, size = clusters.sums(x, codes)
     sw, _ = clusters.sums(w, codes)
     alternative = "less" if rule == "significant_drop" else "greater"
@@ -457,6 +447,17 @@ def _clustered(d: np.ndarray, margin: float, codes: np.ndarray, *, alpha: float,
     return DropFigures(p=p, decided=decided, n=n, sd=sd, mde=found_mde, power=power, power_at_margin=at_margin,
                        bound=bound, questions_needed=needed, m=m, resolvable=resolvable,
                        failed=int(np.count_nonzero(w > 0)), unbounded=unbounded, clusters=g)
+
+
+
+def _check_rule(rule: str, test: str) -> None:
+    """Refuse an unknown rule or test, and a non-inferiority gate on Wilcoxon (it has no bound)."""
+    if rule not in RULES:
+        raise ValueError(f"unknown rule {rule!r}; known: {', '.join(RULES)}")
+    if test not in stats.TESTS:
+        raise ValueError(f"unknown test {test!r}; known: {', '.join(stats.TESTS)}")
+    if rule == "non_inferiority" and test == "wilcoxon":
+        raise ValueError("a non-inferiority gate takes the randomization or t-test, not wilcoxon")
 
 
 __all__ = ["DropFigures", "RULES", "Rule", "WILCOXON_COMBINATIONS", "figures", "robust_se_range", "spread_range"]
