@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -81,11 +82,20 @@ def kappa_interval(first: Sequence[Hashable], second: Sequence[Hashable], *, res
     if n < MIN_ITEMS:
         return None
     a, b, size = _codes(first, second)
-    whole = np.bincount(a * size + b, minlength=size * size).reshape(size, size)
+    return _interval((a * size + b).tobytes(), size, resamples, seed, confidence)
+
+
+@lru_cache(maxsize=4096)
+def _interval(cells: bytes, size: int, resamples: int, seed: int, confidence: float) -> tuple[float, float] | None:
+    """`kappa_interval` of the items' cells (first label's code * `size` + second's, int64 bytes); kept per
+    process: a comparison measures the same judge against the same reviews for every candidate."""
+    cell = np.frombuffer(cells, dtype=np.int64)
+    n = len(cell)
+    whole = np.bincount(cell, minlength=size * size).reshape(size, size)
     if np.isnan(_kappas(whole[None])[0]):
         return None
     drawn = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    pair = (a * size + b)[drawn] + (np.arange(resamples) * size * size)[:, None]
+    pair = cell[drawn] + (np.arange(resamples) * size * size)[:, None]
     tables = np.bincount(pair.ravel(), minlength=resamples * size * size).reshape(resamples, size, size)
     kappas = _kappas(tables)
     kappas = kappas[~np.isnan(kappas)]

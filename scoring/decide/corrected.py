@@ -132,14 +132,14 @@ def _question_frame(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFrame:
 
 
 def corrected_support(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], *, slice_: str = "all",
-                      sample: str | None = None) -> Corrected | None:
+                      sample: str | None = None, found: _Sentences | None = None) -> Corrected | None:
     """Pooled Support of the runs three ways on a slice (module docstring); None when the runs answer in
     no sentences (nothing rests on an alignment: Support is as scored). `sample`: the sample to use (by
-    default the latest that covers the runs)."""
-    found = _inputs(con, suite, run_ids, slice_, sample)
-    if found is None:
+    default the latest that covers the runs); `found`: the runs' `_sentences`, read before."""
+    inputs = _inputs(con, suite, run_ids, slice_, sample, found)
+    if inputs is None:
         return None
-    strata, known_pair, judged, sample = found
+    strata, known_pair, judged, sample = inputs
     judge = ppi.judge_only(strata, known_pair)
     if judged and sample is None:
         none = ppi.RatioEstimate(None, None, None, None, judged, 0, 0,
@@ -152,19 +152,27 @@ def corrected_support(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Seque
     return Corrected("support", slice_, sample, judge, corrected, reviewed_only, judged, rows_out)
 
 
-def _inputs(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], slice_: str, sample: str | None
-            ) -> tuple[list[ppi.Stratum], tuple[float, float], int, str | None] | None:
-    """(strata, known (supported, claims), frame items, sample) of `corrected_support`."""
+@dataclass(frozen=True)
+class _Sentences:
+    """A run set's frame, every slice at once: per frame sentence (question, stratum, drawn, prediction,
+    truth or None, the applied alignment's part), the known (supported, claims) per question, the sample."""
+
+    frame: list[tuple[str, str, bool, tuple[int, int], tuple[int, int] | None, tuple[int, int]]]
+    known: dict[str, tuple[float, float]]
+    sample: str | None
+
+
+def _sentences(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], sample: str | None
+               ) -> _Sentences | None:
+    """The frame of `corrected_support` before a slice is chosen; None when the runs answer in no sentences."""
     if not _has(con, "alignments", "samples"):
         return None
     runs = list(run_ids)
-    rows = con.execute(ALIGNMENTS_SQL, [runs]).df()
-    if rows.empty:
+    rows = con.execute(ALIGNMENTS_SQL, [runs]).fetchall()
+    if not rows:
         return None
-    questions = _question_frame(con, suite)
-    chosen = questions[mask(questions, parse_slice(slice_))]
-    in_slice = set(chosen["question_id"])
-    info = questions.set_index("question_id")
+    info = {q: (t, bool(a)) for q, t, a in con.execute(
+        "SELECT question_id, type, answerable FROM questions WHERE suite = ?", [suite]).fetchall()}
     sample = sample or latest_sample(con, suite, runs)
     ok: dict[str, dict[str, set[str]]] = {}
     for q, claim, docs in con.execute("SELECT question_id, claim_id, docs FROM expected_claims WHERE suite = ?",
@@ -174,15 +182,12 @@ def _inputs(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], 
     for r, q, d in con.execute("SELECT run_id, question_id, doc_id FROM retrieved WHERE visible AND NOT restricted "
                                "AND list_contains(?::VARCHAR[], run_id)", [runs]).fetchall():
         visible.setdefault((r, q), set()).add(d)
-    totals = con.execute("""
+    known = {q: (float(s or 0), float(c or 0)) for q, s, c in con.execute("""
         SELECT question_id, sum(n_supported), sum(n_claims) FROM question_scores
-        WHERE list_contains(?::VARCHAR[], run_id) GROUP BY question_id""", [runs]).fetchall()
-    known = np.array([0.0, 0.0])
-    for q, s, c in totals:
-        if q in in_slice:
-            known += (float(s or 0), float(c or 0))
+        WHERE list_contains(?::VARCHAR[], run_id) GROUP BY question_id""", [runs]).fetchall()}
     sample_items: dict = {}
     strata_of: list[str] = []
+    marked: set[tuple[str, str]] = set()
     if sample is not None:
         drawn = con.execute("""SELECT run_id, question_id, sentence, stratum, population, drawn, text, strata
                                FROM samples WHERE suite = ? AND sample = ? ORDER BY position""",
@@ -192,49 +197,71 @@ def _inputs(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], 
         marked = {(q, normalise_sentence(s)) for q, s in con.execute(
             "SELECT question_id, sentence FROM reviews WHERE suite = ? AND sample = ? AND kind = 'alignment' "
             "AND status = 'applied'", [suite, sample]).fetchall()}
-    else:
-        marked = set()
-    by_stratum: dict[str, dict[str, list]] = {}
-    judged = 0
-    for (run, q, s), own in rows.groupby(["run_id", "question_id", "sentence"], sort=True):
-        if q not in in_slice:
-            continue
-        applied = own[own["applied"]]
-        automatic = own[own["aligner"] != "human"]
-        key = (run, q, int(s))
+    groups: dict[tuple[str, str, int], list[tuple]] = {}
+    for row in rows:  # in ALIGNMENTS_SQL's order: within a sentence, the human alignment first, then the judge's
+        groups.setdefault((row[0], row[1], int(row[2])), []).append(row)
+    frame = []
+    for key in sorted(groups):
+        run, q, _ = key
+        if q not in info:
+            continue  # not a question of the suite: in no slice
+        own = groups[key]
+        applied = [r for r in own if r[9]]
+        automatic = [r for r in own if r[5] != "human"]
         is_sampled = key in sample_items
-        if applied.empty or automatic.empty:
+        if not applied or not automatic:
             continue
-        if applied.iloc[0]["aligner"] == "human" and not is_sampled:
+        if applied[0][5] == "human" and not is_sampled:
             continue  # reviewed outside the sample: known exactly, already in `known`
         docs, seen = ok.get(q, {}), visible.get((run, q), set())
-        first = applied.iloc[0]
+        first, pred_row = applied[0], automatic[0]
         # the applied alignment's part leaves the known totals: the frame stands for it
-        known -= _uc(first["outcome"], list(first["claim_ids"]), list(first["citations"]), docs, seen)
-        pred_row = automatic.iloc[0]
-        pred = _uc(pred_row["outcome"], list(pred_row["claim_ids"]), list(pred_row["citations"]), docs, seen)
-        human = own[own["aligner"] == "human"]
+        part = _uc(first[7], list(first[8]), list(first[4]), docs, seen)
+        pred = _uc(pred_row[7], list(pred_row[8]), list(pred_row[4]), docs, seen)
+        human = [r for r in own if r[5] == "human"]
         truth = None
-        if is_sampled and not human.empty and (q, normalise_sentence(str(first["text"]))) in marked:
-            h = human.iloc[0]
-            truth = _uc(h["outcome"], list(h["claim_ids"]), list(h["citations"]), docs, seen)
+        if is_sampled and human and (q, normalise_sentence(str(first[3]))) in marked:
+            h = human[0]
+            truth = _uc(h[7], list(h[8]), list(h[4]), docs, seen)
         if is_sampled:
             stratum = sample_items[key][0]
         else:
-            row = {"run_id": run, "type": info.at[q, "type"], "answerable": bool(info.at[q, "answerable"])}
-            stratum = stratum_name(strata_of, row)
-        part = by_stratum.setdefault(stratum, {"truth": [], "rp": [], "up": [], "drawn": 0})
-        part["drawn"] += int(is_sampled)
+            stratum = stratum_name(strata_of, {"run_id": run, "type": info[q][0], "answerable": info[q][1]})
+        frame.append((q, stratum, is_sampled, pred, truth, part))
+    return _Sentences(frame, known, sample)
+
+
+def _inputs(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], slice_: str, sample: str | None,
+            found: _Sentences | None = None) -> tuple[list[ppi.Stratum], tuple[float, float], int, str | None] | None:
+    """(strata, known (supported, claims), frame items, sample) of `corrected_support`; `found`: the run
+    set's `_sentences`, read before."""
+    found = found or _sentences(con, suite, run_ids, sample)
+    if found is None:
+        return None
+    questions = _question_frame(con, suite)
+    in_slice = set(questions[mask(questions, parse_slice(slice_))]["question_id"])
+    known = np.array([0.0, 0.0])
+    for q, totals in found.known.items():
+        if q in in_slice:
+            known += totals
+    by_stratum: dict[str, dict[str, list]] = {}
+    judged = 0
+    for q, stratum, is_sampled, pred, truth, part in found.frame:
+        if q not in in_slice:
+            continue
+        known -= part
+        part_of = by_stratum.setdefault(stratum, {"truth": [], "rp": [], "up": [], "drawn": 0})
+        part_of["drawn"] += int(is_sampled)
         judged += 1
         if truth is not None:
-            part["truth"].append(truth)
-            part["rp"].append(pred)
+            part_of["truth"].append(truth)
+            part_of["rp"].append(pred)
         else:
-            part["up"].append(pred)
+            part_of["up"].append(pred)
     strata = [ppi.Stratum(name, len(p["truth"]) + len(p["up"]), np.array(p["truth"], dtype=float).reshape(-1, 2),
                           np.array(p["rp"], dtype=float).reshape(-1, 2), np.array(p["up"], dtype=float).reshape(-1, 2),
                           p["drawn"]) for name, p in sorted(by_stratum.items())]
-    return strata, (float(known[0]), float(known[1])), judged, sample
+    return strata, (float(known[0]), float(known[1])), judged, found.sample
 
 
 def next_review_gain(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], *,
@@ -335,10 +362,13 @@ def read_corrected(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Se
     facts = CorrectedFacts({})
     exact: dict[tuple[str, str], float | None] = {}
     any_found = False
+    frames = {side: _sentences(con, suite, runs, None)
+              for side, runs in (("baseline", baseline_runs), ("candidate", candidate_runs))}
     for name in slices:
         row: dict[str, Corrected | None] = {}
         for side, runs in (("baseline", baseline_runs), ("candidate", candidate_runs)):
-            found = corrected_support(con, suite, runs, slice_=name)
+            found = None if frames[side] is None else corrected_support(con, suite, runs, slice_=name,
+                                                                         found=frames[side])
             row[side] = found
             any_found = any_found or found is not None
             if found is None:
