@@ -97,6 +97,31 @@ def test_cluster_bootstrap_draws_whole_clusters_as_documented():
     assert low >= -0.05 - 1e-12 and high <= 0.4 / 3 + 0.15
 
 
+def test_paired_many_is_paired_one_sample_at_a_time():
+    """Samples over the same questions draw their cluster bootstraps together (one index matrix): each
+    sample's figures, interval included, are still those `paired` gives it alone. Three variables, n/a in
+    one, masks that overlap, repeat and leave one question: the resampled, normal, no-spread and
+    one-question-per-cluster routes."""
+    rng = np.random.default_rng(8)
+    n = 60
+    codes = np.repeat(np.arange(20), 3)
+    base = [rng.random(n), rng.integers(0, 2, n).astype(float), np.full(n, 0.5), rng.random(n)]
+    cand = [base[0] + rng.normal(0.05, 0.2, n), rng.integers(0, 2, n).astype(float), np.full(n, 0.5),
+            base[3] - rng.normal(0.05, 0.2, n)]
+    base[3][::7] = np.nan
+    every, first, odd, one = np.ones(n, bool), np.arange(n) < 30, np.arange(n) % 2 == 1, np.arange(n) == 4
+    samples = [(0, every), (1, every), (3, every), (0, first), (1, first), (2, first), (3, first), (0, odd),
+               (1, odd), (0, every), (0, one), (1, np.arange(n) % 3 == 0)]
+    directions = [True, False, True, True]
+    many = C.paired_many(base, cand, samples, None, codes, higher_is_better=directions, seed=3, large_sample=15)
+    for (j, mask), got in zip(samples, many):
+        keep = mask & ~(np.isnan(base[j]) | np.isnan(cand[j]))
+        alone = C.paired(base[j][keep], cand[j][keep], codes[keep], higher_is_better=directions[j], seed=3,
+                         large_sample=15)
+        assert got == alone, (j, mask.sum())
+    assert any(p.method == "normal" for p in many) and any(p.method == "resampling" for p in many)
+
+
 def test_clustered_mde_power_and_bound_use_the_clustered_se_and_g_minus_1_df():
     se = C.robust_se(D, CODES)
     nc = detect._special.nctdtrinc(2, 0.2, detect.t_critical(0.05, 2))

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -197,6 +198,25 @@ def bootstrap_ci(d: np.ndarray, codes: np.ndarray, *, resamples: int = stats.BOO
     """The cluster bootstrap's percentile interval of the mean difference (module docstring); None when
     n = 0; ``(mean, mean)`` without spread. A sample of one question per cluster takes
     `stats.bootstrap_ci` itself (the same resampling)."""
+    found = _interval_or_sums(d, codes, resamples=resamples, seed=seed, confidence=confidence,
+                              large_sample=large_sample)
+    if not isinstance(found, _Resampled):
+        return found
+    drawn = stats._bootstrap_means(np.column_stack([found.s, found.size]), resamples, seed)
+    return stats._percentile_interval(drawn[:, 0] / drawn[:, 1], confidence)
+
+
+@dataclass(frozen=True)
+class _Resampled:
+    """A cluster bootstrap still to draw: the sample's cluster sums and sizes (order of first appearance)."""
+
+    s: np.ndarray
+    size: np.ndarray
+
+
+def _interval_or_sums(d: np.ndarray, codes: np.ndarray, *, resamples: int, seed: int, confidence: float,
+                      large_sample: int) -> tuple[float, float] | None | _Resampled:
+    """`bootstrap_ci`, or what its resampling draws from when it resamples cluster sums."""
     d = np.asarray(d, dtype=float)
     n = len(d)
     if n == 0:
@@ -214,19 +234,29 @@ def bootstrap_ci(d: np.ndarray, codes: np.ndarray, *, resamples: int = stats.BOO
             return mean, mean
         half = float(_special.ndtri(0.5 + confidence / 2)) * se
         return float(d.mean()) - half, float(d.mean()) + half
-    drawn = stats._bootstrap_means(np.column_stack([s, size.astype(float)]), resamples, seed)
-    return stats._percentile_interval(drawn[:, 0] / drawn[:, 1], confidence)
+    return _Resampled(s, size.astype(float))
+
+
+def _intervals_drawn_together(found: Sequence[_Resampled], resamples: int, seed: int,
+                              confidence: float) -> list[tuple[float, float]]:
+    """`bootstrap_ci` of samples over the same clusters (equal sizes), one index matrix for all: each
+    column's means are those it gets alone (`stats._bootstrap_means`)."""
+    drawn = stats._bootstrap_means(np.column_stack([*(f.s for f in found), found[0].size]), resamples, seed)
+    return [stats._percentile_interval(drawn[:, i] / drawn[:, -1], confidence) for i in range(len(found))]
+
+
+_UNSET = object()
 
 
 def paired(b: np.ndarray, c: np.ndarray, codes: np.ndarray, *, higher_is_better: bool = True, seed: int = 0,
            bootstrap_resamples: int = stats.BOOTSTRAP_RESAMPLES,
            randomization_resamples: int = stats.RANDOMIZATION_RESAMPLES, exact_max: int = stats.EXACT_MAX,
            confidence: float = stats.CONFIDENCE, large_sample: int = stats.LARGE_SAMPLE,
-           complete: bool = True) -> stats.Paired:
+           complete: bool = True, interval: Any = _UNSET) -> stats.Paired:
     """`stats.paired` with the questions in clusters (`codes`, one per pair; n/a pairs already left out):
     the same fields, every interval and test clustered (module docstring); `method` ``normal`` above
     `large_sample` non-zero cluster sums. `complete` False leaves the interval, t-test and Wilcoxon
-    None, as `stats_batch.paired_many` does."""
+    None, as `stats_batch.paired_many` does. `interval`: `bootstrap_ci` of these differences, drawn before."""
     b, c = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
     n = len(b)
     d = c - b
@@ -254,8 +284,9 @@ def paired(b: np.ndarray, c: np.ndarray, codes: np.ndarray, *, higher_is_better:
     p_flip = stats._sign_flip(flips, "two-sided", randomization_resamples, seed, exact_max, large_sample, None)
     if not complete:
         return stats.Paired(n, *means_, float(d.mean()), None, None, None, None, p_flip, *counts, warnings, method)
-    interval = bootstrap_ci(d, codes, resamples=bootstrap_resamples, seed=seed, confidence=confidence,
-                            large_sample=large_sample)
+    if interval is _UNSET:
+        interval = bootstrap_ci(d, codes, resamples=bootstrap_resamples, seed=seed, confidence=confidence,
+                                large_sample=large_sample)
     return stats.Paired(n, *means_, float(d.mean()), *(interval or (None, None)), ttest_p(d, codes),
                         wilcoxon_p(d, codes), p_flip, *counts, warnings, method)
 
@@ -269,20 +300,36 @@ def paired_many(base: Sequence[np.ndarray], cand: Sequence[np.ndarray], samples:
     """`stats_batch.paired_many` with the questions in clusters (`codes`, one per question): each sample
     ``(j, mask)`` by `paired` over variable j's paired questions in the mask (`paired_masks[j]`; None:
     where both sides have a value); samples holding the same pairs of a variable share one result."""
-    out: list[stats.Paired] = []
-    done: dict[tuple[int, bytes, bool], stats.Paired] = {}
+    todo: dict[tuple[int, bytes, bool], np.ndarray] = {}
+    keys = []
     for i, (j, mask) in enumerate(samples):
         both = ~(np.isnan(base[j]) | np.isnan(cand[j])) if paired_masks is None else paired_masks[j]
         keep = both & np.asarray(mask, dtype=bool)
-        full = complete is None or bool(complete[i])
-        key = (j, np.packbits(keep).tobytes(), full)
-        if key not in done:
-            done[key] = paired(base[j][keep], cand[j][keep], codes[keep], higher_is_better=higher_is_better[j],
-                               seed=seed, bootstrap_resamples=bootstrap_resamples,
-                               randomization_resamples=randomization_resamples, exact_max=exact_max,
-                               confidence=confidence, large_sample=large_sample, complete=full)
-        out.append(done[key])
-    return out
+        key = (j, np.packbits(keep).tobytes(), complete is None or bool(complete[i]))
+        todo.setdefault(key, keep)
+        keys.append(key)
+    # the cluster bootstraps of samples over the same questions draw one index matrix together
+    intervals: dict[tuple[int, bytes, bool], Any] = {}
+    same_questions: dict[bytes, list[tuple[tuple[int, bytes, bool], _Resampled]]] = {}
+    for key, keep in todo.items():
+        j, questions, full = key
+        if not full or np.count_nonzero(keep) < 2:
+            continue
+        found = _interval_or_sums(cand[j][keep] - base[j][keep], codes[keep], resamples=bootstrap_resamples,
+                                  seed=seed, confidence=confidence, large_sample=large_sample)
+        if isinstance(found, _Resampled):
+            same_questions.setdefault(questions, []).append((key, found))
+        else:
+            intervals[key] = found
+    for group in same_questions.values():
+        drawn = _intervals_drawn_together([f for _, f in group], bootstrap_resamples, seed, confidence)
+        intervals.update((key, interval) for (key, _), interval in zip(group, drawn))
+    done = {key: paired(base[key[0]][keep], cand[key[0]][keep], codes[keep], higher_is_better=higher_is_better[key[0]],
+                        seed=seed, bootstrap_resamples=bootstrap_resamples,
+                        randomization_resamples=randomization_resamples, exact_max=exact_max, confidence=confidence,
+                        large_sample=large_sample, complete=key[2], interval=intervals.get(key, _UNSET))
+            for key, keep in todo.items()}
+    return [done[key] for key in keys]
 
 
 def drop_p(better: np.ndarray, codes: np.ndarray, max_drop: float, *, test: str = "randomization", seed: int = 0,
