@@ -132,11 +132,13 @@ def _question_frame(con: duckdb.DuckDBPyConnection, suite: str) -> pd.DataFrame:
 
 
 def corrected_support(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], *, slice_: str = "all",
-                      sample: str | None = None, found: _Sentences | None = None) -> Corrected | None:
+                      sample: str | None = None, found: _Sentences | None = None,
+                      questions: pd.DataFrame | None = None) -> Corrected | None:
     """Pooled Support of the runs three ways on a slice (module docstring); None when the runs answer in
     no sentences (nothing rests on an alignment: Support is as scored). `sample`: the sample to use (by
-    default the latest that covers the runs); `found`: the runs' `_sentences`, read before."""
-    inputs = _inputs(con, suite, run_ids, slice_, sample, found)
+    default the latest that covers the runs); `found`, `questions`: the runs' `_sentences` and the suite's
+    questions, read before."""
+    inputs = _inputs(con, suite, run_ids, slice_, sample, found, questions)
     if inputs is None:
         return None
     strata, known_pair, judged, sample = inputs
@@ -232,13 +234,14 @@ def _sentences(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str
 
 
 def _inputs(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], slice_: str, sample: str | None,
-            found: _Sentences | None = None) -> tuple[list[ppi.Stratum], tuple[float, float], int, str | None] | None:
+            found: _Sentences | None = None, questions: pd.DataFrame | None = None
+            ) -> tuple[list[ppi.Stratum], tuple[float, float], int, str | None] | None:
     """(strata, known (supported, claims), frame items, sample) of `corrected_support`; `found`: the run
-    set's `_sentences`, read before."""
+    set's `_sentences`, `questions`: the suite's `_question_frame`, read before."""
     found = found or _sentences(con, suite, run_ids, sample)
     if found is None:
         return None
-    questions = _question_frame(con, suite)
+    questions = _question_frame(con, suite) if questions is None else questions
     in_slice = set(questions[mask(questions, parse_slice(slice_))]["question_id"])
     known = np.array([0.0, 0.0])
     for q, totals in found.known.items():
@@ -361,18 +364,18 @@ def read_corrected(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Se
     slices = ["all", "answerable", "unanswerable", *(f"type:{t}" for t in types)]
     facts = CorrectedFacts({})
     exact: dict[tuple[str, str], float | None] = {}
-    any_found = False
     frames = {side: _sentences(con, suite, runs, None)
               for side, runs in (("baseline", baseline_runs), ("candidate", candidate_runs))}
+    if all(found is None for found in frames.values()):
+        return None
+    questions = _question_frame(con, suite)
     for name in slices:
         row: dict[str, Corrected | None] = {}
         for side, runs in (("baseline", baseline_runs), ("candidate", candidate_runs)):
             found = None if frames[side] is None else corrected_support(con, suite, runs, slice_=name,
-                                                                         found=frames[side])
+                                                                         found=frames[side], questions=questions)
             row[side] = found
-            any_found = any_found or found is not None
             if found is None:
-                questions = _question_frame(con, suite)
                 chosen = list(questions[mask(questions, parse_slice(name))]["question_id"])
                 s, c = con.execute("SELECT sum(n_supported), sum(n_claims) FROM question_scores WHERE "
                                    "list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id)",
@@ -380,7 +383,7 @@ def read_corrected(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Se
                 exact[(side, name)] = None if not c else float(s) / float(c)
         facts.slices[name] = row
     facts.exact = exact
-    return facts if any_found else None
+    return facts
 
 
 __all__ = ["CORRECTABLE", "ESTIMATES", "Corrected", "CorrectedFacts", "corrected_support", "read_corrected", "latest_sample", "next_review_gain",
