@@ -9,6 +9,7 @@ hypothesis's own caches go to the system temporary directory.
 """
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import zlib
@@ -49,6 +50,18 @@ def pytest_configure(config: pytest.Config) -> None:
     # Hypothesis caches constants (at collection) and writes failure patches: keep them out of the tree.
     home = os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or Path(tempfile.gettempdir()) / "ragslice-hypothesis"
     set_hypothesis_home_dir(home)
+    _scan_components_once()
+
+
+def _scan_components_once() -> None:
+    """Keep Streamlit's scan for installed components per process. Each new AppTest reads the metadata
+    of every installed distribution for v2 component manifests (0.6 s with the test extra's 150
+    packages, once for each of some hundreds of apps); what is installed does not change during a run."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # a Streamlit without v2 components scans nothing
+        return
+    manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
