@@ -39,6 +39,7 @@ def test_tuned_lambda_by_hand():
     assert ppi.tuned_lambda([1, 0], [1, 0], [1, 0]) == pytest.approx(0.375)
 
 
+@pytest.mark.slow  # ppi_py compiles its numba kernels on first use (4 s); the hand values above run in the fast tier
 def test_ppi_mean_agrees_with_ppi_py():
     ppi_py = pytest.importorskip("ppi_py")
     rng = np.random.default_rng(3)

@@ -63,7 +63,7 @@ def every_regressed_question(c: Comparison) -> pd.DataFrame:
 def test_the_worst_regressions_are_the_first_of_every_regressed_question(databases):
     checked = 0
     for name, db in databases.items():
-        for base, cand in some(_pairs(db), 6, seed=3):
+        for base, cand in some(_pairs(db), 4, seed=3):
             with duckdb.connect(str(db), read_only=True) as con:
                 c = compare(con, base, cand)
             expected = every_regressed_question(c)
