@@ -58,6 +58,7 @@ import math
 import warnings as _warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -302,6 +303,15 @@ def _sign_bits(width: int, resamples: int, seed: int) -> np.ndarray:
     return np.unpackbits(raw.astype("<u4").view(np.uint8), axis=1, count=resamples, bitorder="little")
 
 
+@lru_cache(maxsize=64)
+def _packed_sign_bits(width: int, resamples: int, seed: int) -> np.ndarray:
+    """`_sign_bits` packed 8 rows to a byte (read-only), kept per process: a bound's bisection and a
+    family's tests ask for the same patterns again and again."""
+    packed = np.packbits(_sign_bits(width, resamples, seed), axis=0, bitorder="little")
+    packed.flags.writeable = False
+    return packed
+
+
 _BYTE_SIGNS = (((np.arange(256)[:, None] >> np.arange(8)) & 1) * 2 - 1).astype(float)
 """Row v: the signs (+1 kept, -1 flipped) that the 8 bits of byte value v give to 8 differences."""
 
@@ -312,8 +322,7 @@ def _sampled_sums(nonzero: Sequence[np.ndarray], resamples: int, seed: int) -> n
     Bits are packed 8 differences to a byte; each vector gets a table of the 256 partial sums per
     byte, so a pattern's sum is one lookup per 8 differences (plain numpy, no BLAS threads).
     """
-    width = max(len(v) for v in nonzero)
-    packed = np.packbits(_sign_bits(width, resamples, seed), axis=0, bitorder="little")
+    packed = _packed_sign_bits(max(len(v) for v in nonzero), resamples, seed)
     sums = np.empty((len(nonzero), resamples))
     for i, v in enumerate(nonzero):
         chunks = -(-len(v) // 8)
