@@ -413,6 +413,8 @@ def test_an_unknown_page_path_is_named(monkeypatch):
     assert unknown_page("http://host/ragslice/nosuch", known) == "nosuch"
 
 
+@pytest.mark.slow  # every page's computations on the demo; the fast tier routes to sampled pages
+# (test_no_page_shows_a_string_from_its_own_source) and renders every page (test_dashboard_apptest)
 def test_every_page_still_routes(demo):
     # The router lists its pages as (file, title): each opens, and Release review stays the default.
     at = demo

@@ -19,7 +19,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from tiers import some
+from tiers import sized, some
 
 from fixtures import synth_db
 
@@ -139,8 +139,9 @@ def _review_some(workspace: Path, db: Path) -> int:
 
 @pytest.fixture(scope="module")
 def databases(demo_db, tmp_path_factory) -> dict[str, Path]:
-    """name -> database: the bundled demo; a synthetic suite (3 runs) without and with review decisions."""
-    synth = synth_db(tmp_path_factory, 2000, 3, seed=5)
+    """name -> database: the bundled demo; a synthetic suite (3 runs; 2,000 questions, 1,500 in the fast
+    tier: still above `stats.LARGE_SAMPLE`) without and with review decisions."""
+    synth = synth_db(tmp_path_factory, sized(2000, 1500), 3, seed=5)
     root = tmp_path_factory.mktemp("reviewed")
     workspace = Path(shutil.copytree(synth.parent / "ws", root / "ws"))
     assert _review_some(workspace, synth) == 12
@@ -228,8 +229,8 @@ def test_the_pool_lists_a_document_both_runs_ranked_first():
 POLICY = parse_policy('name = "p"\n[[gates]]\nmetric = "precision"\nslice = "answerable"\nmin = 0.3\n[[gates]]\nmetric = "recall"\nmax_regressions = 3\n')
 
 
-@pytest.mark.sampled
-@pytest.mark.parametrize("name", ["demo", "synth", "reviewed"])
+@pytest.mark.parametrize("name", ["demo", "reviewed", "synth"])
+@pytest.mark.cases(2)  # the fast tier: the demo's reviews and the synthetic suite without any
 def test_the_relabelling_is_the_re_scoring_of_the_whole_file_s(databases, name):
     db = databases[name]
     moved = 0

@@ -34,6 +34,12 @@ def examples(n: int, *, least: int = 3) -> int:
     return n if full else min(n, max(least, round(n * FAST_EXAMPLES / FULL_EXAMPLES)))
 
 
+def sized(n: int, fast: int) -> int:
+    """A generated suite's size: `n` at full size, `fast` in the ``fast`` tier (the test says why `fast`
+    still reaches what the size is for)."""
+    return n if full else fast
+
+
 def some(items: Sequence[T], k: int, *, seed: int = 0) -> list[T]:
     """Every item at full size; otherwise the first, the last and a seeded sample, `k` in all, in
     their original order (the ends are kept: they are the edge cases lists are usually built around)."""
