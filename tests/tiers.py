@@ -1,9 +1,9 @@
 """The test tiers: what the README's `pytest` runs, and what `.ci/run` adds.
 
 - ``fast`` (the default): every test but the `browser` and `slow` ones, with Hypothesis at the
-  ``fast`` profile, each exhaustive loop over cases cut to a seeded sample (`some`, `examples`) and
-  each long parametrized list marked `cases(k)` cut to k of its cases (the first, the last and a
-  seeded sample: `some` at collection).
+  ``fast`` profile, each exhaustive loop over cases cut to a seeded sample (`some`, `examples`), each
+  long parametrized list marked `cases(k)` cut to k of its cases (the first, the last and a seeded
+  sample: `some` at collection), and a few generated suites smaller (`sized`).
 - ``rest``: the `browser` and `slow` tests, and every `sampled` test again at full size (every case,
   the ``default`` Hypothesis profile). Together the two tiers run everything at full size once.
 - ``all``: every test at full size.
