@@ -131,6 +131,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     import json
 
+    from .decide.clusters import parse_cluster_by
     from .decide.plan import adhoc_gate, plan, plan_text, statistical_gates
     from .decide.policy import load_policy
     from .errors import invalid
@@ -144,6 +145,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         alpha = args.alpha if args.alpha is not None else (policy.gates[0].alpha if policy and policy.gates else 0.05)
         named = adhoc_gate(args.metric, args.slice or "all", args.margin, alpha=alpha, test=args.test)
     gates = statistical_gates(policy, named)
+    cluster_by = args.cluster_by if args.cluster_by is not None else (policy.cluster_by if policy is not None else None)
+    if args.cluster_by is not None:
+        try:
+            parse_cluster_by(args.cluster_by)
+        except ValueError as error:
+            raise invalid(str(error), "--cluster-by", args.cluster_by) from None
     power = args.power if args.power is not None else (policy.power if policy is not None else None)
     if args.db:
         from .store.database import Database
@@ -159,7 +166,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from .decide.detect import POWER
 
     with source as con:
-        rows = plan(con, args.baseline, args.candidate, gates, power=power or POWER)
+        rows = plan(con, args.baseline, args.candidate, gates, power=power or POWER, cluster_by=cluster_by)
     if args.format == "json":
         print(json.dumps({"baseline": args.baseline, "candidate": args.candidate,
                           "spread": "observed" if args.candidate else "assumed",
@@ -530,6 +537,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "0.05)")
     p.add_argument("--test", choices=["randomization", "ttest", "wilcoxon"], default="randomization",
                    help="a gate named here: its test (default randomization)")
+    p.add_argument("--cluster-by", help="how the questions are clustered: cluster (their own), type, tag:<prefix> "
+                   "or none (default: the policy's cluster_by, else the questions' own cluster)")
     p.add_argument("--format", choices=["text", "json"], default="text", help="text for a terminal, json for programs")
 
     p = add("report", cmd_report, "Write a self-contained HTML release report, or with --slides the decision in "

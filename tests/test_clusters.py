@@ -292,3 +292,55 @@ def test_clustered_tests_hold_their_level_where_unclustered_ones_do_not():
     rate = {k: v / trials for k, v in hits.items()}
     assert rate["t_clustered"] <= 0.05 + 3 * 0.011 and rate["flip_clustered"] <= 0.05 + 3 * 0.011
     assert rate["t"] >= 0.15 and rate["flip"] >= 0.15
+
+
+def test_plan_without_a_candidate_is_clustered_as_its_gate_would_be(demo_db, capsys):
+    """No candidate: sqrt(2) x the cluster-robust se of the baseline's mean (CR1, by hand here), G - 1 df;
+    the demo's 31 outdated questions in 20 clusters. `--cluster-by none` plans them unclustered."""
+    from scoring.cli import main
+
+    args = ["plan", "--db", str(demo_db), "--baseline", "prod-baseline", "--metric", "coverage", "--slice",
+            "type:outdated", "--margin", "0.02", "--format", "json"]
+    assert main(args) == 0
+    (row,) = json.loads(capsys.readouterr().out)["gates"]
+    with connect_readonly(demo_db) as con:
+        found = con.execute("""
+            SELECT q.cluster, s.coverage FROM questions q JOIN question_scores s USING (question_id)
+            WHERE q.suite = 'demo' AND q.type = 'outdated' AND s.run_id = 'prod-baseline' AND s.coverage IS NOT NULL
+            ORDER BY q.position""").fetchall()
+    values = np.array([v for _, v in found])
+    by_cluster = pd.Series(values).groupby([c for c, _ in found], sort=False)
+    n, g = len(values), by_cluster.ngroups
+    residual = by_cluster.sum() - by_cluster.size() * values.mean()
+    se = math.sqrt(2 * g / (g - 1) * float((residual ** 2).sum()) / n ** 2)
+    assert (row["n"], row["clusters"], row["spread"]) == (31, 20, "assumed")
+    assert row["mde"] == pytest.approx(C.mde(se, 20, 0.05, 0.8))
+    assert row["power_at_margin"] == pytest.approx(C.power_at(0.02, se, 20, 0.05))
+    assert row["questions_needed"] == C.questions_needed(se, 31, 20, 0.02, 0.05, 0.8, test="randomization")
+    assert main([*args, "--cluster-by", "none"]) == 0
+    (plain,) = json.loads(capsys.readouterr().out)["gates"]
+    assert plain["clusters"] is None and plain["n"] == 31
+    assert plain["mde"] == pytest.approx(detect.mde(math.sqrt(2) * float(np.std(values, ddof=1)), 31, 0.05, 0.8))
+    assert main([*args[:-2], "--format", "text"]) == 0
+    assert "questions now: 31; clustered: 20 clusters" in capsys.readouterr().out
+    assert main([*args, "--cluster-by", "tags"]) == 2
+    assert "--cluster-by" in capsys.readouterr().err
+
+
+def test_plan_with_a_candidate_clusters_as_the_policy_says(demo_db, tmp_path, capsys):
+    """With a candidate the plan is the gate's own figures, under the policy's cluster_by."""
+    policy = tmp_path / "p.toml"
+    policy.write_text('name = "p"\ncluster_by = "type"\n[[gates]]\nname = "outdated"\nmetric = "coverage"\n'
+                      'slice = "type:outdated"\nmax_drop = 0.02\n')
+    assert main_plan(demo_db, policy, capsys)["clusters"] == 1   # one type: one cluster
+    policy.write_text(policy.read_text().replace('cluster_by = "type"', 'cluster_by = "cluster"'))
+    assert main_plan(demo_db, policy, capsys)["clusters"] == 20
+
+
+def main_plan(db: Path, policy: Path, capsys) -> dict:
+    from scoring.cli import main
+
+    assert main(["plan", "--db", str(db), "--baseline", "prod-baseline", "--candidate", "hybrid-v1", "--policy",
+                 str(policy), "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["gates"]
+    return row

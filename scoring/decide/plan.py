@@ -9,6 +9,12 @@ pairing, so usually more than a real candidate shows (name a candidate, or a rep
 for the observed spread). The figures are those of `detect` (one-sided paired t, noncentral; a
 sign-based test also needs enough differing pairs: with a candidate at its observed share, without one
 every pair is assumed to differ).
+
+Clustered questions (`clusters`, chosen by ``cluster_by`` as `compare` chooses them: the policy's, else
+the questions' own ``cluster``) are planned as the gate tests them: with a candidate, the gate's own
+clustered figures; without one, the cluster-robust standard error of the baseline's mean times sqrt(2)
+(two independent draws of whole clusters), G - 1 degrees of freedom, and the questions needed at the
+clusters' mean size (`clusters.mde`, `clusters.power_at`, `clusters.questions_needed`).
 """
 from __future__ import annotations
 
@@ -25,7 +31,7 @@ from ..metrics import slices
 from ..metrics.registry import BY_KEY, display_name, measure_key
 from ..metrics.slices import parse_slice
 from ..store.schema import table_names
-from . import detect, stats
+from . import clusters, detect, stats
 from .policy import Gate, Policy
 from .gates import evaluate_gate
 from .scores import read_questions, read_rows, side_values
@@ -51,6 +57,8 @@ class PlanRow:
     mde: float | None
     power_at_margin: float | None
     questions_needed: int | None
+    clusters: int | None = None
+    """The clusters the gate's test resamples (None: unclustered)."""
 
     @property
     def more(self) -> int | None:
@@ -93,49 +101,75 @@ def statistical_gates(policy: Policy | None, named: Gate | None) -> list[Gate]:
 
 
 def plan(con: duckdb.DuckDBPyConnection, baseline: str, candidate: str | None, gates: Sequence[Gate], *,
-         power: float = detect.POWER, seed: int = 0) -> list[PlanRow]:
-    """The advice for each of `gates` (max_drop gates) at `power`."""
+         power: float = detect.POWER, seed: int = 0, cluster_by: str | None = None) -> list[PlanRow]:
+    """The advice for each of `gates` (max_drop gates) at `power`; `cluster_by` (`clusters.CLUSTER_BY`):
+    how the questions are clustered, as `compare` takes it (None: the questions' own ``cluster``)."""
     if not 0 < power < 1:
         raise invalid("power is a number between 0 and 1", "--power", power)
     gates = [replace(g, power=power) for g in gates]
     if candidate is not None:
         from .compute import compare
 
-        comparison = compare(con, baseline, candidate, seed=seed)
+        comparison = compare(con, baseline, candidate, seed=seed, cluster_by=cluster_by)
         out = []
         for g in gates:
             r = evaluate_gate(g, comparison, seed=seed)
             out.append(PlanRow(g.name, g.metric, str(g.slice), g.rule, g.test, g.alpha, float(g.max_drop or 0.0),
-                               power, r.n, r.sd, "observed", r.mde, r.power_at_margin, r.questions_needed))
+                               power, r.n, r.sd, "observed", r.mde, r.power_at_margin, r.questions_needed, r.clusters))
         return out
-    return [_assumed(g, values) for g, values in zip(gates, _baseline_values(con, baseline, gates))]
+    return [_assumed(g, values, codes)
+            for g, (values, codes) in zip(gates, _baseline_values(con, baseline, gates, cluster_by))]
 
 
-def _baseline_values(con: duckdb.DuckDBPyConnection, baseline: str, gates: Sequence[Gate]) -> list[np.ndarray]:
-    """Each gate's baseline per-question values over its slice (n/a left out)."""
+def _baseline_values(con: duckdb.DuckDBPyConnection, baseline: str, gates: Sequence[Gate], cluster_by: str | None
+                     ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """Each gate's baseline per-question values over its slice (n/a left out), with their cluster codes
+    (None: unclustered)."""
     side = resolve_side(read_runs(con, table_names(con)), baseline, "baseline")
     questions = read_questions(con, side.suite, with_text=False)
     rows = read_rows(con, side.suite, side.run_ids, (), questions["position"].to_numpy())
     values = side_values(rows, 0, questions.index)
+    grouped = clusters.question_clusters(questions, cluster_by or clusters.DEFAULT_BY)
     out = []
     for g in gates:
-        column = values[g.metric].to_numpy(dtype=float)[slices.mask(questions, g.slice)]
-        out.append(column[~np.isnan(column)])
+        where = slices.mask(questions, g.slice)
+        column = values[g.metric].to_numpy(dtype=float)[where]
+        given = ~np.isnan(column)
+        out.append((column[given], None if grouped is None else grouped.codes[where][given]))
     return out
 
 
-def _assumed(g: Gate, values: np.ndarray) -> PlanRow:
+def _assumed(g: Gate, values: np.ndarray, codes: np.ndarray | None) -> PlanRow:
     n = len(values)
     own = detect.sample_sd(values)
     sd = None if own is None else math.sqrt(2.0) * own
     margin = float(g.max_drop or 0.0)
     options = dict(exact_max=stats.EXACT_MAX, resamples=stats.RANDOMIZATION_RESAMPLES, large_sample=stats.LARGE_SAMPLE)
+    if codes is not None:
+        return _assumed_clustered(g, values, codes, sd, margin, options)
     resolvable = n >= 2 and detect.resolves(g.test, n, g.alpha, **options)
     mde = detect.mde(sd, n, g.alpha, g.power) if resolvable and sd is not None else None
     at = detect.power_at(margin, sd, n, g.alpha) if resolvable and sd is not None else (0.0 if n >= 2 else None)
     needed = detect.questions_needed(sd, margin, g.alpha, g.power, nonzero_share=1.0, test=g.test, **options)
     return PlanRow(g.name, g.metric, str(g.slice), g.rule, g.test, g.alpha, margin, g.power, n, sd, "assumed", mde,
                    at, needed)
+
+
+def _assumed_clustered(g: Gate, values: np.ndarray, codes: np.ndarray, sd: float | None, margin: float,
+                       options: dict[str, int]) -> PlanRow:
+    """`_assumed` with the questions in clusters: sqrt(2) x the cluster-robust se of the baseline's mean,
+    G - 1 df, every cluster assumed to differ."""
+    n, count = len(values), clusters.count(codes) if len(values) else 0
+    own = clusters.robust_se(values, codes) if n >= 2 else None
+    se = None if own is None else math.sqrt(2.0) * own
+    resolvable = count >= 2 and detect.resolves(g.test, count, g.alpha, **options)
+    mde = clusters.mde(se, count, g.alpha, g.power) if resolvable and se is not None else None
+    at = clusters.power_at(margin, se, count, g.alpha) if resolvable and se is not None else \
+        (0.0 if count >= 2 else None)
+    needed = clusters.questions_needed(se, n, count, margin, g.alpha, g.power, nonzero_share=1.0, test=g.test,
+                                       **options)
+    return PlanRow(g.name, g.metric, str(g.slice), g.rule, g.test, g.alpha, margin, g.power, n, sd, "assumed", mde,
+                   at, needed, count)
 
 
 def plan_text(rows: Sequence[PlanRow], baseline: str, candidate: str | None) -> str:
@@ -148,7 +182,8 @@ def plan_text(rows: Sequence[PlanRow], baseline: str, candidate: str | None) -> 
         rule = "non-inferiority" if r.rule == "non_inferiority" else "significant drop"
         lines += ["", f"{r.gate}: {display_name(r.metric)} on {r.slice}, margin {r.margin:g} ({rule}, {r.test}, "
                       f"one-sided alpha {r.alpha:g}, power {r.power:g})",
-                  f"  questions now: {r.n} (paired)" if candidate is not None else f"  questions now: {r.n}",
+                  (f"  questions now: {r.n} (paired)" if candidate is not None else f"  questions now: {r.n}")
+                  + (f"; {clusters.words(r.clusters)}" if r.clusters is not None else ""),
                   f"  spread (sd of the differences): {'n/a' if r.sd is None else f'{r.sd:.3f}'} ({r.spread})",
                   "  minimum detectable drop now: " + ("none: the test cannot reach alpha with these questions"
                                                         if r.mde is None else f"{r.mde:.3f}")
