@@ -121,3 +121,41 @@ def test_the_labels_page_shows_the_review_sample_s_progress(tmp_path, monkeypatc
     # the figures of `ragslice sample data/demo --runs prod-text --status`
     assert ("Review sample prod-text-support (candidate): 64 of 100 sampled sentences reviewed; Support +/-0.116 "
             "now, about +/-0.081 at 100.") in line
+
+
+def test_the_labels_queue_puts_the_review_sample_first_and_marks_its_decisions(tmp_path, monkeypatch):
+    """The unreviewed sentences of the demo's sample prod-text-support lead the queue in the sample's order
+    (the order `ragslice sample --status` lists); saving the first writes a decision carrying the sample's
+    name, so it counts as the sample's review."""
+    import shutil
+
+    from scoring.store.refresh import refresh
+
+    ws = shutil.copytree(REPO / "data" / "demo", tmp_path / "ws")
+    db = tmp_path / "db.duckdb"
+    refresh(ws, db)
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    monkeypatch.setenv("RAGSLICE_WORKSPACE", str(ws))
+    monkeypatch.setenv("RAGSLICE_REVIEWER", "carl")
+    monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
+    drawn = [json.loads(line) for line in (ws / "suites" / "demo" / "samples" / "prod-text-support.jsonl").open()]
+    reviewed = {(r["question_id"], " ".join(r["sentence"].split())) for path in (ws / "suites" / "demo" / "reviews").glob("*.jsonl")
+                for r in map(json.loads, path.open()) if r.get("sample") == "prod-text-support"}
+    waiting = [d for d in drawn[1:] if (d["question_id"], " ".join(d["text"].split())) not in reviewed]
+    assert len(waiting) == 36  # 64 of the 100 reviewed
+    with patch_config_options(app_config()):
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.query_params.update(TEXT)
+        at.switch_page("views/labels.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    first = at.get_by_key("align_0")
+    assert first.text[0].value.startswith(waiting[0]["question_id"] + ":")
+    assert f"item {waiting[0]['position']} of review sample prod-text-support" in first.caption[0].value.replace("\\", "")
+    second = at.get_by_key("align_1")
+    assert f"item {waiting[1]['position']} of review sample prod-text-support" in second.caption[0].value.replace("\\", "")
+    first.selectbox[0].set_value("no_claim")
+    first.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    saved = [json.loads(line) for line in (ws / "suites" / "demo" / "reviews" / "carl.jsonl").open()]
+    assert saved[-1]["kind"] == "alignment" and saved[-1]["question_id"] == waiting[0]["question_id"]
+    assert saved[-1]["sample"] == "prod-text-support"

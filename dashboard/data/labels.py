@@ -148,25 +148,38 @@ items AS (
          min(confidence) FILTER (WHERE applied) AS confidence,
          list(DISTINCT run_id ORDER BY run_id) AS runs
   FROM auto GROUP BY question_id, norm
+),
+sampled AS (
+  SELECT question_id, {sampled_normalised} AS norm, arg_max(sample, drawn_at) AS sample,
+         arg_max(position, drawn_at) AS sample_position
+  FROM samples WHERE suite = ? AND unit = 'sentence' AND list_contains(?::VARCHAR[], run_id)
+  GROUP BY question_id, norm
 )
-SELECT i.*, q.text AS question FROM items i
+SELECT i.*, s.sample, s.sample_position, q.text AS question FROM items i
 JOIN questions q ON q.suite = ? AND q.question_id = i.question_id
-ORDER BY i.aligners_disagree DESC, i.confidence ASC NULLS FIRST, i.question_id, i.norm
+LEFT JOIN sampled s ON s.question_id = i.question_id AND s.norm = i.norm
+ORDER BY s.sample_position IS NULL, s.sample_position, i.aligners_disagree DESC, i.confidence ASC NULLS FIRST,
+         i.question_id, i.norm
 LIMIT ?
 """
+"""A review sample's sentences come first, in the sample's order (the queue order `ragslice sample --status`
+lists): reviewed in that order, the reviewed ones are a random subset of the sample."""
 
 
 def alignment_queue(suite: str, base: Side, cand: Side, limit: int = 10) -> pd.DataFrame:
-    """Sentences of either side no reviewer aligned yet, those the automatic aligners disagree on first,
-    then the lowest confidence of the alignment applied: question, sentence, citations, each aligner's
-    opinion, the runs that wrote it."""
+    """Sentences of either side no reviewer aligned yet: a review sample's first, in its order (`sample`,
+    `sample_position`: the latest sentence sample that drew the sentence from these runs, else None), then
+    those the automatic aligners disagree on, then the lowest confidence of the alignment applied:
+    question, sentence, citations, each aligner's opinion, the runs that wrote it."""
     from scoring.store.alignment import normalised
 
-    if not has("alignments"):
+    if not has("alignments") or not has("samples"):
         return pd.DataFrame(columns=["question_id", "norm", "sentence", "citations", "opinions", "aligners_disagree",
-                                     "confidence", "runs", "question"])
-    sql = ALIGNMENT_QUEUE_SQL.replace("{normalised}", normalised("text"))
-    return query(sql, [[*base.run_ids, *cand.run_ids], suite, limit])
+                                     "confidence", "runs", "sample", "sample_position", "question"])
+    sql = ALIGNMENT_QUEUE_SQL.replace("{normalised}", normalised("text")).replace(
+        "{sampled_normalised}", normalised("text"))
+    runs = [*base.run_ids, *cand.run_ids]
+    return query(sql, [runs, suite, runs, suite, limit])
 
 
 class _Units:

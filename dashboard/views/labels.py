@@ -85,16 +85,19 @@ if sentences.empty:
     st.caption("No answer sentence of these runs waits for a reviewer: every one was aligned by a reviewer, or no "
                "run answers in sentences.")
 else:
-    st.caption("Sentences of free-text answers that only an automatic aligner decided: those the aligners disagree "
-               "on first, then the least confident. Your decision serves every run that wrote the same sentence, "
-               "and the agreement of each aligner with the reviewers is measured on these decisions.")
+    st.caption("Sentences of free-text answers that only an automatic aligner decided: a review sample's first, in "
+               "its order (your decision is marked as the sample's), then those the aligners disagree on, then the "
+               "least confident. Your decision serves every run that wrote the same sentence, and the agreement of "
+               "each aligner with the reviewers is measured on these decisions.")
 for i, row in enumerate(sentences.itertuples(index=False)):
     with st.container(border=True, key=f"align_{i}"):
         st.text(f"{row.question_id}: {row.question}")
         st.code(str(row.sentence), language=None, wrap_lines=True)
         st.caption(escape(f"cites: {', '.join(items(row.citations) or []) or 'nothing'}; written by "
                           f"{', '.join(items(row.runs) or [])}; aligners said: {'; '.join(items(row.opinions) or [])}"
-                          + (" (they disagree)" if row.aligners_disagree else "")))
+                          + (" (they disagree)" if row.aligners_disagree else "")
+                          + (f"; item {int(row.sample_position)} of review sample {row.sample}"
+                             if isinstance(row.sample, str) else "")))
         claims = data.question_claims(cmp.suite, row.question_id)
         propositions = dict(zip(claims["claim_id"], claims["proposition"]))
         outcome_col, claims_col, save_col = st.columns([2, 5, 1], vertical_alignment="bottom")
@@ -112,7 +115,7 @@ for i, row in enumerate(sentences.itertuples(index=False)):
             else:
                 aligned = chosen if outcome == "states claims" else outcome
                 decision = {"kind": "alignment", "question_id": row.question_id, "sentence": str(row.sentence),
-                            "claim_ids": aligned}
+                            "claim_ids": aligned, **({"sample": row.sample} if isinstance(row.sample, str) else {})}
                 if save(cmp.suite, decision, f"the alignment of a sentence of {row.question_id}"):
                     decided.add((row.question_id, row.norm))
                     st.rerun()
