@@ -159,3 +159,26 @@ def test_the_labels_queue_puts_the_review_sample_first_and_marks_its_decisions(t
     saved = [json.loads(line) for line in (ws / "suites" / "demo" / "reviews" / "carl.jsonl").open()]
     assert saved[-1]["kind"] == "alignment" and saved[-1]["question_id"] == waiting[0]["question_id"]
     assert saved[-1]["sample"] == "prod-text-support"
+
+
+def test_the_slides_say_where_the_judge_and_the_review_sample_differ(demo_db):
+    """The "where it regressed" screen says the candidate's judge-only and corrected Support when they
+    differ (prod-text: the figures of tests/test_ppi.py); a candidate whose Support rests on no judge has no
+    such line."""
+    import duckdb
+
+    from scoring.decide import present
+    from scoring.decide.comparison import compare
+    from scoring.decide.report import load_evidence
+    from scoring.io.demo import bundled_policy
+
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        found = {}
+        for candidate in ("prod-text", "rerank-v2"):
+            c = compare(con, "prod-baseline", candidate, policy=bundled_policy())
+            where = next(s for s in present.screens(c, load_evidence(con, c, [])) if s.key == "where")
+            found[candidate] = where.body
+    assert ("Judge vs reviewers: the candidate&#x27;s pooled Support is 0.744 as the judge aligned its sentences, "
+            "0.740 corrected by the review sample (95% 0.625 to 0.856; 64 of 100 sampled sentences reviewed)."
+            ) in found["prod-text"]
+    assert "Judge vs reviewers" not in found["rerank-v2"]

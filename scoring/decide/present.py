@@ -209,6 +209,28 @@ def label_gap_line(c: Comparison) -> str | None:
                                 "retrieval drop as real."))
 
 
+def judge_line(c: Comparison) -> str | None:
+    """Pooled Support as the judge aligned it beside the review sample's corrected estimate
+    (`scoring.decide.corrected`), for each side where the two differ; None when no side's Support rests on
+    a judge, or when the corrected estimate agrees (or has no interval yet)."""
+    facts = c.corrected
+    if facts is None:
+        return None
+    parts = []
+    for side in ("baseline", "candidate"):
+        found = facts.get(side, "all")
+        if found is None or not found.differs or not found.corrected.valid:
+            continue
+        k = found.corrected
+        parts.append(f"the {side}'s pooled Support is {found.judge:.3f} as the judge aligned its sentences, "
+                     f"{k.estimate:.3f} corrected by the review sample (95% {k.low:.3f} to {k.high:.3f}; "
+                     f"{k.reviewed} of {k.sampled} sampled sentences reviewed)")
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return f"Judge vs reviewers: {text}."
+
+
 def _where_screen(c: Comparison) -> Screen:
     t = c.table.set_index(["metric", "slice"])
     gate_rows, seen = [], set()
@@ -220,10 +242,10 @@ def _where_screen(c: Comparison) -> Screen:
             gate_rows.append(_where_row(c, row, g.name))
     worse = quality_worse(c)
     others = worse[[(m, sl) not in seen for m, sl in zip(worse["metric"], worse["slice"])]]
-    gap = label_gap_line(c)
+    gap, judge = label_gap_line(c), judge_line(c)
     legend = ("n: questions both sides score there (n/a: the slice's questions left out). ● significant after "
               "Holm's adjustment over every metric x slice.")
-    room = BODY_LINES - 1.2 - lines(legend, 0.8) - (lines(gap, 0.85, gap=0.6) if gap else 0.0) - 0.8
+    room = BODY_LINES - 1.2 - lines(legend, 0.8) - sum(lines(t, 0.85, gap=0.6) for t in (gap, judge) if t) - 0.8
     fit_rows = max(0, int(room / 1.15) - len(gate_rows))
     shown = [_where_row(c, r, None) for _, r in others.head(min(WHERE_LIMIT, fit_rows)).iterrows()]
     if not gate_rows and worse.empty:
@@ -239,8 +261,8 @@ def _where_screen(c: Comparison) -> Screen:
     head = ("gate, measure on slice" if gate_rows else "measure on slice", "n", "baseline → candidate", "delta",
             "p (Holm)")
     return Screen("where", "Where it regressed", message,
-                  _body("where", head=head, rows=gate_rows + shown, legend=legend, gap=gap)
-                  if gate_rows or shown or gap else "")
+                  _body("where", head=head, rows=gate_rows + shown, legend=legend, gap=gap, judge=judge)
+                  if gate_rows or shown or gap or judge else "")
 
 
 def _side(ev: Evidence, side: str, q: str) -> dict[str, Any]:
@@ -328,5 +350,5 @@ def write_slides(baseline: str, candidate: str, *, db: Path, policy: str | Path 
     return comparison
 
 
-__all__ = ["BODY_LINES", "LABEL_COVERAGE", "Screen", "changed_settings", "clip", "fill", "label_gap_line", "lines",
+__all__ = ["BODY_LINES", "LABEL_COVERAGE", "Screen", "changed_settings", "clip", "fill", "judge_line", "label_gap_line", "lines",
            "quality_worse", "screens", "slides_html", "worse_slices", "write_slides"]
