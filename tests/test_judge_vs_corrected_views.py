@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -100,18 +101,24 @@ def test_the_html_report_shows_judge_vs_corrected(demo_db, tmp_path):
     assert "kappa by slice: answerable" in page
 
 
-def test_the_labels_page_shows_the_review_sample_s_progress(tmp_path, monkeypatch):
+@pytest.fixture
+def reviewing(tmp_path, monkeypatch) -> Path:
+    """The demo workspace copied and refreshed, the dashboard in review mode on it (reviewer carl)."""
     import shutil
 
     from scoring.store.refresh import refresh
 
-    ws = shutil.copytree(REPO / "data" / "demo", tmp_path / "ws")
+    ws = Path(shutil.copytree(REPO / "data" / "demo", tmp_path / "ws"))
     db = tmp_path / "db.duckdb"
     refresh(ws, db)
     monkeypatch.setenv("RAGSLICE_DB", str(db))
     monkeypatch.setenv("RAGSLICE_WORKSPACE", str(ws))
     monkeypatch.setenv("RAGSLICE_REVIEWER", "carl")
     monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
+    return ws
+
+
+def test_the_labels_page_shows_the_review_sample_s_progress(reviewing):
     with patch_config_options(app_config()):
         at = AppTest.from_file(str(APP), default_timeout=120)
         at.query_params.update(TEXT)
@@ -123,21 +130,11 @@ def test_the_labels_page_shows_the_review_sample_s_progress(tmp_path, monkeypatc
             "now, about +/-0.081 at 100.") in line
 
 
-def test_the_labels_queue_puts_the_review_sample_first_and_marks_its_decisions(tmp_path, monkeypatch):
+def test_the_labels_queue_puts_the_review_sample_first_and_marks_its_decisions(reviewing):
     """The unreviewed sentences of the demo's sample prod-text-support lead the queue in the sample's order
     (the order `ragslice sample --status` lists); saving the first writes a decision carrying the sample's
     name, so it counts as the sample's review."""
-    import shutil
-
-    from scoring.store.refresh import refresh
-
-    ws = shutil.copytree(REPO / "data" / "demo", tmp_path / "ws")
-    db = tmp_path / "db.duckdb"
-    refresh(ws, db)
-    monkeypatch.setenv("RAGSLICE_DB", str(db))
-    monkeypatch.setenv("RAGSLICE_WORKSPACE", str(ws))
-    monkeypatch.setenv("RAGSLICE_REVIEWER", "carl")
-    monkeypatch.delenv("RAGSLICE_POLICY", raising=False)
+    ws = reviewing
     drawn = [json.loads(line) for line in (ws / "suites" / "demo" / "samples" / "prod-text-support.jsonl").open()]
     reviewed = {(r["question_id"], " ".join(r["sentence"].split())) for path in (ws / "suites" / "demo" / "reviews").glob("*.jsonl")
                 for r in map(json.loads, path.open()) if r.get("sample") == "prod-text-support"}

@@ -308,6 +308,12 @@ class CorrectedFacts:
     def get(self, side: str, slice_: str) -> Corrected | None:
         return self.slices.get(slice_, {}).get(side)
 
+    def judged_sides(self, slice_: str = "all") -> list[tuple[str, Corrected]]:
+        """(side, its figures) for each side, baseline first, whose Support on the slice rests on automatic
+        alignments."""
+        return [(side, found) for side in ("baseline", "candidate")
+                if (found := self.get(side, slice_)) is not None and found.judged]
+
     def delta(self, slice_: str) -> ppi.RatioEstimate | None:
         b, c = self.get("baseline", slice_), self.get("candidate", slice_)
         if b is None and c is None:

@@ -216,19 +216,11 @@ def judge_line(c: Comparison) -> str | None:
     facts = c.corrected
     if facts is None:
         return None
-    parts = []
-    for side in ("baseline", "candidate"):
-        found = facts.get(side, "all")
-        if found is None or not found.differs or not found.corrected.valid:
-            continue
-        k = found.corrected
-        parts.append(f"the {side}'s pooled Support is {found.judge:.3f} as the judge aligned its sentences, "
-                     f"{k.estimate:.3f} corrected by the review sample (95% {k.low:.3f} to {k.high:.3f}; "
-                     f"{k.reviewed} of {k.sampled} sampled sentences reviewed)")
-    if not parts:
-        return None
-    text = "; ".join(parts)
-    return f"Judge vs reviewers: {text}."
+    parts = [f"the {side}'s pooled Support is {found.judge:.3f} as the judge aligned its sentences, "
+             f"{k.estimate:.3f} corrected by the review sample (95% {k.low:.3f} to {k.high:.3f}; "
+             f"{k.reviewed} of {k.sampled} sampled sentences reviewed)"
+             for side, found in facts.judged_sides() if found.differs and (k := found.corrected).valid]
+    return f"Judge vs reviewers: {'; '.join(parts)}." if parts else None
 
 
 def _where_screen(c: Comparison) -> Screen:

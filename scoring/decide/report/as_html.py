@@ -266,10 +266,7 @@ def _corrected(c: Comparison) -> dict[str, Any] | None:
     if facts is None:
         return None
     rows = []
-    for side in ("baseline", "candidate"):
-        found = facts.get(side, "all")
-        if found is None or not found.judged:
-            continue
+    for side, found in facts.judged_sides():
         k = found.corrected
         interval = f"{k.low:.3f} to {k.high:.3f}" if k.valid else f"none: {k.reason}"
         rows.append((side, num(found.judge), num(k.estimate), interval, num(found.reviewed_only.estimate),
