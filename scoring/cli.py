@@ -145,12 +145,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         alpha = args.alpha if args.alpha is not None else (policy.gates[0].alpha if policy and policy.gates else 0.05)
         named = adhoc_gate(args.metric, args.slice or "all", args.margin, alpha=alpha, test=args.test)
     gates = statistical_gates(policy, named)
-    cluster_by = args.cluster_by if args.cluster_by is not None else (policy.cluster_by if policy is not None else None)
     if args.cluster_by is not None:
         try:
             parse_cluster_by(args.cluster_by)
         except ValueError as error:
             raise invalid(str(error), "--cluster-by", args.cluster_by) from None
+    cluster_by = args.cluster_by if args.cluster_by is not None else (policy.cluster_by if policy is not None else None)
     power = args.power if args.power is not None else (policy.power if policy is not None else None)
     if args.db:
         from .store.database import Database

@@ -150,7 +150,7 @@ items AS (
   FROM auto GROUP BY question_id, norm
 ),
 sampled AS (
-  SELECT question_id, {sampled_normalised} AS norm, arg_max(sample, drawn_at) AS sample,
+  SELECT question_id, {normalised} AS norm, arg_max(sample, drawn_at) AS sample,
          arg_max(position, drawn_at) AS sample_position
   FROM samples WHERE suite = ? AND unit = 'sentence' AND list_contains(?::VARCHAR[], run_id)
   GROUP BY question_id, norm
@@ -176,8 +176,7 @@ def alignment_queue(suite: str, base: Side, cand: Side, limit: int = 10) -> pd.D
     if not has("alignments") or not has("samples"):
         return pd.DataFrame(columns=["question_id", "norm", "sentence", "citations", "opinions", "aligners_disagree",
                                      "confidence", "runs", "sample", "sample_position", "question"])
-    sql = ALIGNMENT_QUEUE_SQL.replace("{normalised}", normalised("text")).replace(
-        "{sampled_normalised}", normalised("text"))
+    sql = ALIGNMENT_QUEUE_SQL.replace("{normalised}", normalised("text"))  # both tables name the sentence `text`
     runs = [*base.run_ids, *cand.run_ids]
     return query(sql, [runs, suite, runs, suite, limit])
 

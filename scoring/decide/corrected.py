@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import numpy as np
@@ -154,12 +154,40 @@ def corrected_support(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Seque
     return Corrected("support", slice_, sample, judge, corrected, reviewed_only, judged, rows_out)
 
 
+class _Alignment(NamedTuple):
+    """One row of `ALIGNMENTS_SQL`."""
+
+    run_id: str
+    question_id: str
+    sentence: int
+    text: str
+    citations: list[str]
+    aligner: str
+    decided_by: str
+    outcome: str
+    claim_ids: list[str]
+    applied: bool
+
+
+class _FrameSentence(NamedTuple):
+    """A frame sentence: its question and stratum, whether the sample drew it, (supported, claims) as the
+    judge aligned it (`prediction`) and as the sample's reviewer did (`truth`, None until reviewed), and
+    the part its applied alignment holds in the known totals."""
+
+    question_id: str
+    stratum: str
+    drawn: bool
+    prediction: tuple[int, int]
+    truth: tuple[int, int] | None
+    part: tuple[int, int]
+
+
 @dataclass(frozen=True)
 class _Sentences:
-    """A run set's frame, every slice at once: per frame sentence (question, stratum, drawn, prediction,
-    truth or None, the applied alignment's part), the known (supported, claims) per question, the sample."""
+    """A run set's frame, every slice at once: the frame sentences, the known (supported, claims) per
+    question, the sample."""
 
-    frame: list[tuple[str, str, bool, tuple[int, int], tuple[int, int] | None, tuple[int, int]]]
+    frame: list[_FrameSentence]
     known: dict[str, tuple[float, float]]
     sample: str | None
 
@@ -170,7 +198,7 @@ def _sentences(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str
     if not _has(con, "alignments", "samples"):
         return None
     runs = list(run_ids)
-    rows = con.execute(ALIGNMENTS_SQL, [runs]).fetchall()
+    rows = [_Alignment._make(row) for row in con.execute(ALIGNMENTS_SQL, [runs]).fetchall()]
     if not rows:
         return None
     info = {q: (t, bool(a)) for q, t, a in con.execute(
@@ -187,49 +215,46 @@ def _sentences(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str
     known = {q: (float(s or 0), float(c or 0)) for q, s, c in con.execute("""
         SELECT question_id, sum(n_supported), sum(n_claims) FROM question_scores
         WHERE list_contains(?::VARCHAR[], run_id) GROUP BY question_id""", [runs]).fetchall()}
-    sample_items: dict = {}
+    drawn_in: dict[tuple[str, str, int], str] = {}
     strata_of: list[str] = []
     marked: set[tuple[str, str]] = set()
     if sample is not None:
-        drawn = con.execute("""SELECT run_id, question_id, sentence, stratum, population, drawn, text, strata
+        drawn = con.execute("""SELECT run_id, question_id, sentence, stratum, strata
                                FROM samples WHERE suite = ? AND sample = ? ORDER BY position""",
                             [suite, sample]).fetchall()
-        sample_items = {(r, q, int(s)): (stratum, t) for r, q, s, stratum, _, _, t, _ in drawn if r in runs}
-        strata_of = list(drawn[0][7]) if drawn else []
+        drawn_in = {(r, q, int(s)): stratum for r, q, s, stratum, _ in drawn if r in runs}
+        strata_of = list(drawn[0][4]) if drawn else []
         marked = {(q, normalise_sentence(s)) for q, s in con.execute(
             "SELECT question_id, sentence FROM reviews WHERE suite = ? AND sample = ? AND kind = 'alignment' "
             "AND status = 'applied'", [suite, sample]).fetchall()}
-    groups: dict[tuple[str, str, int], list[tuple]] = {}
+    groups: dict[tuple[str, str, int], list[_Alignment]] = {}
     for row in rows:  # in ALIGNMENTS_SQL's order: within a sentence, the human alignment first, then the judge's
-        groups.setdefault((row[0], row[1], int(row[2])), []).append(row)
+        groups.setdefault((row.run_id, row.question_id, int(row.sentence)), []).append(row)
     frame = []
     for key in sorted(groups):
         run, q, _ = key
         if q not in info:
             continue  # not a question of the suite: in no slice
         own = groups[key]
-        applied = [r for r in own if r[9]]
-        automatic = [r for r in own if r[5] != "human"]
-        is_sampled = key in sample_items
+        applied = [a for a in own if a.applied]
+        automatic = [a for a in own if a.aligner != "human"]
+        human = [a for a in own if a.aligner == "human"]
+        is_sampled = key in drawn_in
         if not applied or not automatic:
             continue
-        if applied[0][5] == "human" and not is_sampled:
+        if applied[0].aligner == "human" and not is_sampled:
             continue  # reviewed outside the sample: known exactly, already in `known`
         docs, seen = ok.get(q, {}), visible.get((run, q), set())
-        first, pred_row = applied[0], automatic[0]
+
+        def counted(a: _Alignment) -> tuple[int, int]:
+            return _uc(a.outcome, list(a.claim_ids), list(a.citations), docs, seen)
+
+        reviewed = is_sampled and human and (q, normalise_sentence(str(applied[0].text))) in marked
+        stratum = drawn_in[key] if is_sampled else \
+            stratum_name(strata_of, {"run_id": run, "type": info[q][0], "answerable": info[q][1]})
         # the applied alignment's part leaves the known totals: the frame stands for it
-        part = _uc(first[7], list(first[8]), list(first[4]), docs, seen)
-        pred = _uc(pred_row[7], list(pred_row[8]), list(pred_row[4]), docs, seen)
-        human = [r for r in own if r[5] == "human"]
-        truth = None
-        if is_sampled and human and (q, normalise_sentence(str(first[3]))) in marked:
-            h = human[0]
-            truth = _uc(h[7], list(h[8]), list(h[4]), docs, seen)
-        if is_sampled:
-            stratum = sample_items[key][0]
-        else:
-            stratum = stratum_name(strata_of, {"run_id": run, "type": info[q][0], "answerable": info[q][1]})
-        frame.append((q, stratum, is_sampled, pred, truth, part))
+        frame.append(_FrameSentence(q, stratum, is_sampled, counted(automatic[0]),
+                                    counted(human[0]) if reviewed else None, counted(applied[0])))
     return _Sentences(frame, known, sample)
 
 
@@ -238,7 +263,8 @@ def _inputs(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], 
             ) -> tuple[list[ppi.Stratum], tuple[float, float], int, str | None] | None:
     """(strata, known (supported, claims), frame items, sample) of `corrected_support`; `found`: the run
     set's `_sentences`, `questions`: the suite's `_question_frame`, read before."""
-    found = found or _sentences(con, suite, run_ids, sample)
+    if found is None:
+        found = _sentences(con, suite, run_ids, sample)
     if found is None:
         return None
     questions = _question_frame(con, suite) if questions is None else questions
@@ -249,18 +275,18 @@ def _inputs(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], 
             known += totals
     by_stratum: dict[str, dict[str, list]] = {}
     judged = 0
-    for q, stratum, is_sampled, pred, truth, part in found.frame:
-        if q not in in_slice:
+    for item in found.frame:
+        if item.question_id not in in_slice:
             continue
-        known -= part
-        part_of = by_stratum.setdefault(stratum, {"truth": [], "rp": [], "up": [], "drawn": 0})
-        part_of["drawn"] += int(is_sampled)
+        known -= item.part
+        part = by_stratum.setdefault(item.stratum, {"truth": [], "rp": [], "up": [], "drawn": 0})
+        part["drawn"] += int(item.drawn)
         judged += 1
-        if truth is not None:
-            part_of["truth"].append(truth)
-            part_of["rp"].append(pred)
+        if item.truth is not None:
+            part["truth"].append(item.truth)
+            part["rp"].append(item.prediction)
         else:
-            part_of["up"].append(pred)
+            part["up"].append(item.prediction)
     strata = [ppi.Stratum(name, len(p["truth"]) + len(p["up"]), np.array(p["truth"], dtype=float).reshape(-1, 2),
                           np.array(p["rp"], dtype=float).reshape(-1, 2), np.array(p["up"], dtype=float).reshape(-1, 2),
                           p["drawn"]) for name, p in sorted(by_stratum.items())]

@@ -36,9 +36,8 @@ non-zero differences (at the sample's share of them) to get past its resolution.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special as _special

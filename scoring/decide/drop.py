@@ -449,7 +449,6 @@ def _clustered(d: np.ndarray, margin: float, codes: np.ndarray, *, alpha: float,
                        failed=int(np.count_nonzero(w > 0)), unbounded=unbounded, clusters=g)
 
 
-
 def _check_rule(rule: str, test: str) -> None:
     """Refuse an unknown rule or test, and a non-inferiority gate on Wilcoxon (it has no bound)."""
     if rule not in RULES:

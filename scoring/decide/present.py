@@ -342,5 +342,5 @@ def write_slides(baseline: str, candidate: str, *, db: Path, policy: str | Path 
     return comparison
 
 
-__all__ = ["BODY_LINES", "LABEL_COVERAGE", "Screen", "changed_settings", "clip", "fill", "judge_line", "label_gap_line", "lines",
-           "quality_worse", "screens", "slides_html", "worse_slices", "write_slides"]
+__all__ = ["BODY_LINES", "LABEL_COVERAGE", "Screen", "changed_settings", "clip", "fill", "judge_line", "label_gap_line",
+           "lines", "quality_worse", "screens", "slides_html", "worse_slices", "write_slides"]
