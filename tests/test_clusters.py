@@ -56,24 +56,98 @@ def test_cluster_sign_flip_agrees_with_scipy():
         assert C.sign_flip_p(d, codes, alternative=alternative) == pytest.approx(expected, rel=1e-12)
 
 
-def test_cluster_robust_se_by_hand_and_against_statsmodels():
-    """mean 0.65 / 6; cluster residual sums e = 0.3 - 2m, -0.05 - m, 0.4 - 3m;
-    se**2 = G / (G - 1) * sum e**2 / n**2 with G = 3, n = 6."""
+def test_cluster_robust_se_by_hand():
+    """CR2: mean 0.65 / 6; cluster residual sums e = 0.3 - 2m, -0.05 - m, 0.4 - 3m, each over
+    1 - n_c / n = 4/6, 5/6, 3/6; se**2 = sum e**2 / (1 - n_c / n) / n**2."""
     m = 0.65 / 6
     e = np.array([0.3 - 2 * m, -0.05 - m, 0.4 - 3 * m])
-    se = math.sqrt(3 / 2 * float((e ** 2).sum()) / 36)
+    se = math.sqrt(float((e ** 2 / np.array([4 / 6, 5 / 6, 3 / 6])).sum()) / 36)
     assert C.robust_se(D, CODES) == pytest.approx(se, rel=1e-12)
-    assert se == pytest.approx(0.0396016, abs=1e-7)
-    t = m / se
+    assert se == pytest.approx(0.0379144, abs=1e-7)
     from scipy import stats as sps
 
-    assert C.ttest_p(D, CODES, alternative="greater") == pytest.approx(sps.t.sf(t, 2), rel=1e-10)
-    assert C.ttest_p(D, CODES) == pytest.approx(2 * sps.t.sf(t, 2), rel=1e-10)
-    import statsmodels.api as sm
+    t, df = m / se, C.robust_df(D, CODES)
+    assert C.ttest_p(D, CODES, alternative="greater") == pytest.approx(sps.t.sf(t, df), rel=1e-10)
+    assert C.ttest_p(D, CODES) == pytest.approx(2 * sps.t.sf(t, df), rel=1e-10)
 
-    fit = sm.OLS(D, np.ones(len(D))).fit(cov_type="cluster", cov_kwds={"groups": CODES}, use_t=True)
-    assert float(fit.bse[0]) == pytest.approx(se, rel=1e-10)
-    assert float(fit.pvalues[0]) == pytest.approx(C.ttest_p(D, CODES), rel=1e-10)
+
+def test_with_equal_cluster_sizes_the_clustered_t_test_is_statsmodels_cr1_and_the_t_test_of_cluster_means():
+    """Equal sizes: CR2 is CR1 (G / (G - 1) * sum e**2 / n**2), the df G - 1 whatever the correlation, and
+    the test is Student's one-sample t-test of the G cluster means."""
+    import statsmodels.api as sm
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(4)
+    codes = np.repeat(np.arange(7), 4)
+    d = rng.normal(0.1, 0.4, 28) + rng.normal(0, 0.4, 7)[codes]
+    fit = sm.OLS(d, np.ones(len(d))).fit(cov_type="cluster", cov_kwds={"groups": codes}, use_t=True)
+    assert C.robust_se(d, codes) == pytest.approx(float(fit.bse[0]), rel=1e-10)
+    assert C.ttest_p(d, codes) == pytest.approx(float(fit.pvalues[0]), rel=1e-10)
+    assert C.robust_df(d, codes) == pytest.approx(6, rel=1e-12)
+    means = d.reshape(7, 4).mean(axis=1)
+    assert C.ttest_p(d, codes) == pytest.approx(float(sps.ttest_1samp(means, 0).pvalue), rel=1e-10)
+
+
+def bell_mccaffrey(d: np.ndarray, codes: np.ndarray, rho: float) -> tuple[float, float]:
+    """CR2 and its Bell-McCaffrey df by the general matrix formulas (Imbens and Kolesar 2016, section 4),
+    for the regression of d on a constant: A_g = (I - H_gg)^(-1/2); V = (X'X)^-1 sum_g X_g' A_g e_g e_g'
+    A_g X_g (X'X)^-1; G_g = (I - H)_g A_g X_g (X'X)^-1; df = tr(G' Omega G)**2 / tr((G' Omega G)**2) with
+    Omega 1 - rho on the diagonal, rho within a cluster, 0 across."""
+    n = len(d)
+    x = np.ones((n, 1))
+    h = x @ x.T / n
+    e = d - d.mean()
+    columns, meat = [], 0.0
+    same = codes[:, None] == codes[None, :]
+    omega = np.where(same, rho, 0.0) + (1 - rho) * np.eye(n)
+    for g in np.unique(codes):
+        idx = np.flatnonzero(codes == g)
+        values, vectors = np.linalg.eigh(np.eye(len(idx)) - h[np.ix_(idx, idx)])
+        a = vectors @ np.diag(values ** -0.5) @ vectors.T
+        meat += (x[idx].T @ a @ e[idx]).item() ** 2
+        columns.append((np.eye(n) - h)[:, idx] @ a @ x[idx] / n)
+    gm = np.hstack(columns)
+    m = gm.T @ omega @ gm
+    return math.sqrt(meat) / n, float(np.trace(m) ** 2 / np.trace(m @ m))
+
+
+def test_cr2_and_its_degrees_of_freedom_are_the_matrix_formulas():
+    rng = np.random.default_rng(11)
+    for _ in range(12):
+        g = int(rng.integers(2, 9))
+        codes = np.repeat(np.arange(g), rng.integers(1, 7, g))
+        d = rng.normal(0, 1, len(codes)) + rng.normal(0, 1, g)[codes]
+        for rho in (0.0, 0.35, 1.0):
+            se, df = bell_mccaffrey(d, codes, rho)
+            assert C.robust_se(d, codes) == pytest.approx(se, rel=1e-10)
+            assert C.df_at(C.sums(d, codes)[1], rho) == pytest.approx(df, rel=1e-9)
+        assert C.robust_df(d, codes) == pytest.approx(bell_mccaffrey(d, codes, C.icc(d, codes))[1], rel=1e-9)
+
+
+def test_icc_is_the_one_way_anova_estimate():
+    """Equal sizes k: ICC(1) = (F - 1) / (F + k - 1), F scipy's one-way ANOVA statistic; clipped at 0."""
+    from scipy.stats import f_oneway
+
+    rng = np.random.default_rng(2)
+    codes = np.repeat(np.arange(9), 5)
+    d = rng.normal(0, 1, 45) + rng.normal(0, 1, 9)[codes]
+    f = f_oneway(*d.reshape(9, 5)).statistic
+    assert C.icc(d, codes) == pytest.approx((f - 1) / (f + 4), rel=1e-10)
+    assert C.icc(np.tile([0.0, 1.0, 2.0], 4), np.repeat(np.arange(4), 3)) == 0.0  # clusters alike: clipped
+    assert C.icc(D, np.arange(6)) == 0.0  # one question per cluster
+
+
+def test_degrees_of_freedom_are_monotone_in_the_correlation():
+    """`df_range` takes the two ends of [0, 1] as the smallest and largest df: the df moves one way as the
+    correlation grows, on 300 random designs."""
+    rng = np.random.default_rng(6)
+    for _ in range(300):
+        g = int(rng.integers(2, 25))
+        size = rng.integers(1, int(rng.integers(2, 30)), g)
+        dfs = np.diff([C.df_at(size, rho) for rho in np.linspace(0, 1, 21)])
+        assert (dfs <= 1e-9).all() or (dfs >= -1e-9).all(), size
+        low, high = C.df_range(np.repeat(np.arange(g), size))
+        assert low - 1e-9 <= C.df_at(size, 0.4) <= high + 1e-9
 
 
 def test_cluster_wilcoxon_is_signed_rank_of_cluster_means():
@@ -122,12 +196,15 @@ def test_paired_many_is_paired_one_sample_at_a_time():
     assert any(p.method == "normal" for p in many) and any(p.method == "resampling" for p in many)
 
 
-def test_clustered_mde_power_and_bound_use_the_clustered_se_and_g_minus_1_df():
-    se = C.robust_se(D, CODES)
-    nc = detect._special.nctdtrinc(2, 0.2, detect.t_critical(0.05, 2))
-    assert C.mde(se, 3, 0.05, 0.8) == pytest.approx(nc * se)
-    assert C.power_at(C.mde(se, 3, 0.05, 0.8), se, 3, 0.05) == pytest.approx(0.8, abs=1e-6)
-    assert C.t_bound(D, CODES, 0.05) == pytest.approx(-0.65 / 6 + detect.t_critical(0.05, 2) * se)
+def test_clustered_mde_power_and_bound_use_the_clustered_se_and_df():
+    se, df = C.robust_se(D, CODES), C.robust_df(D, CODES)
+    nc = detect._special.nctdtrinc(df, 0.2, detect.t_critical(0.05, df))
+    assert C.mde(se, 3, 0.05, 0.8, df) == pytest.approx(nc * se)
+    assert C.power_at(C.mde(se, 3, 0.05, 0.8, df), se, 3, 0.05, df) == pytest.approx(0.8, abs=1e-6)
+    assert C.t_bound(D, CODES, 0.05) == pytest.approx(-0.65 / 6 + detect.t_critical(0.05, df) * se)
+    figures = drop.figures(D, 0.02, alpha=0.05, test="ttest", codes=CODES)
+    assert figures.mde == pytest.approx(C.mde(se, 3, 0.05, 0.8, df))
+    assert figures.bound == pytest.approx(C.t_bound(D, CODES, 0.05))
 
 
 def test_questions_needed_keep_the_mean_cluster_size():
@@ -295,7 +372,7 @@ def test_clustered_tests_hold_their_level_where_unclustered_ones_do_not():
 
 
 def test_plan_without_a_candidate_is_clustered_as_its_gate_would_be(demo_db, capsys):
-    """No candidate: sqrt(2) x the cluster-robust se of the baseline's mean (CR1, by hand here), G - 1 df;
+    """No candidate: sqrt(2) x the cluster-robust se of the baseline's mean (CR2, by hand here), its df;
     the demo's 31 outdated questions in 20 clusters. `--cluster-by none` plans them unclustered."""
     from scoring.cli import main
 
@@ -312,10 +389,12 @@ def test_plan_without_a_candidate_is_clustered_as_its_gate_would_be(demo_db, cap
     by_cluster = pd.Series(values).groupby([c for c, _ in found], sort=False)
     n, g = len(values), by_cluster.ngroups
     residual = by_cluster.sum() - by_cluster.size() * values.mean()
-    se = math.sqrt(2 * g / (g - 1) * float((residual ** 2).sum()) / n ** 2)
+    se = math.sqrt(2 * float((residual ** 2 / (1 - by_cluster.size() / n)).sum()) / n ** 2)
+    codes = pd.factorize(pd.Series([c for c, _ in found]))[0]
+    df = C.robust_df(values, codes)
     assert (row["n"], row["clusters"], row["spread"]) == (31, 20, "assumed")
-    assert row["mde"] == pytest.approx(C.mde(se, 20, 0.05, 0.8))
-    assert row["power_at_margin"] == pytest.approx(C.power_at(0.02, se, 20, 0.05))
+    assert row["mde"] == pytest.approx(C.mde(se, 20, 0.05, 0.8, df))
+    assert row["power_at_margin"] == pytest.approx(C.power_at(0.02, se, 20, 0.05, df))
     assert row["questions_needed"] == C.questions_needed(se, 31, 20, 0.02, 0.05, 0.8, test="randomization")
     assert main([*args, "--cluster-by", "none"]) == 0
     (plain,) = json.loads(capsys.readouterr().out)["gates"]

@@ -111,7 +111,7 @@ def test_verdict_card_says_inconclusive_with_the_gates_that_could_not_tell(demo_
     assert plain(card.markdown[0].value) == "## Release verdict: :orange[:material/help: INCONCLUSIVE]"
     lines = gate_markdown(at)
     assert lines[0].startswith(":orange[:material/help:] **current information**")
-    assert "31 questions can only detect a drop of 0.15 or more; the margin is 0.02" in lines[0]
+    assert "31 questions can only detect a drop of 0.17 or more; the margin is 0.02" in lines[0]
     assert "questions would make it conclusive at the observed spread" in lines[0]
     assert lines[1].startswith(":green[:material/check:] **failure rate**")
     assert any("could not tell" in plain(m.value) for m in card.markdown)

@@ -19,20 +19,25 @@ For the differences d_i of n paired questions in G clusters (cluster c: its n_c 
   index matrix `stats` draws for a sample of size G) and takes ``sum of drawn S_c / sum of drawn n_c``;
   the percentile interval of those means. Above `stats.LARGE_SAMPLE` non-zero cluster sums, the normal
   interval ``m +- z * se``;
-- **cluster-robust t-test** (`ttest_p`): ``t = (m - mu) / se`` with G - 1 degrees of freedom, se the
-  CR1 (Liang-Zeger) standard error of the mean, ``se**2 = G / (G - 1) * sum_c e_c**2 / n**2``,
-  ``e_c = S_c - n_c m`` (the cluster's summed residuals);
+- **cluster-robust t-test** (`ttest_p`): ``t = (m - mu) / se``, se the CR2 (Bell-McCaffrey) standard
+  error of the mean, ``se**2 = sum_c e_c**2 / (1 - n_c / n) / n**2``, ``e_c = S_c - n_c m`` (the cluster's
+  summed residuals), with the Bell-McCaffrey degrees of freedom under a working model of one
+  intra-cluster correlation estimated from the sample (`robust_df`: Imbens and Kolesar 2016). With equal
+  cluster sizes this is CR1 with G - 1 df, exactly Student's t on the G cluster means; with uneven sizes
+  CR1 with G - 1 df rejects too often with 20 clusters or fewer (docs/statistics.md);
 - **Wilcoxon** (`wilcoxon_p`): the signed-rank test of the G cluster means (the cluster-summary
   approach: one observation per cluster);
 - **MDE, power, questions needed, bound** (`mde`, `power_at`, `questions_needed`, `t_bound`): those of
-  `detect` with the clustered se in place of ``s / sqrt(n)`` and G - 1 degrees of freedom; the questions
-  needed keep the clusters' mean size (clusters needed x n / G).
+  `detect` with the clustered se in place of ``s / sqrt(n)`` and `robust_df` degrees of freedom; the
+  questions needed keep the clusters' mean size (clusters needed x n / G, each with G' - 1 df).
 
 With one question per cluster every figure is the unclustered one: the sums are the differences, the
-bootstrap draws the same indexes, and CR1's ``G / (G - 1) * sum e**2 / n**2`` is ``s**2 / n``.
+bootstrap draws the same indexes, CR2's ``sum e**2 / (1 - 1/n) / n**2`` is ``s**2 / n`` and the df n - 1.
 References: Liang and Zeger (1986), *Biometrika* 73:13-22; Cameron and Miller (2015), "A practitioner's
 guide to cluster-robust inference", *J. Human Resources* 50:317-372 (CR1, G - 1 df, wild cluster
-sign flips); Field and Welsh (2007), *JRSS B* 69:369-390 (the cluster bootstrap).
+sign flips); Bell and McCaffrey (2002), *Survey Methodology* 28:169-181 (CR2 and its df); Imbens and
+Kolesar (2016), *Rev. Econ. Stat.* 98:701-712 (the df under a random-effects working model); Field and
+Welsh (2007), *JRSS B* 69:369-390 (the cluster bootstrap).
 """
 from __future__ import annotations
 
@@ -150,23 +155,78 @@ def sign_flip_p(d: np.ndarray, codes: np.ndarray, *, alternative: stats.Alternat
 
 
 def robust_se(d: np.ndarray, codes: np.ndarray) -> float | None:
-    """The CR1 (Liang-Zeger, small-sample factor G / (G - 1)) standard error of the mean difference;
-    None with fewer than two clusters."""
+    """The CR2 (Bell-McCaffrey) standard error of the mean difference, ``se**2 = sum_c e_c**2 / (1 - n_c / n)
+    / n**2`` (`e_c = S_c - n_c m`); None with fewer than two clusters. With equal cluster sizes it is
+    CR1's ``G / (G - 1) * sum_c e_c**2 / n**2``; with one question per cluster ``s**2 / n``."""
+    d = np.asarray(d, dtype=float)
+    s, size = sums(d, codes)
+    if len(s) < 2:
+        return None
+    g, n = len(s), len(d)
+    residual = s - size * float(np.mean(d))
+    if (size == size[0]).all():  # CR1, computed as `stats` computes s**2 / n for singletons
+        return math.sqrt(float(np.mean(residual ** 2)) * (g / (g - 1)) / n * (g / n))
+    return math.sqrt(float(np.sum(residual ** 2 / (1 - size / n)))) / n
+
+
+def icc(d: np.ndarray, codes: np.ndarray) -> float:
+    """The intra-cluster correlation of `d` by one-way ANOVA (method of moments), clipped to [0, 1]; 0 when
+    every cluster has one question or nothing varies."""
     d = np.asarray(d, dtype=float)
     s, size = sums(d, codes)
     g, n = len(s), len(d)
-    if g < 2:
-        return None
-    mean = float(np.mean(d))
-    residual = s - size * mean
-    variance = float(np.mean(residual ** 2)) * (g / (g - 1))  # with singletons: s**2, as `stats._variance`
-    return math.sqrt(variance / n * (g / n))
+    if g < 2 or n <= g:
+        return 0.0
+    local = _first_seen(np.asarray(codes))
+    mean_c = s / size
+    between = float(np.sum(size * (mean_c - d.mean()) ** 2)) / (g - 1)
+    within = float(np.sum((d - mean_c[local]) ** 2)) / (n - g)
+    n0 = (n - float(np.sum(size.astype(float) ** 2)) / n) / (g - 1)
+    var_c = max((between - within) / n0, 0.0)
+    return min(var_c / (var_c + within), 1.0) if var_c + within > 0 else 0.0
+
+
+def df_at(size: np.ndarray, rho: float) -> float:
+    """The Bell-McCaffrey degrees of freedom of the CR2 t-test of a mean over clusters of sizes `size`,
+    under the working model of an intra-cluster correlation `rho` (Imbens and Kolesar 2016):
+    ``tr(M)**2 / tr(M**2)``, M the G x G matrix ``G' Omega G`` of the CR2 variance's cluster parts. G - 1
+    with equal sizes, whatever `rho`. Computed in O(G): M is a diagonal plus a rank-two part."""
+    size = np.asarray(size, dtype=float)
+    if (size == size[0]).all():
+        return float(len(size) - 1)
+    n = float(size.sum())
+    share = size / n
+    c = 1 / np.sqrt(1 - share)
+    q = size * (1 - rho + rho * size)
+    total = float(q.sum())
+    diag, a, b = c * c * q, c * q, c * share
+    trace = float(diag.sum() - 2 * a @ b + total * (b @ b))
+    gram = np.array([[a @ a, a @ b], [a @ b, b @ b]])
+    low_rank = np.array([[0.0, -1.0], [-1.0, total]]) @ gram
+    square = float(diag @ diag + 2 * diag @ (-2 * a * b + total * b * b) + np.trace(low_rank @ low_rank))
+    return trace ** 2 / square
+
+
+def robust_df(d: np.ndarray, codes: np.ndarray) -> float | None:
+    """The degrees of freedom of the clustered t-test: `df_at` the clusters' sizes and the sample's `icc`;
+    None with fewer than two clusters."""
+    _, size = sums(d, codes)
+    return df_at(size, icc(d, codes)) if len(size) >= 2 else None
+
+
+def df_range(codes: np.ndarray) -> tuple[float, float]:
+    """(smallest, largest) `df_at` these clusters' sizes over every intra-cluster correlation in [0, 1]: the
+    two ends (the degrees of freedom are monotone in it, tested), for a bound that must hold whatever the
+    sample's correlation."""
+    _, size = sums(np.zeros(len(codes)), codes)
+    ends = df_at(size, 0.0), df_at(size, 1.0)
+    return min(ends), max(ends)
 
 
 def ttest_p(d: np.ndarray, codes: np.ndarray, *, alternative: stats.Alternative = "two-sided",
             mu: float = 0.0) -> float | None:
     """The cluster-robust t-test of the mean difference against `mu`: ``(m - mu) / se`` (`robust_se`),
-    Student t with G - 1 df. None with fewer than two clusters or no spread."""
+    Student t with `robust_df` degrees of freedom. None with fewer than two clusters or no spread."""
     d = np.asarray(d, dtype=float)
     if len(d) < 2 or np.ptp(d) <= TIE:
         return None
@@ -175,7 +235,7 @@ def ttest_p(d: np.ndarray, codes: np.ndarray, *, alternative: stats.Alternative 
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.divide(float(np.mean(d)) - mu, se)
-    return stats.t_p_value(t, count(codes) - 1, alternative)
+    return stats.t_p_value(t, robust_df(d, codes), alternative)
 
 
 def means(d: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -350,31 +410,36 @@ def drop_p(better: np.ndarray, codes: np.ndarray, max_drop: float, *, test: str 
 # --- what a clustered sample can detect ----------------------------------------------------------
 
 
-def power_at(drop: float, se: float, clusters: int, alpha: float) -> float | None:
-    """`detect.power_at` with the clustered standard error of the mean `se` and G - 1 df: the power of the
-    one-sided cluster-robust t-test to detect a true drop `drop`; None with fewer than two clusters."""
+def power_at(drop: float, se: float, clusters: int, alpha: float, df: float | None = None) -> float | None:
+    """`detect.power_at` with the clustered standard error of the mean `se` and `df` degrees of freedom
+    (`robust_df`; G - 1 when not given, as for equal sizes): the power of the one-sided cluster-robust
+    t-test to detect a true drop `drop`; None with fewer than two clusters."""
     if clusters < 2:
         return None
-    return detect.power_of_se(drop, se, clusters - 1, alpha)
+    return detect.power_of_se(drop, se, clusters - 1 if df is None else df, alpha)
 
 
-def mde(se: float, clusters: int, alpha: float, power: float = detect.POWER) -> float | None:
-    """`detect.mde` with the clustered se and G - 1 df; None with fewer than two clusters or an unbounded se."""
+def mde(se: float, clusters: int, alpha: float, power: float = detect.POWER, df: float | None = None
+        ) -> float | None:
+    """`detect.mde` with the clustered se and `df` degrees of freedom (`robust_df`; G - 1 when not given);
+    None with fewer than two clusters or an unbounded se."""
     if clusters < 2 or not math.isfinite(se):
         return None
     if se <= 0:
         return 0.0
-    nc = float(_special.nctdtrinc(clusters - 1, 1.0 - power, detect.t_critical(alpha, clusters - 1)))
+    df = clusters - 1 if df is None else df
+    nc = float(_special.nctdtrinc(df, 1.0 - power, detect.t_critical(alpha, df)))
     return nc * se
 
 
 def t_bound(better: np.ndarray, codes: np.ndarray, alpha: float) -> float | None:
-    """The cluster-robust one-sided (1 - alpha) upper bound of the mean drop: ``-m + t_{1-alpha, G-1} se``."""
+    """The cluster-robust one-sided (1 - alpha) upper bound of the mean drop: ``-m + t_{1-alpha, df} se``
+    (`robust_se`, `robust_df`)."""
     d = np.asarray(better, dtype=float)
     se = robust_se(d, codes) if len(d) >= 2 else None
     if se is None:
         return None
-    return -float(d.mean()) + detect.t_critical(alpha, count(codes) - 1) * se
+    return -float(d.mean()) + detect.t_critical(alpha, robust_df(d, codes)) * se
 
 
 def questions_needed(se: float | None, n: int, clusters: int, margin: float, alpha: float,
@@ -414,7 +479,7 @@ def row_figures(better: np.ndarray, codes: np.ndarray, alpha: float = 0.05, powe
     found = None
     if se is not None and detect.resolves("randomization", m, alpha, exact_max=exact_max, resamples=resamples,
                                           large_sample=large_sample):
-        found = mde(se, count(codes), alpha, power)
+        found = mde(se, count(codes), alpha, power, robust_df(d, codes))
     return found, t_bound(d, codes, alpha)
 
 
@@ -425,6 +490,7 @@ def words(clusters: int | None) -> str:
     return f"clustered: {clusters} cluster" + ("" if clusters == 1 else "s")
 
 
-__all__ = ["CLUSTER_BY", "Clusters", "DEFAULT_BY", "bootstrap_ci", "count", "drop_p", "means", "mde", "nonzero_sums",
-           "paired", "paired_many", "parse_cluster_by", "power_at", "question_clusters", "questions_needed", "robust_se",
-           "row_figures", "sign_flip_p", "sums", "t_bound", "ttest_p", "wilcoxon_p", "words"]
+__all__ = ["CLUSTER_BY", "Clusters", "DEFAULT_BY", "bootstrap_ci", "count", "df_at", "df_range", "drop_p", "icc",
+           "means", "mde", "nonzero_sums", "paired", "paired_many", "parse_cluster_by", "power_at", "question_clusters",
+           "questions_needed", "robust_df", "robust_se", "row_figures", "sign_flip_p", "sums", "t_bound", "ttest_p",
+           "wilcoxon_p", "words"]

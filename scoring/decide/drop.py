@@ -286,36 +286,39 @@ def _randomization_bound(better: np.ndarray, alpha: float, *, seed: int, resampl
 
 def robust_se_range(x: np.ndarray, width: np.ndarray, codes: np.ndarray) -> tuple[float, float]:
     """(smallest, largest) cluster-robust standard error (`clusters.robust_se`) of the mean of values
-    x_i in ``[x_i, x_i + width_i]``: the smallest exactly (the convex quadratic ``sum_c (S_c - n_c m)**2``
-    minimised over the box of cluster sums, `scipy.optimize.lsq_linear`), the largest bounded above by
-    ``sum_c max(|hi_c - n_c m_lo|, |lo_c - n_c m_hi|)**2`` (each cluster's residual at its farthest from
-    any allowed mean). Both the plain se without widths; the largest infinite when a width is."""
+    x_i in ``[x_i, x_i + width_i]``: the smallest exactly (the convex quadratic ``sum_c w_c (S_c - n_c m)**2``,
+    ``w_c = 1 / (1 - n_c / n)``, minimised over the box of cluster sums, `scipy.optimize.lsq_linear`), the
+    largest bounded above by ``sum_c w_c max(|hi_c - n_c m_lo|, |lo_c - n_c m_hi|)**2`` (each cluster's
+    residual at its farthest from any allowed mean). Both the plain se without widths; the largest infinite
+    when a width is."""
     s, size = clusters.sums(x, codes)
     w, _ = clusters.sums(width, codes)
     g, n = len(s), len(x)
     if g < 2:
         return 0.0, 0.0
-    factor = g / (g - 1) / n ** 2
     if not (w > 0).any():
         se = clusters.robust_se(x, codes) or 0.0
         return se, se
     from scipy.optimize import lsq_linear
 
+    weight = 1 / (1 - size / n)
+    root = np.sqrt(weight)[:, None]
     a = np.eye(g) - np.outer(size, np.ones(g)) / n  # residuals S_c - n_c m as a linear map of the sums
     free = w > 0
-    fit = lsq_linear(a[:, free], -(a[:, ~free] @ s[~free]), bounds=(s[free], s[free] + w[free]))
+    fit = lsq_linear(root * a[:, free], -(root * a[:, ~free]) @ s[~free], bounds=(s[free], s[free] + w[free]))
     low = float(np.sum(fit.fun ** 2))
     if not np.isfinite(w).all():
-        return math.sqrt(max(low, 0.0) * factor), math.inf
+        return math.sqrt(max(low, 0.0)) / n, math.inf
     m_lo, m_hi = float(s.sum()) / n, float((s + w).sum()) / n
-    high = float(np.sum(np.maximum(np.abs(s + w - size * m_lo), np.abs(s - size * m_hi)) ** 2))
-    return math.sqrt(max(low, 0.0) * factor), math.sqrt(max(high, low) * factor)
+    high = float(np.sum(weight * np.maximum(np.abs(s + w - size * m_lo), np.abs(s - size * m_hi)) ** 2))
+    return math.sqrt(max(low, 0.0)) / n, math.sqrt(max(high, low)) / n
 
 
 def _clustered_t_p(x: np.ndarray, width: np.ndarray, codes: np.ndarray, alternative: str) -> float | None:
     """The one-sided cluster-robust t-test p at the worst case over the failed pairs' intervals: t bounded
     below by the lowest mean over the smallest se when that mean is negative, else over the largest
-    (`robust_se_range`), G - 1 df; the plain clustered test without widths."""
+    (`robust_se_range`), at whichever end of `clusters.df_range` gives the larger p; the plain clustered test
+    without widths."""
     if not (width > 0).any():
         return clusters.ttest_p(x, codes, alternative=alternative)  # type: ignore[arg-type]
     if clusters.count(codes) < 2:
@@ -327,8 +330,8 @@ def _clustered_t_p(x: np.ndarray, width: np.ndarray, codes: np.ndarray, alternat
         t = -math.inf if numerator < 0 else 0.0
     else:
         t = numerator / se
-    df = clusters.count(codes) - 1
-    return float(_special.stdtr(df, t)) if alternative == "less" else float(_special.stdtr(df, -t))
+    tail = t if alternative == "less" else -t
+    return max(float(_special.stdtr(df, tail)) for df in clusters.df_range(codes))
 
 
 def figures(better: np.ndarray, margin: float, *, alpha: float, test: str, rule: str = "significant_drop",
@@ -398,10 +401,11 @@ def _clustered(d: np.ndarray, margin: float, codes: np.ndarray, *, alpha: float,
                width: np.ndarray | None, seed: int, resamples: int, exact_max: int, large_sample: int,
                with_bound: bool) -> DropFigures:
     """`figures` with the questions in clusters: the cluster sign-flip test on cluster sums, the cluster-robust
-    t-test (CR1, G - 1 df), Wilcoxon on cluster means, failed records at their worst as in `figures` (the
-    sign-flip test monotone in every cluster sum; t bounded with `robust_se_range`; Wilcoxon searched over
-    the cluster means' intervals); power, MDE, questions needed and the bound at the clustered se (at its
-    largest over the intervals) with G - 1 df (`clusters`)."""
+    t-test (CR2, Bell-McCaffrey df), Wilcoxon on cluster means, failed records at their worst as in `figures`
+    (the sign-flip test monotone in every cluster sum; t bounded with `robust_se_range`; Wilcoxon searched
+    over the cluster means' intervals); power, MDE and the bound at the clustered se (at its largest over the
+    intervals) with `clusters.robust_df` (with failed records the smallest of `clusters.df_range`);
+    questions needed with G' - 1 df for G' clusters of the mean size (`clusters`)."""
     n = len(d)
     w = np.zeros(n) if width is None else np.asarray(width, dtype=float)
     x = d + margin
@@ -425,13 +429,15 @@ def _clustered(d: np.ndarray, margin: float, codes: np.ndarray, *, alpha: float,
     decided = bool(significant(p, alpha))
     sd = spread_range(d, w)[1] if n >= 2 else None
     se = robust_se_range(d, w, codes)[1] if g >= 2 else None
+    df = None if g < 2 else clusters.robust_df(d, codes) if not (w > 0).any() else clusters.df_range(codes)[0]
     fixed_nonzero = (sw == 0) & (np.abs(sx) > TIE)
     free_nonzero = (sw > 0) & ((sx > TIE) | (sx + sw < -TIE))
     m = int(np.count_nonzero(fixed_nonzero | free_nonzero))
     resolvable = g >= 2 and detect.resolves(test, m if test != "ttest" else g, alpha, exact_max=exact_max,
                                             resamples=resamples, large_sample=large_sample)
-    found_mde = clusters.mde(se, g, alpha, power) if resolvable and se is not None else None
-    at_margin = clusters.power_at(margin, se, g, alpha) if resolvable and se is not None else (0.0 if g >= 2 else None)
+    found_mde = clusters.mde(se, g, alpha, power, df) if resolvable and se is not None else None
+    at_margin = clusters.power_at(margin, se, g, alpha, df) if resolvable and se is not None else \
+        (0.0 if g >= 2 else None)
     needed = clusters.questions_needed(se, n, g, margin, alpha, power, nonzero_share=m / g if g else 0.0, test=test,
                                        exact_max=exact_max, resamples=resamples, large_sample=large_sample)
     if not with_bound:
@@ -440,7 +446,7 @@ def _clustered(d: np.ndarray, margin: float, codes: np.ndarray, *, alpha: float,
         s, _ = clusters.sums(d, codes)
         bound = _randomization_bound(s, alpha, sizes=size.astype(float), **options)
     elif g >= 2 and se is not None:
-        bound = -float(d.mean()) + detect.t_critical(alpha, g - 1) * se
+        bound = -float(d.mean()) + detect.t_critical(alpha, df) * se
         bound = bound if math.isfinite(bound) else None
     else:
         bound = None

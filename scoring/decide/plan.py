@@ -13,8 +13,8 @@ every pair is assumed to differ).
 Clustered questions (`clusters`, chosen by ``cluster_by`` as `compare` chooses them: the policy's, else
 the questions' own ``cluster``) are planned as the gate tests them: with a candidate, the gate's own
 clustered figures; without one, the cluster-robust standard error of the baseline's mean times sqrt(2)
-(two independent draws of whole clusters), G - 1 degrees of freedom, and the questions needed at the
-clusters' mean size (`clusters.mde`, `clusters.power_at`, `clusters.questions_needed`).
+(two independent draws of whole clusters), the baseline's degrees of freedom (`clusters.robust_df`), and
+the questions needed at the clusters' mean size (`clusters.mde`, `clusters.power_at`, `clusters.questions_needed`).
 """
 from __future__ import annotations
 
@@ -158,13 +158,14 @@ def _assumed(g: Gate, values: np.ndarray, codes: np.ndarray | None) -> PlanRow:
 def _assumed_clustered(g: Gate, values: np.ndarray, codes: np.ndarray, sd: float | None, margin: float,
                        options: dict[str, int]) -> PlanRow:
     """`_assumed` with the questions in clusters: sqrt(2) x the cluster-robust se of the baseline's mean,
-    G - 1 df, every cluster assumed to differ."""
+    the baseline's `clusters.robust_df`, every cluster assumed to differ."""
     n, count = len(values), clusters.count(codes) if len(values) else 0
     own = clusters.robust_se(values, codes) if n >= 2 else None
     se = None if own is None else math.sqrt(2.0) * own
+    df = clusters.robust_df(values, codes) if own is not None else None
     resolvable = count >= 2 and detect.resolves(g.test, count, g.alpha, **options)
-    mde = clusters.mde(se, count, g.alpha, g.power) if resolvable and se is not None else None
-    at = clusters.power_at(margin, se, count, g.alpha) if resolvable and se is not None else \
+    mde = clusters.mde(se, count, g.alpha, g.power, df) if resolvable and se is not None else None
+    at = clusters.power_at(margin, se, count, g.alpha, df) if resolvable and se is not None else \
         (0.0 if count >= 2 else None)
     needed = clusters.questions_needed(se, n, count, margin, g.alpha, g.power, nonzero_share=1.0, test=g.test,
                                        **options)
