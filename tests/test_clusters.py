@@ -387,7 +387,8 @@ def test_plan_without_a_candidate_is_clustered_as_its_gate_would_be(demo_db, cap
             ORDER BY q.position""").fetchall()
     values = np.array([v for _, v in found])
     by_cluster = pd.Series(values).groupby([c for c, _ in found], sort=False)
-    n, g = len(values), by_cluster.ngroups
+    n = len(values)
+    assert by_cluster.ngroups == 20
     residual = by_cluster.sum() - by_cluster.size() * values.mean()
     se = math.sqrt(2 * float((residual ** 2 / (1 - by_cluster.size() / n)).sum()) / n ** 2)
     codes = pd.factorize(pd.Series([c for c, _ in found]))[0]
