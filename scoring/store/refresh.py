@@ -668,6 +668,20 @@ def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnec
     return con
 
 
+def _unreviewed_support(column: str, grade: str) -> str:
+    """The stored (claim, document) pairs of `column` at one support grade (`grade`, as review files write
+    it: ``true``, ``"partial"``) with each review's change undone: a pair a review gave that grade goes,
+    a pair a review took from it comes back."""
+    return f"""
+        (SELECT suite, question_id, claim_id, unnest({column}) AS doc_id FROM stored.expected_claims
+         EXCEPT
+         SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
+         WHERE kind = 'support' AND reviewed = '{grade}')
+        UNION
+        SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
+        WHERE kind = 'support' AND original = '{grade}'"""
+
+
 UNREVIEWED_LABELS = {
     # the stored (reviewed) labels with each label change undone: a grade a review added goes, a changed
     # one takes its value in the suite's files back
@@ -677,22 +691,8 @@ UNREVIEWED_LABELS = {
         LEFT JOIN stored.label_changes c ON c.suite = l.suite AND c.question_id = l.question_id
                                         AND c.kind = 'relevance' AND c.doc_id = l.doc_id
         WHERE c.question_id IS NULL OR c.original IS NOT NULL""",
-    "eval_support": """
-        (SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM stored.expected_claims
-         EXCEPT
-         SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
-         WHERE kind = 'support' AND reviewed = 'true')
-        UNION
-        SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
-        WHERE kind = 'support' AND original = 'true'""",
-    "eval_partial_support": """
-        (SELECT suite, question_id, claim_id, unnest(partial_docs) AS doc_id FROM stored.expected_claims
-         EXCEPT
-         SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
-         WHERE kind = 'support' AND reviewed = '"partial"')
-        UNION
-        SELECT suite, question_id, claim_id, doc_id FROM stored.label_changes
-        WHERE kind = 'support' AND original = '"partial"'""",
+    "eval_support": _unreviewed_support("docs", "true"),
+    "eval_partial_support": _unreviewed_support("partial_docs", '"partial"'),
 }
 """The engine's label relations as the suite's files have them, before any review."""
 
