@@ -264,7 +264,7 @@ def reviewer_path(url: str, chrome: Any) -> list[tuple[str, int, float]]:
     first = page.locator(".st-key-judge_0 [data-testid='stText']")
 
     def search() -> None:
-        box = page.get_by_label("Find a question or a document in the queue")
+        box = page.get_by_role("textbox", name="Find a question or a document in the queue")
         box.click()
         box.fill("q-0100")
         box.press("Enter")
@@ -280,7 +280,8 @@ def reviewer_path(url: str, chrome: Any) -> list[tuple[str, int, float]]:
     def choose_grade() -> None:
         box = page.locator(".st-key-judge_0 [data-testid='stSelectbox']").get_by_role("combobox")
         box.click()
-        page.get_by_role("option", name=grade, exact=True).first.click()
+        box.fill(grade)
+        page.get_by_role("option").filter(has_text=grade).first.click()
 
     timed(f"grade dr-0001: {grade}", 2, choose_grade, lambda _: settle(page), steps)
     timed("save", 1, lambda: page.locator(".st-key-w_save_0 button").click(),
