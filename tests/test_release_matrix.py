@@ -147,8 +147,13 @@ def test_page_defaults_to_every_comparable_side_and_shows_live_verdicts(demo_db,
     assert sorted(rows) == sorted(["rerank-v2", "hybrid-v1", "temp07-r1", "temp07-r2", "temp07-r3", "chunk-160",
                                    "prod-text", "temp07"])
     head = re.findall(r"<th>(.*?)</th>", html)
-    verdict = head.index("verdict")
-    assert rows["prod-text"][verdict] == "pass" and rows["rerank-v2"][verdict] == "fail"
+    assert head[:3] == ["candidate", "verdict", "R@k · all"]  # the verdict first, then the deltas
+    assert rows["prod-text"][1] == "pass" and rows["rerank-v2"][1] == "fail"
+    # coloured as the verdict card colours them: red for a fail, green for a pass
+    assert re.search(r'<tr data-candidate="rerank-v2"><td>[^<]*</td><td class="verdict fail" style="background: '
+                     r'rgba\(207, 34, 46', html)
+    assert re.search(r'<tr data-candidate="prod-text"><td>[^<]*</td><td class="verdict pass" style="background: '
+                     r'rgba\(46, 160, 67', html)
 
 
 def test_page_sorts_by_any_column(demo_db, monkeypatch):

@@ -17,6 +17,8 @@ DEFAULT_METRICS = ("ndcg", "recall", "support", "coverage")
 DELTAS_PAGE = "question_deltas"
 """The URL path of the Question deltas page (its file name, as the router registers it)."""
 COLOURS = {"better": "46, 160, 67", "worse": "207, 34, 46", "unchanged": "0, 0, 0"}
+VERDICT_COLOURS = {"pass": COLOURS["better"], "fail": COLOURS["worse"], "inconclusive": "237, 125, 49"}
+"""A verdict cell's colour, as the verdict card colours the verdict (green, red, orange)."""
 """A cell's colour (RGB) by how its mean moved; its strength (`scoring.decide.change.strength`) sets the opacity."""
 OPERATIONS = {"failure_rate": ("failure rate", 3), "latency_p95": ("latency p95 (ms)", 0),
               "cost_mean": ("mean cost (USD)", 5), "judged": ("Judged@k", 3)}
@@ -120,23 +122,28 @@ def cell(cand: str, metric: str, slice_: str) -> str:
             f"{html_escape(signed(r.delta))}{mark}</a></td>")
 
 
-head = "".join(f"<th>{html_escape(c)}</th>" for c in ["candidate",
+def verdict_cell(verdict: str | None) -> str:
+    """A verdict, coloured as the verdict card colours it; empty without one."""
+    if not verdict:
+        return '<td class="verdict"></td>'
+    colour = VERDICT_COLOURS.get(verdict)
+    style = f' style="background: rgba({colour}, 0.22); font-weight: 600"' if colour else ""
+    return f'<td class="verdict {html_escape(verdict)}"{style}>{html_escape(verdict)}</td>'
+
+
+verdict_heads = [*(["verdict"] if verdicts else []), *(["recorded verdict"] if not recorded.empty else [])]
+head = "".join(f"<th>{html_escape(c)}</th>" for c in ["candidate", *verdict_heads,
                                                       *[f"{metric_name(m)} · {s}" for m, s in columns],
-                                                      *[OPERATIONS[k][0] for k in shown_ops],
-                                                      *(["verdict"] if verdicts else []),
-                                                      *(["recorded verdict"] if not recorded.empty else [])])
+                                                      *[OPERATIONS[k][0] for k in shown_ops]])
 base_ops = "".join(f"<td>{number(ops.loc[baseline.name, k], OPERATIONS[k][1])}</td>" for k in shown_ops)
 body = [f'<tr class="baseline"><td>{html_escape(baseline.label)} (baseline)</td>'
-        + "<td></td>" * len(columns) + base_ops + ("<td></td>" if verdicts else "")
-        + ("<td></td>" if not recorded.empty else "") + "</tr>"]
+        + "<td></td>" * (len(verdict_heads) + len(columns)) + base_ops + "</tr>"]
 recorded_by = dict(zip(recorded["candidate"], recorded["verdict"]))
 for cand in frame["candidate"]:
-    tds = "".join(cell(cand, m, s) for m, s in columns)
+    tds = verdict_cell(verdicts.get(cand, "n/a")) if verdicts else ""
+    tds += verdict_cell(recorded_by.get(cand)) if not recorded.empty else ""
+    tds += "".join(cell(cand, m, s) for m, s in columns)
     tds += "".join(f"<td>{number(ops.loc[cand, k], OPERATIONS[k][1])}</td>" for k in shown_ops)
-    if verdicts:
-        tds += f'<td class="verdict">{html_escape(verdicts.get(cand, "n/a"))}</td>'
-    if not recorded.empty:
-        tds += f"<td>{html_escape(recorded_by.get(cand, ''))}</td>"
     body.append(f'<tr data-candidate="{html_escape(cand)}"><td>{html_escape(by_name[cand].label)}</td>{tds}</tr>')
 
 st.caption(escape(
@@ -154,6 +161,7 @@ if mx.resolution is not None and mx.resolution.warning():
 st.markdown(
     "<style>table#release-matrix {font-size: 0.85rem; width: 100%}"
     " #release-matrix td, #release-matrix th {padding: 2px 5px; text-align: right; white-space: nowrap}"
+    " #release-matrix td.verdict {text-align: center}"
     " #release-matrix th {white-space: normal; vertical-align: bottom}"
     " #release-matrix td:first-child {white-space: normal; min-width: 7rem}"
     " #release-matrix td:first-child, #release-matrix th:first-child {text-align: left}"
