@@ -347,7 +347,7 @@ def test_a_dispute_is_listed_beside_the_disagreements(seed_review):
 
 
 def test_the_answer_sentences_span_the_page_not_a_half_column(demo):
-    # prod-text answers in sentences (the TREC RAG format); its table has five text columns.
+    # prod-text answers in sentences (the TREC RAG format); its table has six text columns and a sample status.
     at = open_page(demo, "question_detail", suite="demo", baseline="prod-baseline", candidate="prod-text", q="q-0030")
     sentences = at.get_by_key("box_w_sentences_candidate").dataframe[0].value
     assert {"sentence", "aligned_to", "decided_by"} <= set(sentences.columns)
@@ -355,7 +355,7 @@ def test_the_answer_sentences_span_the_page_not_a_half_column(demo):
                   if "aligned_to" in frame.value.columns]
     assert not in_columns
     widths = {c: json.loads(at.get_by_key("box_w_sentences_candidate").dataframe[0].proto.columns)[c]["width"]
-              for c in ("#", "sentence", "citations", "aligned_to", "decided_by", "other_aligners")}
+              for c in ("#", "sentence", "citations", "aligned_to", "decided_by", "other_aligners", "sample")}
     assert sum(widths.values()) <= 820  # every column in view in the main area at 1280 px
 
 

@@ -179,3 +179,58 @@ def test_the_slides_say_where_the_judge_and_the_review_sample_differ(demo_db):
             "0.740 corrected by the review sample (95% 0.625 to 0.856; 64 of 100 sampled sentences reviewed)."
             ) in found["prod-text"]
     assert "Judge vs reviewers" not in found["rerank-v2"]
+
+
+def test_question_detail_marks_each_sampled_sentence_reviewed_or_to_review(demo_db, monkeypatch):
+    """The sentence table's `sample` column, over every question of the demo's sample prod-text-support:
+    100 sentences sampled, 64 reviewed in the sample, as the corrected Support counts them; sentences the
+    sample did not draw are left empty. The page shows the column."""
+    import duckdb
+
+    from dashboard import data
+
+    monkeypatch.setenv("RAGSLICE_DB", str(demo_db))
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        drawn = con.execute("SELECT question_id, sentence FROM samples WHERE sample = 'prod-text-support' "
+                            "AND run_id = 'prod-text'").fetchall()
+    status: dict[str, int] = {}
+    for question in sorted({q for q, _ in drawn}):
+        table = data.answer_sentences("demo", ["prod-text"], question)["prod-text"]
+        marked = {int(n) - 1 for n, value in zip(table["#"], table["sample"]) if isinstance(value, str)}
+        assert marked == {s for q, s in drawn if q == question}, question
+        for value in table["sample"].dropna():
+            status[value] = status.get(value, 0) + 1
+    assert status == {"reviewed": 64, "to review": 36}
+    with patch_config_options(app_config()):
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.query_params.update({**TEXT, "q": drawn[0][0]})
+        at.switch_page("views/question_detail.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "sample" in shown(at, "w_sentences_candidate").columns
+
+
+def test_a_review_outside_the_sample_leaves_a_sampled_sentence_to_review(reviewing):
+    """A reviewer aligns a sampled sentence without naming the sample: the alignment counts as a label
+    (the sentence is decided by the reviewer), never as the sample's review, so it stays 'to review'."""
+    import duckdb
+
+    from dashboard import data
+    from scoring.store.refresh import refresh
+
+    db = Path(__import__("os").environ["RAGSLICE_DB"])
+    table = None
+    with duckdb.connect(str(db), read_only=True) as con:
+        waiting = con.execute("SELECT question_id, sentence FROM samples WHERE sample = 'prod-text-support' "
+                              "ORDER BY position").fetchall()
+    for question, sentence in waiting:
+        table = data.answer_sentences("demo", ["prod-text"], question)["prod-text"]
+        if table.loc[table["#"] == sentence + 1, "sample"].item() == "to review":
+            break
+    text = table.loc[table["#"] == sentence + 1, "sentence"].item()
+    with (reviewing / "suites" / "demo" / "reviews" / "carl.jsonl").open("a") as f:
+        f.write(json.dumps({"at": "2026-12-01T10:00:00Z", "reviewer": "carl", "kind": "alignment",
+                            "question_id": question, "sentence": text, "claim_ids": "unlabelled"}) + "\n")
+    refresh(reviewing, db)
+    after = data.answer_sentences("demo", ["prod-text"], question)["prod-text"]
+    row = after.loc[after["#"] == sentence + 1].iloc[0]
+    assert row["decided_by"] == "reviewer carl" and row["sample"] == "to review"

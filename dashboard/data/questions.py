@@ -197,6 +197,14 @@ marks AS (
              GROUP BY d) l ON l.doc_id = c.doc
   GROUP BY c.run_id, c.sentence
 ),
+sampled AS (  -- the latest sentence sample that drew the sentence; reviewed for it: a review made in that sample
+  SELECT run_id, sentence, arg_max(sample, drawn_at) AS sample FROM samples
+  WHERE suite = ? AND question_id = ? AND unit = 'sentence' AND list_contains(?::VARCHAR[], run_id) GROUP BY ALL
+),
+sample_reviews AS (
+  SELECT DISTINCT sample, {normalised_review} AS norm FROM reviews
+  WHERE suite = ? AND question_id = ? AND sample IS NOT NULL AND kind = 'alignment' AND status = 'applied'
+),
 others AS (
   SELECT run_id, sentence,
          string_agg(CASE aligner WHEN 'lexical' THEN 'lexical' WHEN 'judge' THEN 'judge ' || decided_by
@@ -213,11 +221,14 @@ SELECT s.run_id, s.sentence + 1 AS "#", s.text AS sentence, coalesce(m.marked, [
        CASE a.aligner WHEN 'human' THEN 'reviewer ' || a.decided_by
             WHEN 'judge' THEN 'judge ' || a.decided_by || coalesce(' (' || round(a.confidence, 2)::VARCHAR || ')', '')
             WHEN 'lexical' THEN 'lexical (' || round(a.confidence, 2)::VARCHAR || ')' END AS decided_by,
-       o.overruled AS other_aligners
+       o.overruled AS other_aligners,
+       CASE WHEN p.sample IS NULL THEN NULL WHEN r.norm IS NOT NULL THEN 'reviewed' ELSE 'to review' END AS sample
 FROM s
 LEFT JOIN alignments a ON a.run_id = s.run_id AND a.question_id = ? AND a.sentence = s.sentence AND a.applied
 LEFT JOIN marks m ON m.run_id = s.run_id AND m.sentence = s.sentence
 LEFT JOIN others o ON o.run_id = s.run_id AND o.sentence = s.sentence
+LEFT JOIN sampled p ON p.run_id = s.run_id AND p.sentence = s.sentence
+LEFT JOIN sample_reviews r ON r.sample = p.sample AND r.norm = {normalised_text}
 ORDER BY s.run_id, s.sentence
 """
 
@@ -226,11 +237,17 @@ def answer_sentences(suite: str, run_ids: Sequence[str], question_id: str) -> di
     """Each run's answer sentence by sentence (runs that answered in sentences only): the sentence, its
     citations marked visible / labelled (for which expected claims) / restricted, what it is aligned to,
     who decided it (reviewer, judge and confidence, or lexical and its overlap) and what the other aligners
-    said."""
+    said, and whether a review sample drew it (`sample`: reviewed in that sample, to review, or None: not
+    sampled; as `scoring.decide.corrected` counts a sampled sentence reviewed)."""
+    from scoring.store.alignment import normalised
+
     if not has("answer_sentences"):
         return {}
     ids = list(dict.fromkeys(run_ids))
-    found = query(SENTENCES_SQL, [question_id, ids, question_id, suite, question_id, question_id, ids, question_id])
+    sql = SENTENCES_SQL.replace("{normalised_review}", normalised("sentence")).replace(
+        "{normalised_text}", normalised("s.text"))
+    found = query(sql, [question_id, ids, question_id, suite, question_id, suite, question_id, ids,
+                        suite, question_id, question_id, ids, question_id])
     return {run_id: own.drop(columns="run_id").reset_index(drop=True) for run_id, own in found.groupby("run_id")}
 
 

@@ -111,11 +111,14 @@ CLAIM_HEADINGS = {"claim_id": "claim", "supported": "supported", "text": "text",
 # is cut in its cell (a click shows it whole; the answer is shown whole above and word by word below).
 SENTENCES = {
     "#": st.column_config.NumberColumn("#", width=36),
-    "sentence": st.column_config.TextColumn("sentence", width=280),
-    "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)", width=180),
+    "sentence": st.column_config.TextColumn("sentence", width=220),
+    "citations": st.column_config.ListColumn("citations (visible, labelled, restricted)", width=170),
     "aligned_to": st.column_config.TextColumn("aligned to", width=100),
     "decided_by": st.column_config.TextColumn("decided by", width=100),
     "other_aligners": st.column_config.TextColumn("what the other aligners said", width=110),
+    "sample": st.column_config.TextColumn("sample", width=70, help=(
+        "Whether a review sample (ragslice sample) drew this sentence: 'reviewed' in that sample, or 'to review' "
+        "(the Labels page queues it first); empty: not sampled. The corrected Support reads the reviewed ones.")),
 }
 
 every_run = list(dict.fromkeys([*cmp.baseline.run_ids, *cmp.candidate.run_ids]))
@@ -212,7 +215,7 @@ for column, role in zip(columns, ("baseline", "candidate")):
         with st.expander(f"Delivered context ({len(context)} characters)"):
             st.code(context, language=None, wrap_lines=True)
 
-# The answers sentence by sentence, full width: each table has five columns of text, too many for a half column.
+# The answers sentence by sentence, full width: each table has six columns of text, too many for a half column.
 answered_in_sentences = [(role, shown_runs[role]) for role in ("baseline", "candidate") if shown_runs[role] in sentences]
 if answered_in_sentences:
     st.subheader("The answers sentence by sentence")
