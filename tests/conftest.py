@@ -72,11 +72,13 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark Hypothesis tests and `cases(k)` tests `sampled`, then keep the tier's tests (an explicit -m
-    decides alone); the fast tier keeps k cases of a `cases(k)` test (`tiers.some`, seeded by its name)."""
+    """Mark Hypothesis tests and `cases(k)` tests `sampled`, put the heaviest files first
+    (`tiers.HEAVY_FIRST`), then keep the tier's tests (an explicit -m decides alone); the fast tier keeps
+    k cases of a `cases(k)` test (`tiers.some`, seeded by its name)."""
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False) or item.get_closest_marker("cases"):
             item.add_marker(SAMPLED)
+    items.sort(key=lambda item: tiers.heavy_first(item.path.stem))  # stable: a file's own order is kept
     tier = config.getoption("--tier")
     if tier == "all" or config.getoption("markexpr"):
         return
