@@ -11,6 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from .errors import ValidationError
 
@@ -408,7 +409,24 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_import_sources(isub: Any, fmt: type[argparse.HelpFormatter]) -> None:
+    """One ``ragslice import <source>`` per declared format (`scoring.io.importers`: importing it imports
+    every format's module)."""
+    from .io.importers import importers
+
+    for importer in importers():
+        i = isub.add_parser(importer.source, help=importer.help, description=importer.help + ".",
+                            formatter_class=fmt, epilog=_examples(*importer.examples))
+        i.add_argument("--skip-bad", action="store_true",
+                       help="leave out the lines that cannot be imported, listing each with its reason on standard "
+                       "error (default: refuse the import, exit code 2, nothing written)")
+        importer.arguments(i)
+        i.set_defaults(importer=importer)
+
+
+def build_parser(*, sources: bool = True) -> argparse.ArgumentParser:
+    """The command line. `sources` False leaves out the formats of ``ragslice import`` (each is a module
+    to import, a fifth of a second together): `main` builds them only for ``import``."""
     parser = argparse.ArgumentParser(
         prog="ragslice",
         description="Score recorded RAG runs against a grounded test set, store every score in DuckDB, review releases.",
@@ -472,16 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
             "ragslice import trec --qrels qrels.txt --run bm25.run --run dense.run --out ws/",
             "ragslice import ragas samples.jsonl --out ws/")
     isub = p.add_subparsers(dest="source", required=True)
-    from .io.importers import importers
-
-    for importer in importers():
-        i = isub.add_parser(importer.source, help=importer.help, description=importer.help + ".",
-                            formatter_class=fmt, epilog=_examples(*importer.examples))
-        i.add_argument("--skip-bad", action="store_true",
-                       help="leave out the lines that cannot be imported, listing each with its reason on standard "
-                       "error (default: refuse the import, exit code 2, nothing written)")
-        importer.arguments(i)
-        i.set_defaults(importer=importer)
+    if sources:
+        _add_import_sources(isub, fmt)
 
     p = add("demo", cmd_demo, "Build the demo database from the bundled data and start the dashboard.",
             "ragslice demo --port 8501")
@@ -636,7 +646,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(sources=not argv or argv[0] == "import").parse_args(argv)
     try:
         return args.func(args)
     except ValidationError as error:

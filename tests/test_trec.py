@@ -253,6 +253,24 @@ def test_real_command_bad_input_exits_2_without_traceback(tmp_path):
     assert done.stdout == ""
 
 
+def test_the_trec_command_loads_no_import_format(tmp_path):
+    """`ragslice trec` builds no `ragslice import` source: those formats' modules (and what they import)
+    cost a fifth of a second of every run; `ragslice import` still lists them all."""
+    qrels = write(tmp_path / "qrels", "q1 0 d1 1\n")
+    run = write(tmp_path / "run", "q1 Q0 d1 1 2.0 r\n")
+    probe = ("import sys; from scoring.cli import main; code = main(['trec', sys.argv[1], sys.argv[2]]); "
+             "print(code, 'scoring.io.importing' in sys.modules, 'scoring.io.ragas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe, str(qrels), str(run)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.splitlines()[-1] == "0 False False", done.stdout + done.stderr
+    from scoring.io.importers import FORMATS
+
+    listed = subprocess.run([sys.executable, "-m", "scoring.cli", "import", "--help"], capture_output=True,
+                            text=True, timeout=120).stdout
+    assert all(name in listed for name in ("trec", "ragas", "beir", "eval-dataset", "trec-rag", "openinference",
+                                           "ragchecker")) and len(FORMATS) == 7
+
+
 # --- agreement with pytrec_eval on random inputs with ties --------------------------------------
 
 PYTREC = {"P@3": "P_3", "P@10": "P_10", "R@5": "recall_5", "nDCG@3": "ndcg_cut_3", "nDCG@10": "ndcg_cut_10",
