@@ -7,7 +7,6 @@ Expected figures are the demo's own, checked by hand against its records (the co
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import pandas as pd

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data, selection
-from dashboard.display import escape, metric_name, missing, number, say, signed
+from dashboard.display import escape, metric_name, number, say, signed
 from scoring.decide.change import strength
 from scoring.decide.family import FDR_MARK, SIGNIFICANT_MARK, cell_mark
 from scoring.decide.gate_words import row_detection_words
