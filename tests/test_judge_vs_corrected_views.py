@@ -64,6 +64,19 @@ def test_the_release_review_says_nothing_of_a_judge_when_none_is_behind_the_supp
     assert not any(e.label.startswith("Support corrected") for e in at.expander)
 
 
+def test_the_verdict_card_says_how_many_claims_rest_on_a_judge(demo):
+    """The card itself says that 238 of prod-text's claims stand on unreviewed automatic alignments (the count
+    the Free-text answers panel below gives), and says nothing of a judge for rerank-v2."""
+    at = release_review(demo, **TEXT)
+    card = [m.value for m in at.get_by_key("verdict").markdown]
+    assert any("Resting on a judge: 238 of the candidate's claims stand on unreviewed automatic alignments"
+               in value.replace("\\", "") for value in card), card
+    assert any(e.label.startswith("Free-text answers: 0 of the baseline's and 238 of the candidate's") for e in
+               at.expander)
+    at = release_review(demo, suite="demo", baseline="prod-baseline", candidate="rerank-v2")
+    assert not any("Resting on a judge" in m.value for m in at.get_by_key("verdict").markdown)
+
+
 def test_the_release_review_shows_each_aligner_s_kappa_by_slice(demo):
     at = release_review(demo, **TEXT)
     by = shown(at, "w_kappa_by_slice").set_index(["decided_by", "slice"])

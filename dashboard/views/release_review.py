@@ -97,6 +97,7 @@ def configuration_lines() -> None:
         "candidate": st.column_config.TextColumn("candidate", width="medium")})
 
 
+aligned = data.alignment_facts(cmp.suite, cmp.baseline, cmp.candidate)
 with st.container(border=True, key="verdict"):
     if live is not None:
         source, gates, verdict_now = "Live verdict", [g.to_dict() for g in live.gates], live.verdict
@@ -157,6 +158,14 @@ with st.container(border=True, key="verdict"):
                              expanded=not failed and not unsure):
                 for i, line in enumerate(passing, start=len(failed) + len(unsure)):
                     gate_row(i, line)
+    resting = [f"{aligned[role]['unreviewed_claims']} of the {role}'s" for role in ("baseline", "candidate")
+               if aligned is not None and aligned[role]["unreviewed_claims"]]
+    if resting:  # the verdict reads these claims as an automatic aligner decided them
+        st.markdown(escape(f"Resting on a judge: {' and '.join(resting)} claims stand on unreviewed automatic "
+                           "alignments (Free-text answers below; the Labels page reviews them)."),
+                    help="A judge or the lexical aligner decided which expected claim each answer sentence states; "
+                         "no reviewer checked these. Their agreement with reviewers and the Support corrected by a "
+                         "review sample are below the card.")
     configuration_lines()
 
 notices = list(cmp.compat.warnings)
@@ -252,7 +261,6 @@ gap = None if stats is None else label_gap_warning(stats.table)
 if gap:
     say("warning", gap[0].upper() + gap[1:] + ".")
 
-aligned = data.alignment_facts(cmp.suite, cmp.baseline, cmp.candidate)
 if aligned is not None:
     unreviewed = {role: aligned[role]["unreviewed_claims"] for role in ("baseline", "candidate")}
     with st.expander(f"Free-text answers: {unreviewed['baseline']} of the baseline's and {unreviewed['candidate']} "
