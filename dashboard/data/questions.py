@@ -15,7 +15,8 @@ from scoring.decide import scores as scoring_scores
 from scoring.decide.sides import Side
 from scoring.metrics import REGISTRY
 
-from .database import METRIC_KEYS, allowed_metric, has, query, query_many, suites
+from .database import (METRIC_KEYS, Signature, allowed_metric, copied, current, has, query, query_many, reading,
+                       suites)
 from .pair import STATUSES
 
 QUESTION_CHOICES = 200
@@ -197,14 +198,6 @@ marks AS (
              GROUP BY d) l ON l.doc_id = c.doc
   GROUP BY c.run_id, c.sentence
 ),
-sampled AS (  -- the latest sentence sample that drew the sentence; reviewed for it: a review made in that sample
-  SELECT run_id, sentence, arg_max(sample, drawn_at) AS sample FROM samples
-  WHERE suite = ? AND question_id = ? AND unit = 'sentence' AND list_contains(?::VARCHAR[], run_id) GROUP BY ALL
-),
-sample_reviews AS (
-  SELECT DISTINCT sample, {normalised_review} AS norm FROM reviews
-  WHERE suite = ? AND question_id = ? AND sample IS NOT NULL AND kind = 'alignment' AND status = 'applied'
-),
 others AS (
   SELECT run_id, sentence,
          string_agg(CASE aligner WHEN 'lexical' THEN 'lexical' WHEN 'judge' THEN 'judge ' || decided_by
@@ -221,14 +214,11 @@ SELECT s.run_id, s.sentence + 1 AS "#", s.text AS sentence, coalesce(m.marked, [
        CASE a.aligner WHEN 'human' THEN 'reviewer ' || a.decided_by
             WHEN 'judge' THEN 'judge ' || a.decided_by || coalesce(' (' || round(a.confidence, 2)::VARCHAR || ')', '')
             WHEN 'lexical' THEN 'lexical (' || round(a.confidence, 2)::VARCHAR || ')' END AS decided_by,
-       o.overruled AS other_aligners,
-       CASE WHEN p.sample IS NULL THEN NULL WHEN r.norm IS NOT NULL THEN 'reviewed' ELSE 'to review' END AS sample
+       o.overruled AS other_aligners
 FROM s
 LEFT JOIN alignments a ON a.run_id = s.run_id AND a.question_id = ? AND a.sentence = s.sentence AND a.applied
 LEFT JOIN marks m ON m.run_id = s.run_id AND m.sentence = s.sentence
 LEFT JOIN others o ON o.run_id = s.run_id AND o.sentence = s.sentence
-LEFT JOIN sampled p ON p.run_id = s.run_id AND p.sentence = s.sentence
-LEFT JOIN sample_reviews r ON r.sample = p.sample AND r.norm = {normalised_text}
 ORDER BY s.run_id, s.sentence
 """
 
@@ -238,17 +228,28 @@ def answer_sentences(suite: str, run_ids: Sequence[str], question_id: str) -> di
     citations marked visible / labelled (for which expected claims) / restricted, what it is aligned to,
     who decided it (reviewer, judge and confidence, or lexical and its overlap) and what the other aligners
     said, and whether a review sample drew it (`sample`: reviewed in that sample, to review, or None: not
-    sampled; as `scoring.decide.corrected` counts a sampled sentence reviewed)."""
-    from scoring.store.alignment import normalised
-
+    sampled: `scoring.decide.corrected.sample_status`)."""
     if not has("answer_sentences"):
         return {}
     ids = list(dict.fromkeys(run_ids))
-    sql = SENTENCES_SQL.replace("{normalised_review}", normalised("sentence")).replace(
-        "{normalised_text}", normalised("s.text"))
-    found = query(sql, [question_id, ids, question_id, suite, question_id, suite, question_id, ids,
-                        suite, question_id, question_id, ids, question_id])
-    return {run_id: own.drop(columns="run_id").reset_index(drop=True) for run_id, own in found.groupby("run_id")}
+    found = query(SENTENCES_SQL, [question_id, ids, question_id, suite, question_id, question_id, ids, question_id])
+    status = _sample_status(*current(), suite, tuple(ids), question_id) if has("samples") else {}
+    out = {}
+    for run_id, own in found.groupby("run_id"):
+        own = own.drop(columns="run_id").reset_index(drop=True)
+        marks = status.get(run_id, {})
+        own["sample"] = [marks.get(int(n) - 1) for n in own["#"]]
+        out[run_id] = own
+    return out
+
+
+@copied(max_entries=64)
+def _sample_status(path: str, sig: Signature, suite: str, run_ids: tuple[str, ...], question_id: str
+                   ) -> dict[str, dict[int, str]]:
+    from scoring.decide.corrected import sample_status
+
+    with reading(path, sig) as con:
+        return {run_id: sample_status(con, suite, run_id, question_id) for run_id in run_ids}
 
 
 def question_claims(suite: str, question_id: str) -> pd.DataFrame:

@@ -17,9 +17,9 @@ DEFAULT_METRICS = ("ndcg", "recall", "support", "coverage")
 DELTAS_PAGE = "question_deltas"
 """The URL path of the Question deltas page (its file name, as the router registers it)."""
 COLOURS = {"better": "46, 160, 67", "worse": "207, 34, 46", "unchanged": "0, 0, 0"}
+"""A cell's colour (RGB) by how its mean moved; its strength (`scoring.decide.change.strength`) sets the opacity."""
 VERDICT_COLOURS = {"pass": COLOURS["better"], "fail": COLOURS["worse"], "inconclusive": "237, 125, 49"}
 """A verdict cell's colour, as the verdict card colours the verdict (green, red, orange)."""
-"""A cell's colour (RGB) by how its mean moved; its strength (`scoring.decide.change.strength`) sets the opacity."""
 OPERATIONS = {"failure_rate": ("failure rate", 3), "latency_p95": ("latency p95 (ms)", 0),
               "cost_mean": ("mean cost (USD)", 5), "judged": ("Judged@k", 3)}
 

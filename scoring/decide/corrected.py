@@ -114,6 +114,28 @@ def latest_sample(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[
     return found[0][0] if found else None
 
 
+SAMPLE_REVIEWS_SQL = ("SELECT question_id, sentence FROM reviews WHERE suite = ? AND sample = ? AND kind = 'alignment' "
+                      "AND status = 'applied'")
+"""The sentences (question, text) reviewers aligned in a review sample: the sample's truths. A review made
+outside the sample counts as a label, never as the sample's."""
+
+
+def sample_status(con: duckdb.DuckDBPyConnection, suite: str, run_id: str, question_id: str) -> dict[int, str]:
+    """Each sentence (0-based) of the run's answer to the question that the run's latest sentence sample
+    (`latest_sample`) drew: ``reviewed`` when a review made in that sample aligned it (a truth
+    `corrected_support` reads), else ``to review``. Empty when no sample drew any."""
+    sample = latest_sample(con, suite, [run_id])
+    if sample is None:
+        return {}
+    marked = {normalise_sentence(text) for q, text in con.execute(SAMPLE_REVIEWS_SQL, [suite, sample]).fetchall()
+              if q == question_id}
+    drawn = con.execute("""SELECT p.sentence, a.text FROM samples p JOIN answer_sentences a
+                           ON a.run_id = p.run_id AND a.question_id = p.question_id AND a.sentence = p.sentence
+                           WHERE p.suite = ? AND p.sample = ? AND p.run_id = ? AND p.question_id = ?""",
+                        [suite, sample, run_id, question_id]).fetchall()
+    return {int(n): "reviewed" if normalise_sentence(text) in marked else "to review" for n, text in drawn}
+
+
 def _uc(outcome: str, claim_ids: Sequence[str], citations: Sequence[str], ok: dict[str, set[str]],
         visible: set[str]) -> tuple[int, int]:
     """(supported claims, claims) of a sentence under an alignment (module docstring)."""
@@ -224,9 +246,7 @@ def _sentences(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str
                             [suite, sample]).fetchall()
         drawn_in = {(r, q, int(s)): stratum for r, q, s, stratum, _ in drawn if r in runs}
         strata_of = list(drawn[0][4]) if drawn else []
-        marked = {(q, normalise_sentence(s)) for q, s in con.execute(
-            "SELECT question_id, sentence FROM reviews WHERE suite = ? AND sample = ? AND kind = 'alignment' "
-            "AND status = 'applied'", [suite, sample]).fetchall()}
+        marked = {(q, normalise_sentence(s)) for q, s in con.execute(SAMPLE_REVIEWS_SQL, [suite, sample]).fetchall()}
     groups: dict[tuple[str, str, int], list[_Alignment]] = {}
     for row in rows:  # in ALIGNMENTS_SQL's order: within a sentence, the human alignment first, then the judge's
         groups.setdefault((row.run_id, row.question_id, int(row.sentence)), []).append(row)

@@ -50,12 +50,12 @@ MAX_QUESTIONS = 10**9
 """Questions needed above this are reported as None (not reachable)."""
 
 
-def t_critical(alpha: float, df: int) -> float:
+def t_critical(alpha: float, df: float) -> float:
     """The one-sided critical value ``t_{1-alpha, df}`` of Student's t."""
     return float(_special.stdtrit(df, 1.0 - alpha))
 
 
-def _noncentral_sf(df: int, nc: float, t: float) -> float:
+def _noncentral_sf(df: float, nc: float, t: float) -> float:
     """P(T > t) for T noncentral t with `df` degrees of freedom and noncentrality `nc` (scipy's
     ``nctdtr``, whose series underflows to NaN where the probability is 0 or 1)."""
     cdf = float(_special.nctdtr(df, nc, t))
@@ -72,7 +72,7 @@ def power_at(drop: float, sd: float, n: int, alpha: float) -> float | None:
     return power_of_se(drop, sd / math.sqrt(n), n - 1, alpha)
 
 
-def power_of_se(drop: float, se: float, df: int, alpha: float) -> float:
+def power_of_se(drop: float, se: float, df: float, alpha: float) -> float:
     """The power of a one-sided t-test at level `alpha` with `df` degrees of freedom to detect a true drop
     `drop` when the mean's standard error is `se` (certain detection of any drop at se 0, none at an
     infinite se)."""

@@ -580,7 +580,7 @@ def _t_p(shift: float, variance: float, n: int, alternative: Alternative) -> flo
     return t_p_value(t, n - 1, alternative)
 
 
-def t_p_value(t: float, df: int, alternative: Alternative) -> float | None:
+def t_p_value(t: float, df: float, alternative: Alternative) -> float | None:
     """The p-value of a Student t statistic `t` with `df` degrees of freedom; None when t is not a number."""
     if alternative == "two-sided":
         p = 2 * _special.stdtr(df, -np.abs(t))
