@@ -16,12 +16,22 @@ Populations of answer sentences, one claim each (u = 1 when the claim is support
   5 to 15%; the sample is allocated proportionally (at least two a stratum) as `ragslice sample` does,
   with its size in the first column (about n / 8 reviewed per stratum: the demo's 64 is about 8).
 
+Populations of answers (the question unit: Coverage and the abstention rates, `scoring.decide.frames`):
+
+- `coverage-answers`: 1,500 answers in three strata of 600, 500 and 400, each with 1 to 3 expected
+  claims (c), of which the answer supports u ~ Binomial(c, p), p 0.8, 0.65 and 0.5; the judge is right
+  on the first stratum, counts one more expected claim supported (up to c) on 30% of the second's
+  answers (a superseded value read as the claim) and on 15% of the third's.
+- `abstention`: 600 answers in two strata of 400 (answers) and 200 (refusals), one flag each (abstained,
+  1); truly abstained with probability 0.05 and 0.7; the judge reads 35% of the refusals' abstentions as
+  claims (not abstained) and 3% of the answers' claims as none.
+
 Each trial draws a stratified sample without replacement, reviews all of it, and builds 95% intervals
 of the population's pooled Support: corrected (the product's method, `ppi.ratio_estimate`), plain CLT
 (the same PPI++ estimate with the rectifier's plain sample variance and a normal quantile: the method
 before pseudo-reviews), reviewed-only (lambda = 0, with the product's small-sample adjustments), and
 judge-only (the judge's figure with a binomial interval over the frame, which cannot see the judge's
-bias). Figures are shares of trials holding the true value; the Monte Carlo standard error of a share
+bias; over items (u, c): the ratio's delta-method interval with the items as a simple random sample). Figures are shares of trials holding the true value; the Monte Carlo standard error of a share
 near 0.95 is given in the header. Nothing is asserted. docs/statistics.md quotes the tables.
 """
 from __future__ import annotations
@@ -47,8 +57,10 @@ class Scenario:
     sample_sizes: tuple[int, ...]
 
     def population(self, rng: np.random.Generator) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Per stratum, the items' (u, c) rows as reviewers and as the judge would have them."""
         truth = {h: rng.random(n) < self.supported[h] for h, n in self.sizes.items()}
-        return truth, {h: self.judge(h, truth[h], rng) for h in self.sizes}
+        return ({h: pairs(t) for h, t in truth.items()},
+                {h: pairs(self.judge(h, truth[h], rng)) for h in self.sizes})
 
     def judge(self, h: str, truth: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
@@ -80,6 +92,31 @@ class DemoLike(Scenario):
         return truth ^ (rng.random(len(truth)) < DEMO_ERRORS[h])
 
 
+class CoverageAnswers(Scenario):
+    """Answers with 1 to 3 expected claims; the judge over-counts supported claims on two strata."""
+
+    OVERCOUNT = {"a": 0.0, "b": 0.30, "c": 0.15}
+
+    def population(self, rng):
+        truth, pred = {}, {}
+        for h, n in self.sizes.items():
+            c = rng.integers(1, 4, n).astype(float)
+            u = rng.binomial(c.astype(int), self.supported[h]).astype(float)
+            extra = (rng.random(n) < self.OVERCOUNT[h]) & (u < c)
+            truth[h] = np.stack([u, c], axis=1)
+            pred[h] = np.stack([u + extra, c], axis=1)
+        return truth, pred
+
+
+class Abstention(Scenario):
+    """Abstention flags; the judge reads refusals as claims (35%) and, rarely, answers as none (3%)."""
+
+    def judge(self, h, truth, rng):
+        if h == "refusals":
+            return truth & ~(rng.random(len(truth)) < 0.35)
+        return truth | (rng.random(len(truth)) < 0.03)
+
+
 SCENARIOS = {
     "biased-one-kind": BiasedOneKind("biased-one-kind", {"a": 1200, "b": 800}, {"a": 0.85, "b": 0.5}, False,
                                      (3, 5, 8, 10, 20, 40, 100, 200)),
@@ -87,6 +124,10 @@ SCENARIOS = {
                               (3, 5, 8, 10, 20, 40, 100)),
     "demo-like": DemoLike("demo-like", DEMO_SIZES, {**{h: 0.8 for h in DEMO_SIZES}, "permission-refusal": 0.1,
                                                     "unanswerable": 0.1}, True, (24, 40, 64, 100, 160)),
+    "coverage-answers": CoverageAnswers("coverage-answers", {"a": 600, "b": 500, "c": 400},
+                                        {"a": 0.8, "b": 0.65, "c": 0.5}, False, (5, 8, 10, 20, 40, 100)),
+    "abstention": Abstention("abstention", {"answers": 400, "refusals": 200}, {"answers": 0.05, "refusals": 0.7},
+                             False, (5, 8, 10, 20, 40, 100)),
 }
 
 
@@ -100,25 +141,23 @@ def trial(rng, scenario: Scenario, truth, pred, size: int):
         population = scenario.sizes[h]
         picked = rng.choice(population, n, replace=False)
         rest = np.setdiff1d(np.arange(population), picked)
-        strata.append(ppi.Stratum(h, population, pairs(truth[h][picked]), pairs(pred[h][picked]),
-                                  pairs(pred[h][rest]), drawn=n))
+        strata.append(ppi.Stratum(h, population, truth[h][picked], pred[h][picked], pred[h][rest], drawn=n))
     corrected = ppi.ratio_estimate(strata, (0.0, 0.0))
     plain = ppi.ratio_estimate(strata, (0.0, 0.0), pseudo=0)
     reviewed = ppi.ratio_estimate(strata, (0.0, 0.0), lam=0.0)
     judged = ppi.judge_only(strata, (0.0, 0.0))
-    frame = sum(scenario.sizes.values())
-    half = 1.959964 * math.sqrt(judged * (1 - judged) / frame)
+    every = np.concatenate(list(pred.values()))
+    half = 1.959964 * math.sqrt(float(((every[:, 0] - judged * every[:, 1]) ** 2).sum())) / float(every[:, 1].sum())
     return corrected, plain, reviewed, (judged - half, judged + half)
 
 
 def run(scenario: Scenario, trials: int, rng: np.random.Generator) -> None:
     truth, pred = scenario.population(rng)
-    frame = sum(scenario.sizes.values())
-    true_value = float(sum(t.sum() for t in truth.values()) / frame)
-    judge = float(sum(p.sum() for p in pred.values()) / frame)
+    true_value = float(sum(t[:, 0].sum() for t in truth.values()) / sum(t[:, 1].sum() for t in truth.values()))
+    judge = float(sum(p[:, 0].sum() for p in pred.values()) / sum(p[:, 1].sum() for p in pred.values()))
     se = math.sqrt(0.95 * 0.05 / trials)
     unit = "sample size (all strata)" if scenario.sizes_are_totals else "reviewed per stratum"
-    print(f"\n{scenario.name}: true pooled Support {true_value:.3f}, judge-only {judge:.3f}; "
+    print(f"\n{scenario.name}: true pooled figure {true_value:.3f}, judge-only {judge:.3f}; "
           f"{trials} trials a row, Monte Carlo se {se:.3f} at 0.95\n")
     print(f"| {unit} | corrected | plain CLT | reviewed-only | judge-only | corrected half-width | "
           f"plain CLT half-width |")

@@ -350,25 +350,45 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def sample_status(con, suite: str, runs: list[str], name: str | None) -> str:
-    """How far a sample's review is, and what one more review is worth per stratum (`decide.corrected`)."""
-    from .decide.corrected import corrected_support, next_review_gain, projected_at_sample
+    """How far a sample's review is, and what one more review is worth per stratum (`decide.corrected`):
+    for a sentence sample, of the corrected Support; for a question sample, of each question metric."""
+    from .decide.corrected import CORRECTABLE, UNIT, corrected_metric, next_review_gain, projected_at_sample
+    from .decide.frames import answers_reviewed, latest_sample, question_frames, sample_unit
+    from .metrics.registry import display_name
 
-    found = corrected_support(con, suite, runs, sample=name)
-    if found is None:
-        return "the runs answer in no sentences: their Support rests on no alignment"
-    if found.sample is None:
-        return f"no review sample covers {', '.join(runs)}: draw one with ragslice sample --size N"
-    c = found.corrected
-    lines = [f"sample {found.sample}: {c.reviewed} of {c.sampled} sampled sentences reviewed ({c.frame} judged)",
-             found.words(",".join(runs))]
-    full = projected_at_sample(con, suite, runs, sample=found.sample)
-    if c.half_width is not None and full is not None:
-        lines.append(f"Support +/-{c.half_width:.3f} now, about +/-{full:.3f} at {c.sampled}")
-    for row in next_review_gain(con, suite, runs, sample=found.sample):
-        gain = row["gain_per_review"]
-        lines.append(f"  {row['stratum'] or 'all'}: {row['reviewed']} of {row['sampled']} reviewed ({row['frame']} "
-                     "judged)" + ("" if gain is None else f"; one more review narrows the interval by about {max(gain, 0.0):.4f}"))
-    return "\n".join(lines)
+    unit = sample_unit(con, suite, name) if name else None
+    if name and unit is None:
+        return f"no review sample {name} of suite {suite} in the database: draw one with ragslice sample --size N"
+    if unit is None and latest_sample(con, suite, runs) is None and latest_sample(con, suite, runs, "question"):
+        unit = "question"
+    metrics = [m for m in CORRECTABLE if UNIT[m] == (unit or "sentence")]
+    lines: list[str] = []
+    for metric in metrics:
+        found = corrected_metric(con, suite, runs, metric, sample=name)
+        if found is None:
+            if metric == "support":
+                return "the runs answer in no sentences: their Support rests on no alignment"
+            continue
+        if found.sample is None:
+            return f"no review sample covers {', '.join(runs)}: draw one with ragslice sample --size N"
+        c = found.corrected
+        what = "Support" if metric == "support" else display_name(metric)
+        if not lines and metric == "support":
+            lines.append(f"sample {found.sample}: {c.reviewed} of {c.sampled} sampled sentences reviewed "
+                         f"({c.frame} judged)")
+        elif not lines:
+            drawn, reviewed = answers_reviewed(question_frames(con, suite, runs, found.sample))
+            lines.append(f"sample {found.sample}: {reviewed} of {drawn} sampled answers reviewed")
+        lines.append(found.words(",".join(runs)))
+        full = projected_at_sample(con, suite, runs, sample=found.sample, metric=metric)
+        if c.half_width is not None and full is not None:
+            lines.append(f"{what} +/-{c.half_width:.3f} now, about +/-{full:.3f} at {c.sampled}")
+        for row in next_review_gain(con, suite, runs, sample=found.sample, metric=metric):
+            gain = row["gain_per_review"]
+            lines.append(f"  {row['stratum'] or 'all'}: {row['reviewed']} of {row['sampled']} reviewed ({row['frame']} "
+                         "judged)" + ("" if gain is None else
+                                      f"; one more review narrows the interval by about {max(gain, 0.0):.4f}"))
+    return "\n".join(lines) or "the runs' answers make no claim a question sample can correct"
 
 
 def cmd_align(args: argparse.Namespace) -> int:
@@ -607,9 +627,10 @@ def build_parser(*, sources: bool = True) -> argparse.ArgumentParser:
             "ragslice sample data/demo --runs prod-text --status")
     p.add_argument("workspace", help="the workspace folder: suites/ and runs/")
     p.add_argument("--runs", required=True, help="comma-separated run IDs (of one suite)")
-    p.add_argument("--unit", choices=["sentence", "document"], default="sentence",
-                   help="sentence: answer sentences resting on an automatic alignment; document: (question, document) "
-                   "pairs the runs ranked within k (default sentence)")
+    p.add_argument("--unit", choices=["sentence", "document", "question"], default="sentence",
+                   help="sentence: answer sentences resting on an automatic alignment (corrects Support); question: "
+                   "answers one or more of whose sentences do (corrects Coverage and the abstention rates); document: "
+                   "(question, document) pairs the runs ranked within k (default sentence)")
     p.add_argument("--size", type=int, help="items to draw")
     p.add_argument("--strata", help="stratify by some of type, answerable, run (comma-separated; default none)")
     p.add_argument("--seed", type=int, default=0, help="random seed: the same seed draws the same sample (default 0)")

@@ -267,14 +267,19 @@ def test_without_a_sample_a_corrected_gate_is_inconclusive(tmp_path, capsys):
     assert "no review sample covers these runs" in capsys.readouterr().out
 
 
-def test_a_corrected_gate_on_another_metric_is_refused(tmp_path):
+@pytest.mark.parametrize("gate", ['metric = "precision"\nmin = 0.5', 'metric = "coverage"\naggregate = "macro"\nmin = 0.5',
+                                  'metric = "support"\nmax_drop = 0.05'])
+def test_a_corrected_gate_on_another_metric_or_aggregate_is_refused(tmp_path, gate):
+    # a corrected estimate exists for pooled Support and Coverage and the abstention rates, of min/max gates
     path = tmp_path / "policy.toml"
-    path.write_text('name = "x"\n\n[[gates]]\nmetric = "coverage"\nmin = 0.5\nestimate = "corrected"\n')
+    path.write_text(f'name = "x"\n\n[[gates]]\n{gate}\nestimate = "corrected"\n')
     from scoring.decide.policy import load_policy
     from scoring.errors import ValidationError
 
     with pytest.raises(ValidationError, match="estimate"):
         load_policy(path)
+    path.write_text('name = "x"\n\n[[gates]]\nmetric = "coverage"\nmin = 0.5\nestimate = "corrected"\n')
+    assert load_policy(path).gates[0].aggregate == "pooled"
 
 
 def test_sampled_reviews_are_marked_and_others_are_not(tmp_path):

@@ -28,7 +28,7 @@ from .database import (CATALOG, DB_ENV, DEFAULT_DB, METRIC_KEYS, POLICY_ENV, REV
 from .deltas import DELTA_COLUMNS, DELTA_ROWS, ORDERS, Deltas, deltas_csv, question_deltas, question_facets, \
     worst_regressions
 from .labels import (ALIGNMENT_QUEUE_SQL, CORRECTED_COLUMNS, REVIEW_TABLES, alignment_facts, alignment_queue,
-                     corrected_support, decisions_since,
+                     corrected_estimates, decisions_since,
                      disagreements, disputes, grade_scale, labels_hash, pool, rankings_of, record_decision,
                      refresh_status, relabelling, reviewer_agreement, reviews, sample_progress)
 from .matrix import matrix_candidates, matrix_verdicts, release_matrix
@@ -51,7 +51,7 @@ __all__ = [
     "SLICE_FAMILIES", "STATUSES", "SUITE_VERDICT_COLUMNS", "WORKSPACE_ENV", "Compatibility", "DatabaseMissing",
     "Deltas", "PolicyInfo", "Side", "Statement", "Statistics", "StatisticsUnavailable", "aggregate", "aggregates",
     "aggregation_choices", "alignment_facts", "alignment_queue", "answer_change", "answer_sentences", "compatibility",
-    "configuration_changes", "corrected_support", "db_path", "decisions_since", "deltas_csv", "diagnoses", "disagreements", "disputes",
+    "configuration_changes", "corrected_estimates", "db_path", "decisions_since", "deltas_csv", "diagnoses", "disagreements", "disputes",
     "gates_frame", "grade_scale", "group_spread", "headline", "labels_hash", "latest_verdict", "manifest_diff", "marked_releases",
     "matrix_candidates",
     "matrix_verdicts", "meta", "newest_verdict", "pinned_baseline", "policy_path", "pool", "presentation", "query",

@@ -76,60 +76,73 @@ def _alignment_facts(path: str, sig: Signature, suite: str, base_runs: tuple[str
                                           for name, kappa, n in facts.automatic_aligners(resting)]}
 
 
-CORRECTED_COLUMNS = ("side", "judge_only", "corrected", "low", "high", "reviewed_only", "n_sampled", "n_reviewed",
-                     "n_judged", "sample", "reason")
+CORRECTED_COLUMNS = ("metric", "side", "judge_only", "corrected", "low", "high", "reviewed_only", "n_sampled",
+                     "n_reviewed", "n_judged", "sample", "reason")
 
 
-def corrected_support(suite: str, base: Side, cand: Side) -> pd.DataFrame:
-    """Per side whose Support rests on an automatic alignment, its pooled Support on all questions three
-    ways (`scoring.decide.corrected.corrected_support`): judge-only, corrected with its 95% interval
-    (None with `reason` when the sample cannot give one), reviewed-only, and the sample's counts
-    (`CORRECTED_COLUMNS`); empty when neither side rests on one."""
-    return _corrected_support(*current(), suite, tuple(base.run_ids), tuple(cand.run_ids))
+def corrected_estimates(suite: str, base: Side, cand: Side) -> pd.DataFrame:
+    """Per side whose figures rest on an automatic alignment, on all questions three ways
+    (`scoring.decide.corrected.corrected_metric`): pooled Support, and Coverage and the abstention rates
+    where a question sample covers the side; judge-only, corrected with its 95% interval (None with
+    `reason` when the sample cannot give one), reviewed-only, and the sample's counts (`CORRECTED_COLUMNS`;
+    `metric` the display name); empty when neither side rests on one."""
+    return _corrected_estimates(*current(), suite, tuple(base.run_ids), tuple(cand.run_ids))
 
 
 @copied(max_entries=16)
-def _corrected_support(path: str, sig: Signature, suite: str, base_runs: tuple[str, ...],
-                       cand_runs: tuple[str, ...]) -> pd.DataFrame:
-    from scoring.decide.corrected import corrected_support as three_ways
+def _corrected_estimates(path: str, sig: Signature, suite: str, base_runs: tuple[str, ...],
+                         cand_runs: tuple[str, ...]) -> pd.DataFrame:
+    from scoring.decide.corrected import CORRECTABLE, corrected_metric
+    from scoring.metrics.registry import display_name
 
     rows = []
     with reading(path, sig) as con:
-        for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
-            found = three_ways(con, suite, runs)
-            if found is None or not found.judged:
-                continue
-            c = found.corrected
-            rows.append({"side": side, "judge_only": found.judge, "corrected": c.estimate, "low": c.low,
-                         "high": c.high, "reviewed_only": found.reviewed_only.estimate, "n_sampled": c.sampled,
-                         "n_reviewed": c.reviewed, "n_judged": found.judged, "sample": found.sample,
-                         "reason": c.reason})
+        for metric in CORRECTABLE:
+            for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
+                found = corrected_metric(con, suite, runs, metric)
+                if found is None or not found.judged or (metric != "support" and found.sample is None):
+                    continue
+                c = found.corrected
+                rows.append({"metric": display_name(metric), "side": side, "judge_only": found.judge,
+                             "corrected": c.estimate, "low": c.low, "high": c.high,
+                             "reviewed_only": found.reviewed_only.estimate, "n_sampled": c.sampled,
+                             "n_reviewed": c.reviewed, "n_judged": found.judged, "sample": found.sample,
+                             "reason": c.reason})
     return pd.DataFrame(rows, columns=list(CORRECTED_COLUMNS))
 
 
 def sample_progress(suite: str, base: Side, cand: Side) -> list[dict[str, Any]]:
-    """Per side with a review sample: the sample, its sentences sampled and reviewed, and the half-width
-    of the corrected Support interval now and about once every sampled sentence is reviewed
-    (`scoring.decide.corrected.projected_at_sample`; None when there is no interval)."""
+    """Per side and review sample that covers it (a sentence sample: Support; a question sample: the
+    question metric whose interval is widest): the sample, its unit, the metric, its items (sentences or
+    answers) sampled and reviewed, and the half-width of the corrected interval now and about once every sampled item is
+    reviewed (`scoring.decide.corrected.projected_at_sample`; None when there is no interval)."""
     return _sample_progress(*current(), suite, tuple(base.run_ids), tuple(cand.run_ids))
 
 
 @copied(max_entries=16)
 def _sample_progress(path: str, sig: Signature, suite: str, base_runs: tuple[str, ...],
                      cand_runs: tuple[str, ...]) -> list[dict[str, Any]]:
-    from scoring.decide.corrected import corrected_support as three_ways
-    from scoring.decide.corrected import projected_at_sample
+    from scoring.decide.corrected import CORRECTABLE, UNIT, corrected_metric, projected_at_sample
+    from scoring.decide.frames import answers_reviewed, question_frames
+    from scoring.metrics.registry import display_name
 
     out = []
     with reading(path, sig) as con:
         for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
-            found = three_ways(con, suite, runs)
-            if found is None or found.sample is None:
-                continue
-            c = found.corrected
-            out.append({"side": side, "sample": found.sample, "n_sampled": c.sampled, "n_reviewed": c.reviewed,
-                        "half_width": c.half_width, "at_sample": projected_at_sample(con, suite, runs,
-                                                                                     sample=found.sample)})
+            for unit in ("sentence", "question"):
+                found = [f for m in CORRECTABLE if UNIT[m] == unit
+                         and (f := corrected_metric(con, suite, runs, m)) is not None and f.sample is not None]
+                if not found:
+                    continue
+                widest = max(found, key=lambda f: -1.0 if f.corrected.half_width is None else f.corrected.half_width)
+                c = widest.corrected
+                sampled, reviewed = (c.sampled, c.reviewed) if unit == "sentence" else \
+                    answers_reviewed(question_frames(con, suite, runs, widest.sample))
+                out.append({"side": side, "sample": widest.sample, "unit": unit,
+                            "metric": "Support" if unit == "sentence" else display_name(widest.metric),
+                            "n_sampled": sampled, "n_reviewed": reviewed, "half_width": c.half_width,
+                            "at_sample": projected_at_sample(con, suite, runs, sample=widest.sample,
+                                                             metric=widest.metric)})
     return out
 
 
@@ -149,11 +162,18 @@ items AS (
          list(DISTINCT run_id ORDER BY run_id) AS runs
   FROM auto GROUP BY question_id, norm
 ),
+drawn AS (  -- a sentence sample's sentences; a question sample's answers, sentence by sentence
+  SELECT question_id, text, sample, position::DOUBLE AS position, drawn_at
+  FROM samples WHERE suite = ? AND unit = 'sentence' AND list_contains(?::VARCHAR[], run_id)
+  UNION ALL
+  SELECT p.question_id, s.text, p.sample, p.position + s.sentence / 1000.0 AS position, p.drawn_at
+  FROM samples p JOIN answer_sentences s ON s.run_id = p.run_id AND s.question_id = p.question_id
+  WHERE p.suite = ? AND p.unit = 'question' AND list_contains(?::VARCHAR[], p.run_id)
+),
 sampled AS (
   SELECT question_id, {normalised} AS norm, arg_max(sample, drawn_at) AS sample,
          arg_max(position, drawn_at) AS sample_position
-  FROM samples WHERE suite = ? AND unit = 'sentence' AND list_contains(?::VARCHAR[], run_id)
-  GROUP BY question_id, norm
+  FROM drawn GROUP BY question_id, norm
 )
 SELECT i.*, s.sample, s.sample_position, q.text AS question FROM items i
 JOIN questions q ON q.suite = ? AND q.question_id = i.question_id
@@ -163,7 +183,8 @@ ORDER BY s.sample_position IS NULL, s.sample_position, i.aligners_disagree DESC,
 LIMIT ?
 """
 """A review sample's sentences come first, in the sample's order (the queue order `ragslice sample --status`
-lists): reviewed in that order, the reviewed ones are a random subset of the sample."""
+lists; a question sample's answers sentence by sentence): reviewed in that order, the reviewed ones are a
+random subset of the sample."""
 
 
 def alignment_queue(suite: str, base: Side, cand: Side, limit: int = 10) -> pd.DataFrame:
@@ -178,7 +199,7 @@ def alignment_queue(suite: str, base: Side, cand: Side, limit: int = 10) -> pd.D
                                      "confidence", "runs", "sample", "sample_position", "question"])
     sql = ALIGNMENT_QUEUE_SQL.replace("{normalised}", normalised("text"))  # both tables name the sentence `text`
     runs = [*base.run_ids, *cand.run_ids]
-    return query(sql, [runs, suite, runs, suite, limit])
+    return query(sql, [runs, suite, runs, suite, runs, suite, limit])
 
 
 class _Units:

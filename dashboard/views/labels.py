@@ -73,12 +73,15 @@ st.subheader("Answer sentences to align")
 # A review sample's progress: how much of it is reviewed, and what the rest would buy (scoring computes both).
 for progress in data.sample_progress(cmp.suite, cmp.baseline, cmp.candidate):
     now, later = progress["half_width"], progress["at_sample"]
-    st.container(key=f"sample_progress_{progress['side']}").markdown(escape(
+    what = "sentences" if progress["unit"] == "sentence" else "answers"
+    key = f"sample_progress_{progress['side']}" + ("" if progress["unit"] == "sentence" else "_question")
+    st.container(key=key).markdown(escape(
         f"Review sample {progress['sample']} ({progress['side']}): {progress['n_reviewed']} of "
-        f"{progress['n_sampled']} sampled sentences reviewed; Support "
+        f"{progress['n_sampled']} sampled {what} reviewed; {progress['metric']} "
         + (f"+/-{now:.3f} now" if now is not None else "has no interval yet")
         + (f", about +/-{later:.3f} at {progress['n_sampled']}" if later is not None else "")
-        + ". Review its sentences in queue order (ragslice sample --status lists them)."))
+        + ". Review its " + ("sentences" if what == "sentences" else "answers, every sentence of each,")
+        + " in queue order (ragslice sample --status lists them)."))
 sentences = data.alignment_queue(cmp.suite, cmp.baseline, cmp.candidate, limit=QUEUE + len(hidden))
 sentences = sentences[[(q, n) not in hidden for q, n in zip(sentences["question_id"], sentences["norm"])]].head(QUEUE)
 if sentences.empty:

@@ -296,17 +296,22 @@ if aligned is not None:
                   column_config={"kappa": st.column_config.NumberColumn("kappa", format="%.3f"),
                                  "reason": st.column_config.TextColumn("why n/a")})
 
-corrected = data.corrected_support(cmp.suite, cmp.baseline, cmp.candidate)
+corrected = data.corrected_estimates(cmp.suite, cmp.baseline, cmp.candidate)
 if not corrected.empty:
-    # Support resting on a judge, three ways: as the judge aligned it, corrected by the review sample (with its
-    # interval) and from the reviewed items alone; scoring.decide.corrected computes them.
-    with st.expander("Support corrected by the review sample: judge-only, corrected (95% interval) and "
-                     "reviewed-only"):
-        st.caption("Pooled Support on all questions of a side whose sentences rest on an automatic alignment. "
-                   "Judge-only takes every such sentence as the judge aligned it; corrected adds what a random "
-                   "sample of them, reviewed, shows the judge gets wrong (prediction-powered inference, "
-                   "docs/statistics.md); reviewed-only uses the reviewed sentences alone. Review the rest of the "
-                   "sample, in queue order, on the Labels page to narrow the interval.")
+    # Figures resting on a judge, three ways: as the judge aligned the sentences, corrected by a review sample
+    # (with its interval) and from the reviewed items alone; scoring.decide.corrected computes them.
+    only_support = set(corrected["metric"]) == {"Support"}
+    with st.expander(("Support corrected by the review sample" if only_support else
+                      "Support, Coverage and abstention corrected by the review samples")
+                     + ": judge-only, corrected (95% interval) and reviewed-only"):
+        st.caption("Pooled Support on all questions of a side whose sentences rest on an automatic alignment"
+                   + ("" if only_support else ", and pooled Coverage and the abstention rates of a side whose "
+                      "answers a question sample covers") + ". Judge-only takes every such sentence as the judge "
+                   "aligned it; corrected adds what a random sample, reviewed, shows the judge gets wrong "
+                   "(prediction-powered inference, docs/statistics.md); reviewed-only uses the reviewed items "
+                   "alone. Review the rest of the sample, in queue order, on the Labels page to narrow the "
+                   "interval. Coverage and the abstention rates are corrected by a sample of whole answers "
+                   "(ragslice sample --unit question).")
         table(corrected, key="w_corrected_support", placeholder="n/a",
               column_config={"judge_only": st.column_config.NumberColumn("judge-only", format="%.3f"),
                              "corrected": st.column_config.NumberColumn("corrected", format="%.3f"),
@@ -315,7 +320,7 @@ if not corrected.empty:
                              "reviewed_only": st.column_config.NumberColumn("reviewed-only", format="%.3f"),
                              "n_sampled": st.column_config.NumberColumn("sampled"),
                              "n_reviewed": st.column_config.NumberColumn("reviewed"),
-                             "n_judged": st.column_config.NumberColumn("judged sentences"),
+                             "n_judged": st.column_config.NumberColumn("judged items"),
                              "reason": st.column_config.TextColumn("why no interval")})
 
 with st.expander("What the relabelling changed: this comparison under the suite's own labels and under the "

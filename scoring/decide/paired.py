@@ -132,8 +132,8 @@ class Comparison:
     resting: dict[tuple[str, str], int] = field(default_factory=dict)
     """(aligner, decided_by) -> generated claims of either side resting on that automatic aligner."""
     corrected: Any = None
-    """Pooled Support corrected by a review sample (`scoring.decide.corrected.CorrectedFacts`), None when no
-    run answers in sentences."""
+    """Pooled Support, Coverage and the abstention rates corrected by review samples
+    (`scoring.decide.corrected.CorrectedFacts`), None when no run answers in sentences."""
     resolution: Any = None
     """How finely the table's randomization p-values are resolved for its family
     (`scoring.decide.family.Resolution`; a `Family` sets the family's), None when not known."""
@@ -290,9 +290,11 @@ class Comparison:
     def corrected_estimate(self, side: str, key: str, slice_: Any) -> Any:
         """A side's corrected figure of `key` on the slice (`scoring.decide.corrected.Corrected`), None when
         nothing of it rests on an alignment or no corrected estimate exists for the metric or slice."""
-        if self.corrected is None or key != "support":
+        from .corrected import CORRECTABLE
+
+        if self.corrected is None or key not in CORRECTABLE:
             return None
-        return self.corrected.get(side, str(slice_))
+        return self.corrected.get(side, str(slice_), key)
 
     def aligner_intervals(self) -> dict[str, tuple[float, float] | None]:
         """Per automatic aligner of `automatic_aligners`: the bootstrap interval of its kappa, None when unknown."""

@@ -58,6 +58,7 @@ from ..metrics.registry import COUNT_KEYS, OPERATIONAL, display_name, measure_ke
 from ..metrics.slices import Slice, parse_slice
 from ..store.files import parse_toml
 from . import clusters, detect, stats
+from .corrected import AGGREGATES
 from .drop import RULES
 from .gate_words import format_bound, format_value, threshold_words
 
@@ -151,8 +152,8 @@ GATE_KEYS = ("name", "description", "metric", "slice", "aggregate", "min", "max"
 ESTIMATES = ("judge", "corrected")
 """What a min/max gate on an answer metric reads: the figure as scored (`judge`: automatic alignments taken at
 face value) or the figure corrected by a review sample (`corrected`: `scoring.decide.corrected`)."""
-CORRECTED = {"support": ("pooled",)}
-"""The metrics (and aggregates) a corrected estimate exists for."""
+CORRECTED = AGGREGATES
+"""The metrics (and aggregates) a corrected estimate exists for (`scoring.decide.corrected.AGGREGATES`)."""
 _GATES_HEADER = re.compile(r"^\s*\[\[\s*gates\s*\]\]")
 _TABLE_HEADER = re.compile(r"^\s*\[")
 
@@ -385,7 +386,7 @@ def _parse_gate(
             estimate)
     elif estimate == "corrected" and key is not None:
         allowed_corrected = CORRECTED.get(key)
-        if allowed_corrected is None or kind != "threshold" or (aggregate or "pooled") not in allowed_corrected:
+        if allowed_corrected is None or kind != "threshold" or (aggregate or allowed_corrected[0]) not in allowed_corrected:
             err("estimate = \"corrected\" applies to min/max gates on " + ", ".join(
                 f"{display_name(m)} ({'/'.join(a)})" for m, a in CORRECTED.items()) + ": a corrected estimate "
                 "exists for them only", "estimate", estimate)
@@ -406,7 +407,8 @@ def _parse_gate(
         metric=key,
         slice=slice_,
         kind=kind,
-        aggregate=aggregate or ("pooled" if estimate == "corrected" else metric_aggregates(key)[0]),
+        aggregate=aggregate or (CORRECTED[key][0] if estimate == "corrected" and key in CORRECTED
+                                else metric_aggregates(key)[0]),
         min=float(table["min"]) if "min" in table else None,
         max=float(table["max"]) if "max" in table else None,
         max_regressions=table.get("max_regressions"),

@@ -44,6 +44,10 @@ recorded claims, sentences a reviewer aligned outside the sample, failed records
 estimate is ``(K_u + T_u) / (K_c + T_c)`` and its standard error the delta method's
 ``sqrt(g' Sigma_T g)``, ``g = (1 / D, -R / D)``, D the denominator and R the ratio.
 
+**A share.** Every ratio here is a share (u <= c on every item), so its interval is cut to [0, 1] and a
+delta's to [-1, 1]: the true value lies inside, so the cut never loses coverage, and a share's interval
+never reads below 0 or above 1.
+
 **A paired delta** between two runs' estimates treats their samples as independent (items of different
 runs are different items): its variance is the sum of theirs.
 """
@@ -257,7 +261,7 @@ def ratio_estimate(strata: Sequence[Stratum], known: tuple[float, float], *, lam
     gradient = np.array([1 / total[1], -ratio / total[1]])
     se = math.sqrt(max(float(gradient @ cov @ gradient), 0.0))
     half = z_value(confidence) * se
-    return RatioEstimate(ratio, se, ratio - half, ratio + half, frame, sampled, reviewed, lambdas)
+    return RatioEstimate(ratio, se, max(ratio - half, 0.0), min(ratio + half, 1.0), frame, sampled, reviewed, lambdas)
 
 
 def judge_only(strata: Sequence[Stratum], known: tuple[float, float]) -> float | None:
@@ -285,7 +289,7 @@ def difference(candidate: RatioEstimate, baseline: RatioEstimate, *, confidence:
                              reason=candidate.reason or baseline.reason)
     se = math.sqrt(float(candidate.se) ** 2 + float(baseline.se) ** 2)
     half = z_value(confidence) * se
-    return RatioEstimate(delta, se, delta - half, delta + half, candidate.frame + baseline.frame,
+    return RatioEstimate(delta, se, max(delta - half, -1.0), min(delta + half, 1.0), candidate.frame + baseline.frame,
                          candidate.sampled + baseline.sampled, candidate.reviewed + baseline.reviewed)
 
 

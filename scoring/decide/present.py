@@ -31,6 +31,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from ..metrics import slices
+from ..metrics.registry import display_name
 from ..metrics.slices import parse_slice
 from .comparison import Comparison, label_gap_warning
 from .gate_words import gate_sentence, measure_words, slice_words
@@ -210,16 +211,21 @@ def label_gap_line(c: Comparison) -> str | None:
 
 
 def judge_line(c: Comparison) -> str | None:
-    """Pooled Support as the judge aligned it beside the review sample's corrected estimate
-    (`scoring.decide.corrected`), for each side where the two differ; None when no side's Support rests on
-    a judge, or when the corrected estimate agrees (or has no interval yet)."""
+    """Each figure a review sample corrects (pooled Support; Coverage and the abstention rates where a
+    question sample covers a side) as the judge aligned it beside the sample's corrected estimate
+    (`scoring.decide.corrected`), for each side where the two differ; None when no side's figure rests on
+    a judge, or when every corrected estimate agrees (or has no interval yet)."""
     facts = c.corrected
     if facts is None:
         return None
-    parts = [f"the {side}'s pooled Support is {found.judge:.3f} as the judge aligned its sentences, "
-             f"{k.estimate:.3f} corrected by the review sample (95% {k.low:.3f} to {k.high:.3f}; "
-             f"{k.reviewed} of {k.sampled} sampled sentences reviewed)"
-             for side, found in facts.judged_sides() if found.differs and (k := found.corrected).valid]
+    parts = []
+    for metric in facts.sampled_metrics():
+        what = "pooled Support" if metric == "support" else display_name(metric)
+        items = "sentences" if metric == "support" else "answers"
+        parts += [f"the {side}'s {what} is {found.judge:.3f} as the judge aligned its sentences, "
+                  f"{k.estimate:.3f} corrected by the review sample (95% {k.low:.3f} to {k.high:.3f}; "
+                  f"{k.reviewed} of {k.sampled} sampled {items} reviewed)"
+                  for side, found in facts.judged_sides(metric=metric) if found.differs and (k := found.corrected).valid]
     return f"Judge vs reviewers: {'; '.join(parts)}." if parts else None
 
 

@@ -343,9 +343,10 @@ RECORD = Format("record", (
 
 # --- a review sample -------------------------------------------------------------------------------
 
-SAMPLE_UNITS = ("sentence", "document")
-"""What a review sample draws: answer sentences resting on an automatic alignment, or (question,
-document) pairs the runs ranked within their k."""
+SAMPLE_UNITS = ("sentence", "document", "question")
+"""What a review sample draws: answer sentences resting on an automatic alignment, (question, document)
+pairs the runs ranked within their k, or (run, question) answers one or more of whose sentences rest on an
+automatic alignment."""
 SAMPLE_STRATA = ("type", "answerable", "run")
 """What a sample may be stratified by: the question's type, whether it is answerable, the run."""
 PROBABILITY = Kind("probability", ("UBIGINT", "BIGINT", "DOUBLE"), "DOUBLE",
@@ -360,7 +361,7 @@ INDEX = OFFSET
 SAMPLE_DRAW = Format("sample draw", (
     Field("kind", one_of("draw"), "expected 'draw' (the first line of a sample file)", REQUIRED),
     Field("name", ID, ID_RULE, REQUIRED),
-    Field("unit", one_of(*SAMPLE_UNITS), "expected 'sentence' or 'document'", REQUIRED),
+    Field("unit", one_of(*SAMPLE_UNITS), "expected 'sentence', 'document' or 'question'", REQUIRED),
     Field("runs", list_of(ID), "expected a list of run IDs", REQUIRED, null_absent=False),
     Field("seed", INDEX, "expected a whole number >= 0", REQUIRED),
     Field("size", COUNT, "expected a whole number >= 1 (the items asked for)", REQUIRED),

@@ -16,9 +16,11 @@ The frame (`frame`):
 - unit `sentence`: every answer sentence of the runs whose applied alignment is automatic (a judge's
   or the lexical aligner's): the sentences whose claims rest on no reviewer;
 - unit `document`: every (question, document) pair the runs ranked within their k, once, named with
-  the first run (by ID) that ranked it.
+  the first run (by ID) that ranked it;
+- unit `question`: every (run, question) answer one or more of whose sentences rest on an automatic
+  alignment: reviewing the item is aligning every sentence of the answer.
 
-The draw (`draw`): the frame in a fixed order (run, question, sentence or document); each stratum's
+The draw (`draw`): the frame in a fixed order (run, question, then sentence or document); each stratum's
 share of the size by proportional allocation, at least two items of every stratum that has two (so
 that each stratum's spread can be estimated) and the rest to the stratum furthest below its
 proportional share (ties by stratum name); within each stratum a simple random sample without
@@ -178,6 +180,9 @@ def read_sample(path: Path, problems: Problems, questions: Container[str] | None
                 else "text" if "text" not in obj else "doc_id", obj.get("sentence", ...))
         if unit == "document" and ("doc_id" not in obj or "sentence" in obj or "text" in obj):
             add("a document item gives doc_id (and no sentence or text)", "doc_id", obj.get("doc_id"))
+        if unit == "question" and any(name in obj for name in ("sentence", "text", "doc_id")):
+            extra = next(name for name in ("sentence", "text", "doc_id") if name in obj)
+            add("a question item gives run_id and question_id only (no sentence, text or doc_id)", extra, obj[extra])
         key = (obj["run_id"], obj["question_id"], obj.get("sentence"), obj.get("doc_id"))
         if unit == "document":
             key = (obj["question_id"], obj.get("doc_id"))
@@ -242,6 +247,15 @@ FRAME_SQL = {
         WHERE t.visible AND list_contains(?::VARCHAR[], t.run_id)
         GROUP BY t.question_id, t.doc_id
         ORDER BY t.question_id, t.doc_id""",
+    "question": """
+        SELECT a.run_id, a.question_id, NULL::INTEGER AS sentence, NULL::VARCHAR AS text, NULL::VARCHAR AS doc_id,
+               any_value(q.type) AS type, any_value(q.answerable) AS answerable
+        FROM alignments a
+        JOIN runs r ON r.run_id = a.run_id
+        JOIN questions q ON q.suite = r.suite AND q.question_id = a.question_id
+        WHERE a.applied AND a.aligner <> 'human' AND list_contains(?::VARCHAR[], a.run_id)
+        GROUP BY a.run_id, a.question_id
+        ORDER BY a.run_id, a.question_id""",
 }
 """The frame of each unit (module docstring), in the fixed order the draw indexes."""
 
@@ -295,8 +309,8 @@ def draw_from_frame(rows: list[dict[str, Any]], runs: Sequence[str], *, unit: st
     """The draw of `draw` from a frame given as rows (run_id, question_id, sentence, text, doc_id, type,
     answerable) in the frame's fixed order (`FRAME_SQL`)."""
     if not rows:
-        what = ("answer sentence resting on an automatic alignment" if unit == "sentence"
-                else "document ranked within k")
+        what = {"sentence": "answer sentence resting on an automatic alignment",
+                "question": "answer resting on an automatic alignment"}.get(unit, "document ranked within k")
         raise invalid(f"the runs have no {what}: nothing to sample", "--runs", ",".join(runs))
     by_stratum: dict[str, list[int]] = {}
     for i, row in enumerate(rows):
@@ -317,8 +331,8 @@ def draw_from_frame(rows: list[dict[str, Any]], runs: Sequence[str], *, unit: st
         population, drawn = sizes[stratum], counts[stratum]
         items.append(SampleItem(position, stratum, population, drawn, drawn / population, str(row["run_id"]),
                                 str(row["question_id"]),
-                                None if unit == "document" else int(row["sentence"]),
-                                None if unit == "document" else str(row["text"]),
+                                int(row["sentence"]) if unit == "sentence" else None,
+                                str(row["text"]) if unit == "sentence" else None,
                                 str(row["doc_id"]) if unit == "document" else None))
     return Sample(name, unit, tuple(runs), seed, size, tuple(strata), drawn_at or now(), len(rows), tuple(items))
 

@@ -19,6 +19,7 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
+from ...metrics.registry import display_name
 from .. import ppi
 from ..comparison import HOLM_FAMILY, Comparison, Family
 from ..gate_words import detection_line, detection_words, threshold_words
@@ -259,21 +260,31 @@ def view(c: Comparison, evidence: Evidence, across: str = "metric x slice") -> d
 
 
 def _corrected(c: Comparison) -> dict[str, Any] | None:
-    """Per side whose pooled Support rests on an automatic alignment: judge-only, corrected with its 95%
-    interval (or why there is none), reviewed-only, sampled and reviewed (`scoring.decide.corrected`); the
-    paired delta's sentence with it."""
+    """Per metric a sample corrects (Support; Coverage and the abstention rates where a question sample
+    covers a side) and side resting on an automatic alignment: judge-only, corrected with its 95% interval
+    (or why there is none), reviewed-only, the sample, sampled and reviewed (`scoring.decide.corrected`);
+    the paired deltas' sentences with them."""
     facts = c.corrected
     if facts is None:
         return None
     rows = []
-    for side, found in facts.judged_sides():
-        k = found.corrected
-        interval = f"{k.low:.3f} to {k.high:.3f}" if k.valid else f"none: {k.reason}"
-        rows.append((side, num(found.judge), num(k.estimate), interval, num(found.reviewed_only.estimate),
-                     str(k.sampled), str(k.reviewed), str(found.judged)))
+    metrics = facts.sampled_metrics()
+    for metric in metrics:
+        for side, found in facts.judged_sides(metric=metric):
+            k = found.corrected
+            interval = f"{k.low:.3f} to {k.high:.3f}" if k.valid else f"none: {k.reason}"
+            rows.append((display_name(metric), side, num(found.judge), num(k.estimate), interval,
+                         num(found.reviewed_only.estimate), found.sample or "none", str(k.sampled), str(k.reviewed),
+                         str(found.judged)))
     if not rows:
         return None
-    return {"rows": rows, "summary": list(facts.summary()), "sample": facts.sample, "method": ppi.METHOD}
+    what = "Support" if metrics == ["support"] else "Support, Coverage and abstention"
+    intro = ("Pooled Support on all questions of each side resting on an automatic alignment: as the judge aligned "
+             f"it, corrected by the review sample {facts.sample} ({ppi.METHOD}), and from the reviewed sentences "
+             "alone." + ("" if metrics == ["support"] else " Coverage and the abstention rates likewise, from a "
+                         "sample of whole answers (each answer's sentences all reviewed)."))
+    return {"rows": rows, "summary": list(facts.summary()), "sample": facts.sample, "method": ppi.METHOD,
+            "what": what, "intro": intro}
 
 
 def _when(generated: datetime | None) -> str:
