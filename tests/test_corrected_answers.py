@@ -321,3 +321,20 @@ def test_the_dashboard_shows_the_question_sample(reviewed, monkeypatch):
     assert list(rows["metric"]) == ["Support", "Coverage", "Abstention", "FalseAbstention"]
     assert list(rows["sample"]) == ["prod-text-support", "answers", "answers", "answers"]
     assert any(e.label.startswith("Support, Coverage and abstention corrected") for e in at.expander)
+
+
+def test_a_question_item_naming_a_sentence_is_refused_with_file_and_line(tmp_path):
+    from scoring.store.samples import draw_from_frame
+
+    frame = [{"run_id": "r", "question_id": f"q-{i:03d}", "sentence": None, "text": None, "doc_id": None,
+              "type": "lookup", "answerable": True} for i in range(12)]
+    sample = draw_from_frame(frame, ["r"], unit="question", size=5, seed=2, name="s1", drawn_at="t")
+    lines = [json.loads(x) for x in sample.text().splitlines()]
+    assert all(set(x) == {"kind", "position", "stratum", "population", "drawn", "inclusion", "run_id",
+                          "question_id"} for x in lines[1:])
+    lines[3]["text"] = "A sentence."
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    problems = Problems()
+    assert read_sample(path, problems) is None
+    assert [(p.line, p.field) for p in problems.items] == [(4, "text")] and str(path) in str(problems.items[0])
