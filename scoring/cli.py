@@ -395,7 +395,8 @@ def cmd_align(args: argparse.Namespace) -> int:
     from .io.align import align
 
     runs = [r for r in args.runs.split(",") if r]
-    result = align(Path(args.workspace), runs, args.judge, suite=args.suite)
+    result = align(Path(args.workspace), runs, args.judge, suite=args.suite, repeat=args.repeat,
+                   sample=args.sample, seed=args.seed)
     run = result.run
     print(f"judge {run.judge} on suite {result.suite}: {run.requested} sentences, {run.cached} answered before "
           f"(cached), {run.answered} answered now, {run.failed} failed")
@@ -404,7 +405,14 @@ def cmd_align(args: argparse.Namespace) -> int:
     if run.failed:
         print("failed sentences stay unaligned by this judge (refresh uses the next aligner); align again to retry",
               file=sys.stderr)
-    return 1 if run.failed else 0
+    again = result.repeated
+    if again is not None:
+        from .decide.agreement import self_agreement_words
+
+        print(f"asked again: {again.sampled} sampled sentences x {args.repeat} (seed {again.seed}), "
+              f"{again.repeats} answers, {again.failed} failed; "
+              + self_agreement_words([(a.label, b.label) for _, _, a, b in again.pairs]))
+    return 1 if run.failed or (again is not None and again.failed) else 0
 
 
 def cmd_pin(args: argparse.Namespace) -> int:
@@ -647,6 +655,11 @@ def build_parser(*, sources: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--runs", required=True, help="comma-separated run IDs whose answers are sentences")
     p.add_argument("--judge", required=True, help="a judge declared in suites/<suite>/judges.toml")
     p.add_argument("--suite", help="the suite (default: the one suite of the runs)")
+    p.add_argument("--repeat", type=int, help="then ask the judge again, this many times each, about a seeded "
+                   "sample of the sentences it answered (with --sample): its self-agreement; the answers go to "
+                   "judgements/repeats/<judge>.jsonl, never to the cache")
+    p.add_argument("--sample", type=int, help="how many sentences to ask again (with --repeat)")
+    p.add_argument("--seed", type=int, default=0, help="the repeated sample's seed (default 0)")
 
     p = add("pin", cmd_pin, "Pin a run or group as the suite's standing baseline (the dashboard's default "
             "baseline); refresh publishes it.",

@@ -22,7 +22,7 @@ from fixtures import run_manifest, write_jsonl, write_run_folder, write_suite_fo
 from scoring.metrics import REGISTRY
 from scoring.metrics.alignment import canonical_outcome
 from scoring.metrics.reference import (
-    Alignment, Output, lexical_alignment, normalise_sentence, resolve_citations, score_question, sentence_claims,
+    Alignment, Output, lexical_alignment, lexical_support, normalise_sentence, resolve_citations, score_question, sentence_claims,
     suite_labels,
 )
 from scoring.store.refresh import refresh
@@ -110,8 +110,15 @@ def _human(decisions) -> dict[tuple[str, str], Alignment]:
     return out
 
 
+def doc_text(d: str, questions) -> str:
+    """A document's text: a note, and the propositions of the claims it supports (so the lexical aligner's
+    support grades see both overlap, for sentences built from those propositions, and its absence)."""
+    said = [p for q in questions for c, p in q["claims"].items() if d in q["support"][c]]
+    return " ".join([f"note {d}", *said])
+
+
 def _write(root: Path, questions, runs, decisions) -> Path:
-    documents = [{"id": d, "text": f"note {d}"} for d in DOCS]
+    documents = [{"id": d, "text": doc_text(d, questions)} for d in DOCS]
     folder = write_suite_folder(root, "s", documents, questions)
     for run_id, records in runs.items():
         write_run_folder(root, run_manifest(run_id, suite="s", k=3), records)
@@ -146,6 +153,8 @@ def test_alignment_and_scores_agree(tmp_path_factory, batch):
         applied = {(r, q, s): (outcome, tuple(ids), aligner) for r, q, s, outcome, ids, aligner in con.execute(
             "SELECT run_id, question_id, sentence, outcome, claim_ids, aligner FROM alignments WHERE applied"
         ).fetchall()}
+        graded = {(r, q, s): tuple(grades) for r, q, s, grades in con.execute(
+            "SELECT run_id, question_id, sentence, support FROM alignments WHERE aligner = 'lexical'").fetchall()}
         scores = {(row["run_id"], row["question_id"]): row for row in con.execute(
             "SELECT * FROM question_scores").df().to_dict("records")}
     for run_id, records in runs.items():
@@ -163,6 +172,8 @@ def test_alignment_and_scores_agree(tmp_path_factory, batch):
                     got = applied[(run_id, q["id"], n)]
                     assert got[:2] == (alignment.outcome, alignment.claim_ids), (run_id, q["id"], n, sentence, got)
                     assert (got[2] == "human") == ((q["id"], norm) in human)
+                    texts = [doc_text(d, questions) if d in DOCS else None for d in ids]
+                    assert graded[(run_id, q["id"], n)] == lexical_support(norm, texts), (sentence, ids)
                     cited.append(ids)
                     alignments.append(alignment)
                 output = Output(tuple(record["retrieved"]), sentence_claims(cited, alignments))

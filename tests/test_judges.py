@@ -385,7 +385,8 @@ def test_endpoint_failures_are_failures_never_guesses(chat: ChatServer, suite: P
                              [ask("BROKEN c1"), ask("EXTRA c1"), ask("HTTP500 c1"), ask("NOTJSON c1"),
                               ask("SLOW c1"), ask("c1 after all that.")])
     assert isinstance(results[0], Failure) and results[0].reason.startswith("the answer is not JSON")
-    assert results[1] == Failure("answer field 'verdict': unknown field (an answer has claim_ids, confidence, rationale)")
+    assert results[1] == Failure("answer field 'verdict': unknown field (an answer has claim_ids, confidence, rationale, "
+                                 "support, usage)")
     assert results[2] == Failure("the endpoint answered HTTP 500: '{\"error\": \"overloaded\"}'")
     assert isinstance(results[3], Failure) and results[3].reason.startswith("the endpoint's response is not JSON")
     assert results[4] == Failure("timed out after 1 s")
@@ -416,9 +417,11 @@ def test_cached_answers_make_a_second_run_ask_nothing(suite: Path):
     assert calls(suite) == ["start", "ask c1 it is.", "ask Here is what I found:", "ask c1 it is."]
     lines = [json.loads(line) for line in cache_path(suite, "prog").read_text().splitlines()]
     assert [line["key"] for line in lines] == [request_key(judge, q, r) for q, r in (requests[0], requests[1], requests[3])]
-    assert {k: v for k, v in lines[0].items() if k != "at"} == {
+    assert {k: v for k, v in lines[0].items() if k not in ("at", "latency_ms")} == {
         "key": request_key(judge, *requests[0]), "judge": "prog", "question_id": "q-1", "sentence": "c1 it is.",
         "citations": ["d1"], "claim_ids": ["c1"], "confidence": 0.75, "rationale": "names c1"}
+    # the latency ragslice measured from request to answer; the program reported no tokens or cost
+    assert all(0 < line["latency_ms"] < 10_000 for line in lines) and "cost_usd" not in lines[0]
     assert lines[1]["claim_ids"] == "no_claim" and lines[1]["confidence"] is None
     second = judge_missing(judge, suite, requests)
     assert (second.requested, second.cached, second.answered, second.failed) == (3, 3, 0, 0)
@@ -458,7 +461,8 @@ def test_read_cache_checks_every_line_with_file_and_line(tmp_path: Path):
     shown = [str(p) for p in problems.items]
     assert shown == [
         (f"{path}:2: question 'q-1': field 'verdict': unknown field (a judgement has key, judge, question_id, "
-         "sentence, citations, claim_ids, confidence, rationale, at; prefix extensions with x_)"),
+         "sentence, citations, claim_ids, confidence, rationale, at, support, prompt_tokens, completion_tokens, "
+         "cost_usd, latency_ms; prefix extensions with x_)"),
         f"{path}:2: question 'q-1': field 'confidence': 2: expected a number from 0 to 1, or null",
         f"{path}:3: not valid JSON (Expecting property name enclosed in double quotes)",
         f"{path}:4: question 'q-1': field 'judge': 'other' must equal the file's judge 'prog' (one file per judge)",

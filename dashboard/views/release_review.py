@@ -295,6 +295,42 @@ if aligned is not None:
             table(by_slice, key="w_kappa_by_slice", placeholder="n/a",
                   column_config={"kappa": st.column_config.NumberColumn("kappa", format="%.3f"),
                                  "reason": st.column_config.TextColumn("why n/a")})
+        grades = pd.DataFrame(aligned.get("support_agreement", []),
+                              columns=["aligner", "decided_by", "n", "agreed", "weighted_kappa", "kappa_low",
+                                       "kappa_high"])
+        if not grades.empty:
+            st.caption("Each aligner's grade of each citation (full, partial or none) against the reviewed support "
+                       "labels: citations graded as the labels grade them, and the quadratic-weighted kappa with its "
+                       "95% bootstrap interval (the lexical aligner never says full: shared words cannot tell).")
+            table(grades, key="w_support_grades", placeholder="n/a",
+                  column_config={"n": st.column_config.NumberColumn("citations"),
+                                 "agreed": st.column_config.NumberColumn("as labelled"),
+                                 "weighted_kappa": st.column_config.NumberColumn("weighted kappa", format="%.3f"),
+                                 "kappa_low": st.column_config.NumberColumn("95% low", format="%.3f"),
+                                 "kappa_high": st.column_config.NumberColumn("95% high", format="%.3f")})
+        itself = pd.DataFrame(aligned.get("self_agreement", []),
+                              columns=["judge", "sampled", "repeats", "agreed", "share", "kappa"])
+        costs = pd.DataFrame(aligned.get("judge_costs", []),
+                             columns=["run_id", "judge", "requests", "reported", "prompt_tokens", "completion_tokens",
+                                      "cost_usd", "latency_p50_ms", "latency_p95_ms"])
+        if not itself.empty or not costs.empty:
+            st.caption("What each judge costs and how much it varies: asked again about a seeded sample of the "
+                       "sentences it answered (ragslice align --repeat N --sample M), how many answers equal its "
+                       "first; and per run, the requests its sentences put to the judge with the tokens, cost and "
+                       "latency its answers report (blank: not reported).")
+        if not itself.empty:
+            table(itself, key="w_self_agreement", placeholder="n/a",
+                  column_config={"sampled": st.column_config.NumberColumn("sentences asked again"),
+                                 "repeats": st.column_config.NumberColumn("repeated answers"),
+                                 "agreed": st.column_config.NumberColumn("equal to the first"),
+                                 "share": st.column_config.NumberColumn("share", format="%.3f"),
+                                 "kappa": st.column_config.NumberColumn("kappa", format="%.3f")})
+        if not costs.empty:
+            table(costs, key="w_judge_costs", placeholder="",
+                  column_config={"reported": st.column_config.NumberColumn("reporting cost"),
+                                 "cost_usd": st.column_config.NumberColumn("cost (USD)", format="%.4f"),
+                                 "latency_p50_ms": st.column_config.NumberColumn("latency p50 (ms)", format="%.0f"),
+                                 "latency_p95_ms": st.column_config.NumberColumn("latency p95 (ms)", format="%.0f")})
 
 corrected = data.corrected_estimates(cmp.suite, cmp.baseline, cmp.candidate)
 if not corrected.empty:

@@ -1,6 +1,8 @@
 """What the alignment of free-text answers means for one comparison: each side's sentences by aligner,
 its generated claims by the least reviewed aligner behind them, the questions whose claims rest on an
-automatic alignment, and each automatic aligner's measured agreement with the reviewers (`agreement`).
+automatic alignment, each automatic aligner's measured agreement with the reviewers (`agreement`), and
+its grades of citations against the reviewed labels, a judge's agreement with itself and its cost
+(`judging`).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import duckdb
 import pandas as pd
 
 from .agreement import SLICE_COLUMNS, aligner_agreement, aligner_agreement_by_slice
+from .judging import COST_COLUMNS, SELF_COLUMNS, SUPPORT_COLUMNS, read_judging
 from .stats import CONFIDENCE
 
 AUTOMATIC = ("judge", "lexical")
@@ -32,6 +35,12 @@ class AlignmentFacts:
     agreement_by_slice: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(columns=SLICE_COLUMNS))
     """Each automatic aligner's kappa on answerable, unanswerable and each question type
     (`agreement.aligner_agreement_by_slice`)."""
+    support_agreement: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(columns=SUPPORT_COLUMNS))
+    """Each aligner's grades of citations against the reviewed labels (`judging.support_agreement`)."""
+    self_agreement: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(columns=SELF_COLUMNS))
+    """Each judge's repeated answers against its first (`judging.self_agreement`)."""
+    judge_costs: pd.DataFrame = field(repr=False, default_factory=lambda: pd.DataFrame(columns=COST_COLUMNS))
+    """Per run of either side and judge: its requests, tokens, cost and latency (`judging.COST_SQL`)."""
 
     def aligner_name(self, aligner: str, decided_by: str) -> str:
         return "lexical" if aligner == "lexical" else f"judge {decided_by}"
@@ -79,6 +88,29 @@ class AlignmentFacts:
             by_slice = self.slice_words(r.aligner, r.decided_by)
             if by_slice:
                 lines.append(f"{name}'s kappa by slice: {by_slice}.")
+        return lines + self.judging_words()
+
+    def judging_words(self) -> list[str]:
+        """Plain sentences: each aligner's support grades against the labels, each judge's self-agreement,
+        and each judge's cost per run."""
+        lines = []
+        for r in self.support_agreement.itertuples():
+            name = "The lexical aligner" if r.aligner == "lexical" else f"Judge {r.decided_by}"
+            kappa = "no weighted kappa: one grade only" if _na(r.weighted_kappa) else \
+                f"weighted kappa {float(r.weighted_kappa):.3f}" + (
+                    "" if _na(r.kappa_low) else f", {CONFIDENCE:.0%} {float(r.kappa_low):.3f} to {float(r.kappa_high):.3f}")
+            lines.append(f"{name} grades citations full, partial or none: {int(r.agreed)} of {int(r.n)} as the "
+                         f"reviewed labels grade them ({kappa}).")
+        for r in self.self_agreement.itertuples():
+            kappa = "kappa n/a: one label only" if _na(r.kappa) else f"kappa {float(r.kappa):.3f}"
+            lines.append(f"Judge {r.judge} asked again: {int(r.agreed)} of {int(r.repeats)} repeated answers about "
+                         f"{int(r.sampled)} sentences equal its first ({float(r.share):.1%}; {kappa}).")
+        for r in self.judge_costs.itertuples():
+            cost = "no cost reported" if not int(r.reported) else f"{float(r.cost_usd):.4f} USD reported by " \
+                f"{int(r.reported)} of them"
+            latency = "" if _na(r.latency_p50_ms) else f"; latency p50 {float(r.latency_p50_ms):.0f} ms, p95 " \
+                f"{float(r.latency_p95_ms):.0f} ms"
+            lines.append(f"Judge {r.judge} on {r.run_id}: {int(r.requests)} requests, {cost}{latency}.")
         return lines
 
     def slice_words(self, aligner: str, decided_by: str) -> str:
@@ -102,9 +134,23 @@ class AlignmentFacts:
             "questions_resting_on_automatic_alignments": len(self.automatic_questions),
             "agreement": [{k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in row.items()}
                           for row in self.agreement.to_dict(orient="records")],
-            "agreement_by_slice": [{k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in row.items()}
-                                   for row in self.agreement_by_slice.to_dict(orient="records")],
+            "agreement_by_slice": _records(self.agreement_by_slice),
+            "support_agreement": _records(self.support_agreement),
+            "self_agreement": _records(self.self_agreement),
+            "judge_costs": _records(self.judge_costs),
         }
+
+
+def _na(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and pd.isna(value))
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table's rows as JSON-ready dicts: NaN as None, numpy numbers as Python's."""
+    out = []
+    for row in frame.to_dict(orient="records"):
+        out.append({k: (None if _na(v) else v.item() if hasattr(v, "item") else v) for k, v in row.items()})
+    return out
 
 
 def read_alignment(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: tuple[str, ...],
@@ -142,8 +188,9 @@ def read_alignment(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: tu
     resting = {(a, d): int(n) for a, d, n in resting_rows}
     questions = con.execute("SELECT question_id, type, answerable FROM questions WHERE suite = ? ORDER BY question_id",
                             [suite]).df()
+    support, itself, costs = read_judging(con, suite, every)
     facts = AlignmentFacts(sentences, claims, frozenset(mine["question_id"]), aligner_agreement(rows),
-                           aligner_agreement_by_slice(rows, questions))
+                           aligner_agreement_by_slice(rows, questions), support, itself, costs)
     return facts, resting
 
 

@@ -4,14 +4,21 @@ expected claims. Their declarations and cached answers are files beside the suit
 asks nothing.
 
 A request is ``{"question": str, "sentence": str, "citations": [str, ...], "claims": [{"id": str,
-"proposition": str}, ...]}`` with the claims sorted by id. An answer is ``{"claim_ids": [ids of the
-request's claims, non-empty, no repeats] | "unlabelled" | "no_claim", "confidence": number in [0, 1]
-(optional), "rationale": string (optional)}`` and nothing else. A judge that fails, times out or
-answers outside that schema leaves the sentence unaligned by it (a `Failure`); it is never guessed.
+"proposition": str}, ...]}`` with the claims sorted by id; a judge declared with ``grades = true`` is
+sent ``"documents": [{"id": str, "text": str}, ...]`` too, the cited documents in citation order (not
+part of the cache key: the declaration is). An answer is ``{"claim_ids": [ids of the request's claims,
+non-empty, no repeats] | "unlabelled" | "no_claim", "confidence": number in [0, 1] (optional),
+"rationale": string (optional), "support": ["full" | "partial" | "none", one per citation] (optional),
+"usage": {"prompt_tokens": int, "completion_tokens": int, "cost_usd": number} (optional, each key
+optional)}`` and nothing else. An endpoint's own ``usage`` (``prompt_tokens``, ``completion_tokens``,
+and ``cost`` where the server reports one) is read from its response. ragslice measures each answer's
+latency. A judge that fails, times out or answers outside that schema leaves the sentence unaligned by
+it (a `Failure`); it is never guessed.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import selectors
@@ -25,15 +32,15 @@ import urllib.request
 from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import Problems
 from ..store.files import MAX_LINE_BYTES, parse_json
 from ..store.judges import (  # the judge files: declarations and cached answers, re-exported for callers
-    JUDGEMENTS, JUDGES_FILE, PROMPT_VERSION, Answer, CachedAnswer, Judge, append_cache, cache_entry, cache_path,
-    declaration_hash, load_judges, read_cache, request_key,
+    JUDGEMENTS, JUDGES_FILE, PROMPT_VERSION, SUPPORT_GRADES, Answer, CachedAnswer, Judge, append_cache, cache_entry,
+    cache_path, declaration_hash, load_judges, read_cache, read_repeats, repeat_entry, repeats_path, request_key,
 )
 
 
@@ -58,7 +65,19 @@ You may add "confidence" (a number from 0 to 1: how sure you are) and "rationale
 why). Use no other keys."""
 """The system prompt of an endpoint judge (version `PROMPT_VERSION`); the user message is the request as JSON."""
 
-ANSWER_KEYS = ("claim_ids", "confidence", "rationale")
+GRADES_PROMPT = PROMPT.replace(
+    "Judge only what the sentence says: not whether it is true, and not whether its citations support it.",
+    "Align the sentence by what it says, not by whether it is true. The message also holds \"documents\": the \
+text of each cited document, in citation order.").replace(
+    'You may add "confidence"',
+    'Also give "support": one grade per citation, in citation order: "full" when the document states \
+everything the sentence says, "partial" when it states some of it (one of two clauses, say), "none" \
+otherwise. You may add "confidence"')
+"""The system prompt of an endpoint judge declared with ``grades = true``: the alignment, and a grade per citation."""
+
+ANSWER_KEYS = ("claim_ids", "confidence", "rationale", "support", "usage")
+ANSWER_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd")
+"""What a command judge may report of an answer's cost, under "usage"."""
 STDERR_LINES = 5
 """How many of a failed judge program's last stderr lines its Failure quotes."""
 FLUSH_EVERY = 100
@@ -98,8 +117,9 @@ class Failure:
     reason: str
 
 
-def parse_answer(value: Any, claim_ids: Iterable[str]) -> Answer | Failure:
-    """An answer checked against the answer schema and the request's claims; a Failure names the rule."""
+def parse_answer(value: Any, claim_ids: Iterable[str], citations: int | None = None) -> Answer | Failure:
+    """An answer checked against the answer schema and the request's claims (and, when `citations` is
+    given, a `support` grade per citation); a Failure names the rule."""
     if not isinstance(value, dict):
         return Failure(f"the answer is not a JSON object: {_short(value)}")
     unknown = [k for k in value if k not in ANSWER_KEYS]
@@ -129,15 +149,33 @@ def parse_answer(value: Any, claim_ids: Iterable[str]) -> Answer | Failure:
     rationale = value.get("rationale")
     if rationale is not None and not isinstance(rationale, str):
         return Failure(f"answer field 'rationale': {_short(rationale)}: expected a string")
-    return Answer(outcome, chosen, None if confidence is None else float(confidence), rationale)
+    support = value.get("support")
+    if support is not None and (not isinstance(support, list) or not all(g in SUPPORT_GRADES for g in support)
+                                or (citations is not None and len(support) != citations)):
+        return Failure(f"answer field 'support': {_short(support)}: expected one grade per citation "
+                       f"({citations if citations is not None else 'as many as cited'}), each \"full\", "
+                       "\"partial\" or \"none\"")
+    usage = value.get("usage") or {}
+    if not isinstance(usage, dict) or any(k not in ANSWER_USAGE_KEYS for k in usage):
+        return Failure(f"answer field 'usage': {_short(usage)}: expected an object of "
+                       f"{', '.join(ANSWER_USAGE_KEYS)}")
+    for name, amount in usage.items():
+        whole = name.endswith("_tokens")
+        if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int if whole else (int, float))
+                                   or amount < 0 or not math.isfinite(amount)):
+            return Failure(f"answer field 'usage.{name}': {_short(amount)}: expected a "
+                           + ("whole number >= 0" if whole else "number >= 0"))
+    return Answer(outcome, chosen, None if confidence is None else float(confidence), rationale,
+                  None if support is None else tuple(support), usage.get("prompt_tokens"),
+                  usage.get("completion_tokens"), usage.get("cost_usd"))
 
 
-def _parse_answer_text(text: str, claim_ids: Iterable[str]) -> Answer | Failure:
+def _parse_answer_text(text: str, request: dict[str, Any]) -> Answer | Failure:
     try:
         value = parse_json(text, allow_nan=True)
     except ValueError as error:
         return Failure(f"the answer is not JSON ({getattr(error, 'msg', error)}): {_short(text)}")
-    return parse_answer(value, claim_ids)
+    return parse_answer(value, [c["id"] for c in request["claims"]], len(request["citations"]))
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -153,22 +191,40 @@ def _seconds(value: float) -> str:
     return f"{value:g}"
 
 
-def judge_requests(judge: Judge, suite_folder: Path,
-                   requests: list[tuple[str, dict[str, Any]]]) -> list[Answer | Failure]:
+def judge_requests(judge: Judge, suite_folder: Path, requests: list[tuple[str, dict[str, Any]]],
+                   documents: dict[str, str] | None = None) -> list[Answer | Failure]:
     """Ask the judge each (question_id, request), in order: one Answer or Failure per request."""
-    return list(iter_judge(judge, suite_folder, requests))
+    return list(iter_judge(judge, suite_folder, requests, documents))
 
 
-def iter_judge(judge: Judge, suite_folder: Path,
-               requests: list[tuple[str, dict[str, Any]]]) -> Iterator[Answer | Failure]:
-    """`judge_requests`, yielding each result as soon as the judge gives it."""
+def sent(judge: Judge, request: dict[str, Any], documents: dict[str, str] | None) -> dict[str, Any]:
+    """What the judge is sent for a request: the request, and for a judge that grades support the cited
+    documents' text (`documents`: doc ID -> text; an ID it lacks is sent with empty text)."""
+    if not judge.grades:
+        return request
+    known = documents or {}
+    return {**request, "documents": [{"id": d, "text": known.get(d, "")} for d in request["citations"]]}
+
+
+def iter_judge(judge: Judge, suite_folder: Path, requests: list[tuple[str, dict[str, Any]]],
+               documents: dict[str, str] | None = None) -> Iterator[Answer | Failure]:
+    """`judge_requests`, yielding each result as soon as the judge gives it, with its latency measured."""
     for _, request in requests:
         check_request(request)
     if judge.command is not None:
-        yield from _ask_command(judge, Path(suite_folder), [r for _, r in requests])
+        yield from _ask_command(judge, Path(suite_folder), [r for _, r in requests], documents)
     else:
         for _, request in requests:
-            yield _ask_endpoint(judge, request)
+            started = time.monotonic()
+            found = _ask_endpoint(judge, request, documents)
+            yield _timed(found, started)
+
+
+def _timed(found: Answer | Failure, started: float) -> Answer | Failure:
+    """An answer with the milliseconds since `started` as its latency."""
+    if isinstance(found, Failure):
+        return found
+    return replace(found, latency_ms=round((time.monotonic() - started) * 1000, 3))
 
 
 # --- command judges -----------------------------------------------------------------------------
@@ -305,7 +361,8 @@ class _Program:
             self.process.stderr.close()  # type: ignore[union-attr]
 
 
-def _ask_command(judge: Judge, folder: Path, requests: list[dict[str, Any]]) -> Iterator[Answer | Failure]:
+def _ask_command(judge: Judge, folder: Path, requests: list[dict[str, Any]],
+                 documents: dict[str, str] | None = None) -> Iterator[Answer | Failure]:
     """One long-lived program for every request; after a timeout, an early end or an unreadable line
     stream, a fresh program for the rest."""
     program: _Program | None = None
@@ -318,7 +375,8 @@ def _ask_command(judge: Judge, folder: Path, requests: list[dict[str, Any]]) -> 
                     yield Failure(f"cannot start the judge {list(judge.command or ())!r}: "
                                   f"{error.strerror or error}")
                     continue
-            line = (json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8")
+            line = (json.dumps(sent(judge, request, documents), ensure_ascii=False) + "\n").encode("utf-8")
+            started = time.monotonic()
             out = program.ask(line)
             if isinstance(out, Failure):
                 if program.process.returncode is None:
@@ -331,7 +389,7 @@ def _ask_command(judge: Judge, folder: Path, requests: list[dict[str, Any]]) -> 
             except UnicodeDecodeError:
                 yield Failure("the answer line is not valid UTF-8")
                 continue
-            yield _parse_answer_text(text, [c["id"] for c in request["claims"]])
+            yield _timed(_parse_answer_text(text, request), started)
     except GeneratorExit:  # the caller has what it needs: let the program end as after the last request
         raise
     except BaseException:  # interrupted: end the program now, without waiting for it
@@ -347,22 +405,38 @@ def _ask_command(judge: Judge, folder: Path, requests: list[dict[str, Any]]) -> 
 # --- endpoint judges ----------------------------------------------------------------------------
 
 
-def chat_body(judge: Judge, request: dict[str, Any]) -> dict[str, Any]:
+def chat_body(judge: Judge, request: dict[str, Any], documents: dict[str, str] | None = None) -> dict[str, Any]:
     """What an endpoint judge is sent for one request."""
     return {"model": judge.model,
-            "messages": [{"role": "system", "content": PROMPT},
-                         {"role": "user", "content": json.dumps(request, ensure_ascii=False)}],
+            "messages": [{"role": "system", "content": GRADES_PROMPT if judge.grades else PROMPT},
+                         {"role": "user", "content": json.dumps(sent(judge, request, documents), ensure_ascii=False)}],
             "temperature": 0}
 
 
-def _ask_endpoint(judge: Judge, request: dict[str, Any]) -> Answer | Failure:
+def _usage(reply: dict[str, Any]) -> dict[str, Any]:
+    """The tokens and cost an endpoint's response reports (`usage.prompt_tokens`, `completion_tokens`,
+    `cost`), each None when absent or not a number >= 0."""
+    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+
+    def amount(name: str, whole: bool) -> Any:
+        value = usage.get(name)
+        kinds = int if whole else (int, float)
+        ok = isinstance(value, kinds) and not isinstance(value, bool) and value >= 0 and math.isfinite(value)
+        return value if ok else None
+
+    return {"prompt_tokens": amount("prompt_tokens", True), "completion_tokens": amount("completion_tokens", True),
+            "cost_usd": amount("cost", False)}
+
+
+def _ask_endpoint(judge: Judge, request: dict[str, Any], documents: dict[str, str] | None = None
+                  ) -> Answer | Failure:
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if judge.api_key_env is not None:
         key = os.environ.get(judge.api_key_env)
         if not key:
             return Failure(f"the environment variable {judge.api_key_env} (api_key_env) is not set or empty")
         headers["Authorization"] = f"Bearer {key}"
-    data = json.dumps(chat_body(judge, request), ensure_ascii=False).encode("utf-8")
+    data = json.dumps(chat_body(judge, request, documents), ensure_ascii=False).encode("utf-8")
     http = urllib.request.Request(str(judge.endpoint), data=data, headers=headers, method="POST")
     try:
         with urllib.request.urlopen(http, timeout=judge.timeout) as response:
@@ -391,7 +465,11 @@ def _ask_endpoint(judge: Judge, request: dict[str, Any]) -> Answer | Failure:
     if not isinstance(content, str):
         return Failure(f"choices[0].message.content is not a string: {_short(content)}")
     fenced = _FENCE.match(content)
-    return _parse_answer_text(fenced.group(1) if fenced else content, [c["id"] for c in request["claims"]])
+    found = _parse_answer_text(fenced.group(1) if fenced else content, request)
+    if isinstance(found, Failure):
+        return found
+    reported = {k: v for k, v in _usage(reply if isinstance(reply, dict) else {}).items() if v is not None}
+    return replace(found, **reported)
 
 
 # --- asking what the cache does not hold ---------------------------------------------------------
@@ -421,10 +499,11 @@ class JudgeRun:
     """key -> the answer, cached or new, for every request not failed."""
 
 
-def judge_missing(judge: Judge, suite_folder: Path, requests: list[tuple[str, dict[str, Any]]]) -> JudgeRun:
+def judge_missing(judge: Judge, suite_folder: Path, requests: list[tuple[str, dict[str, Any]]],
+                  documents: dict[str, str] | None = None) -> JudgeRun:
     """Ask the judge only the requests its cache does not answer, and append the new answers to the cache.
     A second call with the same requests asks nothing. ValidationError, nothing asked, when the cache
-    file breaks a rule."""
+    file breaks a rule. `documents`: doc ID -> text, for a judge that grades support (`sent`)."""
     suite_folder = Path(suite_folder)
     path = cache_path(suite_folder, judge.name)
     problems = Problems()
@@ -448,7 +527,7 @@ def judge_missing(judge: Judge, suite_folder: Path, requests: list[tuple[str, di
     pending: list[dict[str, Any]] = []
     last_flush = time.monotonic()
     try:
-        with closing(iter_judge(judge, suite_folder, [(q, r) for _, q, r in missing])) as results:
+        with closing(iter_judge(judge, suite_folder, [(q, r) for _, q, r in missing], documents)) as results:
             for (key, question_id, request), result in zip(missing, results):
                 if isinstance(result, Failure):
                     run.failed += 1
@@ -465,6 +544,76 @@ def judge_missing(judge: Judge, suite_folder: Path, requests: list[tuple[str, di
     return run
 
 
+@dataclass
+class RepeatRun:
+    """What `judge_again` did: the requests sampled, each asked `repeats` more times; per repeated answer
+    (key, repeat, the cached answer, the new one), failures left out."""
+
+    judge: str
+    seed: int
+    sampled: int = 0
+    repeats: int = 0
+    failed: int = 0
+    pairs: list[tuple[str, int, Answer, Answer]] = field(default_factory=list)
+
+
+def repeat_sample(keys: Iterable[str], sample: int, seed: int) -> list[str]:
+    """The requests `judge_again` asks again: `sample` of the distinct keys (all when fewer), drawn without
+    replacement by ``numpy.random.default_rng(seed)`` over the keys in sorted order, in sorted order."""
+    import numpy as np
+
+    ordered = sorted(set(keys))
+    chosen = np.random.default_rng(seed).choice(len(ordered), min(sample, len(ordered)), replace=False)
+    return [ordered[int(i)] for i in sorted(chosen)]
+
+
+def judge_again(judge: Judge, suite_folder: Path, requests: list[tuple[str, dict[str, Any]]], *, repeats: int,
+                sample: int, seed: int = 0, documents: dict[str, str] | None = None) -> RepeatRun:
+    """Ask the judge again, `repeats` times each, a seeded sample of `sample` of the requests its cache
+    answers (``numpy.random.default_rng(seed)``, without replacement, over the distinct requests in key
+    order), and append every answer to its repeats file (`repeats_path`) with its repeat's number and the
+    seed (`repeat_sample`). The cache is neither read for the answers nor written: a repeat measures the
+    judge, it does not replace its answer. ValidationError, nothing asked, when the cache or repeats file
+    breaks a rule."""
+    from ..errors import invalid
+
+    if type(repeats) is not int or repeats < 1:
+        raise invalid("a whole number >= 1: how many times to ask each sampled request again", "--repeat", repeats)
+    if type(sample) is not int or sample < 1:
+        raise invalid("a whole number >= 1: how many requests to ask again", "--sample", sample)
+    suite_folder = Path(suite_folder)
+    problems = Problems()
+    cache = read_cache(cache_path(suite_folder, judge.name), problems)
+    read_repeats(repeats_path(suite_folder, judge.name), problems)
+    problems.raise_if_any()
+    answered: dict[str, tuple[str, dict[str, Any]]] = {}
+    for question_id, request in requests:
+        check_request(request)
+        key = request_key(judge, question_id, request)
+        if key in cache:
+            answered.setdefault(key, (question_id, request))
+    if not answered:
+        raise invalid("the judge's cache answers none of these runs' sentences: run ragslice align without "
+                      "--repeat first", "--repeat", repeats)
+    picked = repeat_sample(answered, sample, seed)
+    run = RepeatRun(judge.name, seed, sampled=len(picked))
+    asked = [(key, n) for n in range(1, repeats + 1) for key in picked]
+    lines: list[dict[str, Any]] = []
+    try:
+        with closing(iter_judge(judge, suite_folder, [answered[key] for key, _ in asked], documents)) as results:
+            for (key, n), result in zip(asked, results):
+                if isinstance(result, Failure):
+                    run.failed += 1
+                    continue
+                run.repeats += 1
+                run.pairs.append((key, n, cache[key].answer, result))
+                question_id, request = answered[key]
+                lines.append(repeat_entry(judge, question_id, request, result, n, seed))
+    finally:
+        append_cache(repeats_path(suite_folder, judge.name), lines)
+    return run
+
+
 __all__ = [
     "JUDGEMENTS",
     "JUDGES_FILE",
@@ -476,6 +625,7 @@ __all__ = [
     "Judge",
     "JudgeFailure",
     "JudgeRun",
+    "RepeatRun",
     "append_cache",
     "cache_entry",
     "cache_path",
@@ -483,10 +633,16 @@ __all__ = [
     "check_request",
     "declaration_hash",
     "iter_judge",
+    "judge_again",
     "judge_missing",
     "judge_requests",
+    "sent",
     "load_judges",
     "parse_answer",
     "read_cache",
+    "read_repeats",
+    "repeat_entry",
+    "repeat_sample",
+    "repeats_path",
     "request_key",
 ]

@@ -72,11 +72,26 @@ LEXICAL_RULES: tuple[str, ...] = (
 )
 
 
+LEXICAL_SUPPORT_THRESHOLD = 0.6
+"""The lexical aligner grades a cited document `partial` when at least this share of the sentence's
+distinct content tokens appear in the document (title and text)."""
+
+LEXICAL_SUPPORT_RULES: tuple[str, ...] = (
+    "Each citation of a sentence is graded on its own, in citation order, with the tokens of `LEXICAL_RULES`.",
+    f"`partial` when at least {LEXICAL_SUPPORT_THRESHOLD} of the sentence's tokens appear in the cited document's "
+    "title and text; otherwise, or when the sentence has no token or the document is not in the suite, `none`.",
+    "Never `full`: shared words cannot tell that a document states everything the sentence says (a superseded "
+    "figure shares every word but the number), so token overlap claims at most part of it.",
+)
+"""How the lexical aligner grades the support of each citation (beside its alignment); a judge declared with
+``grades = true`` grades them too, and each is measured against the reviewed support labels."""
+
+
 def canonical_outcome(outcome: str, claim_ids: tuple[str, ...] | list[str]) -> str:
     """One label per alignment, for agreement between aligners: the sorted claim IDs joined by '+', or
     the outcome's name."""
     return "+".join(sorted(claim_ids)) if outcome == "claims" else outcome
 
 
-__all__ = ["ALIGNERS", "CLAIM_RULES", "LEXICAL_RULES", "LEXICAL_THRESHOLD", "MIN_CONTENT_TOKENS", "NORMALISATION",
+__all__ = ["ALIGNERS", "CLAIM_RULES", "LEXICAL_RULES", "LEXICAL_SUPPORT_RULES", "LEXICAL_SUPPORT_THRESHOLD", "LEXICAL_THRESHOLD", "MIN_CONTENT_TOKENS", "NORMALISATION",
            "OUTCOMES", "Outcome", "STOPWORDS", "UNLABELLED_ID", "canonical_outcome"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import invalid
-from .alignment import LEXICAL_THRESHOLD, MIN_CONTENT_TOKENS, STOPWORDS, UNLABELLED_ID
+from .alignment import LEXICAL_SUPPORT_THRESHOLD, LEXICAL_THRESHOLD, MIN_CONTENT_TOKENS, STOPWORDS, UNLABELLED_ID
 from .registry import JUDGED_ONLY_KEYS, PARTIAL_WEIGHT, RANKING_KEYS, REGISTRY, SEED_KEYS, SUPPORT_GRADES
 
 MAX_CLAIMS = 100
@@ -347,6 +347,19 @@ def lexical_alignment(sentence: str, citations: Sequence[str], propositions: Map
     if not citations and len(words) < MIN_CONTENT_TOKENS:
         return Alignment("no_claim", (), 1 - best)
     return Alignment("unlabelled", (), 1 - best)
+
+
+def lexical_support(sentence: str, cited: Sequence[str | None],
+                    threshold: float = LEXICAL_SUPPORT_THRESHOLD) -> tuple[str, ...]:
+    """The lexical aligner's grade of each citation (`alignment.LEXICAL_SUPPORT_RULES`; `cited`: each cited
+    document's title and text joined by a space, None when it is not in the suite): `partial` when at
+    least `threshold` of the sentence's tokens are in the document, else `none`; never `full`."""
+    words = content_tokens(sentence)
+    grades = []
+    for text in cited:
+        shared = len(words & content_tokens(text)) if text is not None else 0
+        grades.append("partial" if words and shared >= threshold * len(words) else "none")
+    return tuple(grades)
 
 
 def resolve_citations(citations: Sequence[str | int], retrieved: Sequence[str]) -> tuple[str, ...]:

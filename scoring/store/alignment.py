@@ -15,7 +15,8 @@ from __future__ import annotations
 import duckdb
 
 from ..errors import Problems
-from ..metrics.alignment import LEXICAL_THRESHOLD, MIN_CONTENT_TOKENS, STOPWORDS, UNLABELLED_ID
+from ..metrics.alignment import (LEXICAL_SUPPORT_THRESHOLD, LEXICAL_THRESHOLD, MIN_CONTENT_TOKENS, STOPWORDS,
+                                 UNLABELLED_ID)
 
 
 def normalised(expr: str) -> str:
@@ -65,12 +66,12 @@ human AS (
 ),
 by_human AS (
   SELECT f.*, 'human' AS aligner, h.decided_by, h.outcome, h.claim_ids, NULL::DOUBLE AS confidence, h.rationale,
-         0 AS judge_position
+         0 AS judge_position, NULL::VARCHAR[] AS support, NULL::VARCHAR AS judgement_key
   FROM free f JOIN human h ON h.suite = f.suite AND h.question_id = f.question_id AND h.norm = f.norm
 ),
 by_judge AS (
   SELECT f.*, 'judge' AS aligner, j.judge AS decided_by, g.outcome, list_sort(g.claim_ids) AS claim_ids,
-         g.confidence, g.rationale, j.position AS judge_position
+         g.confidence, g.rationale, j.position AS judge_position, g.support, g.key AS judgement_key
   FROM free f
   JOIN judges j ON j.suite = f.suite
   JOIN questions q ON q.suite = f.suite AND q.question_id = f.question_id
@@ -95,6 +96,20 @@ lexical AS (
          coalesce(list_sort(list(claim_id) FILTER (WHERE overlap >= $threshold)), []) AS matched
   FROM overlap_rows GROUP BY ALL
 ),
+cited AS (  -- each citation of a sentence, in order, with the cited document's tokens
+  SELECT c.run_id, c.question_id, c.sentence, c.pos, d.words
+  FROM (SELECT run_id, suite, question_id, sentence, unnest(citations) AS doc_id,
+               generate_subscripts(citations, 1) AS pos FROM free) c
+  LEFT JOIN (SELECT suite, doc_id, {tokens("coalesce(title, '') || ' ' || text")} AS words FROM documents
+             WHERE doc_id IN (SELECT unnest(citations) FROM free)) d ON d.suite = c.suite AND d.doc_id = c.doc_id
+),
+lexical_support AS (  -- `alignment.LEXICAL_SUPPORT_RULES`: partial or none, never full
+  SELECT c.run_id, c.question_id, c.sentence,
+         list(CASE WHEN len(x.words) > 0 AND len(list_intersect(x.words, coalesce(c.words, [])))
+                        >= $support_threshold * len(x.words) THEN 'partial' ELSE 'none' END ORDER BY c.pos) AS support
+  FROM cited c JOIN lexical x ON x.run_id = c.run_id AND x.question_id = c.question_id AND x.sentence = c.sentence
+  GROUP BY ALL
+),
 by_lexical AS (
   SELECT f.*, 'lexical' AS aligner, 'lexical' AS decided_by,
          CASE WHEN len(x.matched) > 0 THEN 'claims'
@@ -102,8 +117,10 @@ by_lexical AS (
               ELSE 'unlabelled' END AS outcome,
          x.matched AS claim_ids,
          CASE WHEN len(x.matched) > 0 THEN x.best ELSE 1 - x.best END AS confidence,
-         'token overlap ' || round(x.best, 3)::VARCHAR AS rationale, 0 AS judge_position
+         'token overlap ' || round(x.best, 3)::VARCHAR AS rationale, 0 AS judge_position,
+         coalesce(s.support, []) AS support, NULL::VARCHAR AS judgement_key
   FROM free f JOIN lexical x ON x.run_id = f.run_id AND x.question_id = f.question_id AND x.sentence = f.sentence
+  LEFT JOIN lexical_support s ON s.run_id = f.run_id AND s.question_id = f.question_id AND s.sentence = f.sentence
 ),
 every AS (
   SELECT * FROM by_human UNION ALL BY NAME SELECT * FROM by_judge UNION ALL BY NAME SELECT * FROM by_lexical
@@ -112,7 +129,8 @@ SELECT run_id, suite, question_id, sentence, text, citations, aligner, decided_b
        CASE WHEN outcome = 'claims' THEN claim_ids ELSE [] END AS claim_ids, confidence, rationale,
        row_number() OVER (PARTITION BY run_id, question_id, sentence
                           ORDER BY {PRECEDENCE}, judge_position) = 1 AS applied,
-       bool_or(aligner = 'human') OVER (PARTITION BY run_id, question_id, sentence) AS reviewed
+       bool_or(aligner = 'human') OVER (PARTITION BY run_id, question_id, sentence) AS reviewed,
+       support, judgement_key
 FROM every
 """
 
@@ -164,7 +182,8 @@ def align_staged(con: duckdb.DuckDBPyConnection, problems: Problems, paths: dict
     """`stage_alignments` for every sentence of a record without claims, and those records' generated
     claims appended to `stage_claims` and `stage_citations`; an answer whose aligned sentences make
     more claims than its suite's `max_claims` is a problem of its record's line (`paths`: run -> file)."""
-    con.execute(ALIGN, {"threshold": LEXICAL_THRESHOLD, "min_tokens": MIN_CONTENT_TOKENS})
+    con.execute(ALIGN, {"threshold": LEXICAL_THRESHOLD, "min_tokens": MIN_CONTENT_TOKENS,
+                        "support_threshold": LEXICAL_SUPPORT_THRESHOLD})
     con.execute(CLAIMED)
     con.execute(CLAIM_CITATIONS)
     for run_id, line, question, n, bound in con.execute("""

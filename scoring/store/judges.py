@@ -12,6 +12,8 @@ Declarations, one table per judge, in precedence order::
     endpoint = "http://127.0.0.1:8000/v1/chat/completions"
     model = "some-model"
     api_key_env = "OPENAI_API_KEY"   # optional: the variable holding the key, never the key itself
+    grades = true               # optional: also grade each citation full, partial or none (the request
+                                # then carries the cited documents' text)
 
 A judge's declaration hash is the sha256 (hex) of the UTF-8 bytes of its table as canonical JSON
 (``json.dumps(table, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``); for an endpoint
@@ -23,7 +25,13 @@ The cache key of a request is the sha256 (hex) of the UTF-8 bytes of this exact 
 
 (plain joins, no JSON formatting, so SQL computes the same key: `scoring.store.alignment.REQUEST_KEY`).
 Answers are cached one a line; a changed declaration or prompt changes every key, so the judge is
-asked again. Failures are not cached.
+asked again. Failures are not cached. Beside the answer a line keeps what it cost (`USAGE_KEYS`: the
+tokens and cost the judge reported, the latency ragslice measured; null when not known) and, from a
+judge that grades support, the grade of each citation (`support`).
+
+Repeated answers (`ragslice align --repeat N --sample M`) are kept apart, in
+``judgements/repeats/<judge>.jsonl``: the same fields with `repeat` (1..N) and `sample_seed`; they
+measure how often the judge changes its own answer and are never read as the cache.
 """
 from __future__ import annotations
 
@@ -35,7 +43,7 @@ import os
 import re
 import urllib.parse
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -61,10 +69,22 @@ MAX_TIMEOUT = 600
 OUTCOMES = ("claims", "unlabelled", "no_claim")
 
 CACHE_KEYS = ("key", "judge", "question_id", "sentence", "citations", "claim_ids", "confidence", "rationale", "at")
+"""The fields every cache line has."""
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd", "latency_ms")
+"""What an answer cost, each optional (null or absent: not known): tokens and cost as the judge reported
+them, latency (ms) as ragslice measured it from request to answer."""
+OPTIONAL_CACHE_KEYS = ("support", *USAGE_KEYS)
+"""Fields a cache line may have: the grade of each citation (`SUPPORT_GRADES`), and `USAGE_KEYS`."""
+REPEAT_KEYS = ("repeat", "sample_seed")
+"""The fields a repeated answer adds to a cache line's."""
+REPEATS = "repeats"
+"""The folder, inside `JUDGEMENTS`, of each judge's repeated answers."""
+SUPPORT_GRADES = ("none", "partial", "full")
+"""How far a cited document supports a sentence, weakest first (`scoring.metrics.registry.SUPPORT_GRADES`)."""
 
-COMMAND_KEYS = ("command", "timeout")
+COMMAND_KEYS = ("command", "timeout", "grades")
 
-ENDPOINT_KEYS = ("endpoint", "model", "api_key_env", "timeout")
+ENDPOINT_KEYS = ("endpoint", "model", "api_key_env", "timeout", "grades")
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -82,6 +102,8 @@ class Judge:
     api_key_env: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     declaration_hash: str = ""
+    grades: bool = False
+    """Asked to grade each citation too: its requests carry the cited documents' text."""
 
     @property
     def kind(self) -> str:
@@ -172,11 +194,15 @@ def _check_judge(name: str, table: Any, path: str, lines: _Lines, problems: Prob
     if (not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not math.isfinite(timeout)
             or not 0 < timeout <= MAX_TIMEOUT):
         add(f"timeout is a number of seconds greater than 0 and at most {MAX_TIMEOUT}", "timeout", timeout)
+    grades = table.get("grades", False)
+    if not isinstance(grades, bool):
+        add("grades is true (grade each citation full, partial or none) or false", "grades", grades)
     if len(problems.items) > before:
         return None
     return Judge(name=name, command=tuple(command) if has_command else None,
                  endpoint=endpoint if has_endpoint else None, model=table.get("model"),
-                 api_key_env=key_env, timeout=float(timeout), declaration_hash=declaration_hash(table))
+                 api_key_env=key_env, timeout=float(timeout), declaration_hash=declaration_hash(table),
+                 grades=bool(grades))
 
 class _Lines:
     """The line of a top-level key, of a ``[judges.<name>]`` header, and of a key inside that table."""
@@ -223,12 +249,24 @@ def request_key(judge: Judge, question_id: str, request: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Answer:
-    """A judge's alignment of one sentence: to claims (their ids, sorted), `unlabelled` or `no_claim`."""
+    """A judge's alignment of one sentence: to claims (their ids, sorted), `unlabelled` or `no_claim`; the
+    grade of each citation when it gives them; what it cost (`USAGE_KEYS`, None when not known)."""
 
     outcome: str
     claim_ids: tuple[str, ...] = ()
     confidence: float | None = None
     rationale: str | None = None
+    support: tuple[str, ...] | None = None
+    prompt_tokens: int | None = field(default=None, compare=False)
+    completion_tokens: int | None = field(default=None, compare=False)
+    cost_usd: float | None = field(default=None, compare=False)
+    latency_ms: float | None = field(default=None, compare=False)
+    """What the answer cost is not what it says: two answers alike but for it are equal."""
+
+    @property
+    def label(self) -> str:
+        """The alignment as one label (claim IDs joined by '+', or the outcome): what agreement compares."""
+        return "+".join(self.claim_ids) if self.outcome == "claims" else self.outcome
 
     @property
     def claim_ids_json(self) -> list[str] | str:
@@ -248,6 +286,9 @@ class CachedAnswer:
     at: datetime
     path: str
     line: int
+    repeat: int | None = None
+    """The repeat's number (1..N) of a repeated answer; None in the cache."""
+    sample_seed: int | None = None
 
 def cache_path(suite_folder: Path, judge_name: str) -> Path:
     """``suites/<suite>/judgements/<judge>.jsonl``."""
@@ -257,11 +298,17 @@ def cache_path(suite_folder: Path, judge_name: str) -> Path:
 
 def cache_entry(judge: Judge, question_id: str, request: dict[str, Any], answer: Answer,
                 at: str | None = None) -> dict[str, Any]:
-    """The cache line of an answer to a request."""
-    return {"key": request_key(judge, question_id, request), "judge": judge.name, "question_id": question_id,
-            "sentence": request["sentence"], "citations": list(request["citations"]),
-            "claim_ids": answer.claim_ids_json, "confidence": answer.confidence, "rationale": answer.rationale,
-            "at": at or now()}
+    """The cache line of an answer to a request (the optional fields only when known)."""
+    entry = {"key": request_key(judge, question_id, request), "judge": judge.name, "question_id": question_id,
+             "sentence": request["sentence"], "citations": list(request["citations"]),
+             "claim_ids": answer.claim_ids_json, "confidence": answer.confidence, "rationale": answer.rationale,
+             "at": at or now()}
+    if answer.support is not None:
+        entry["support"] = list(answer.support)
+    for name in USAGE_KEYS:
+        if getattr(answer, name) is not None:
+            entry[name] = getattr(answer, name)
+    return entry
 
 def read_cache(path: Path, problems: Problems) -> dict[str, CachedAnswer]:
     """key -> answer of a judge's cache file (none when it does not exist); every line checked, problems
@@ -283,19 +330,37 @@ def read_cache(path: Path, problems: Problems) -> dict[str, CachedAnswer]:
             out[found.key] = found
     return out
 
-def _check_cached(obj: dict[str, Any], judge: str, path: str, line: int, problems: Problems) -> CachedAnswer | None:
+def _check_cached(obj: dict[str, Any], judge: str, path: str, line: int, problems: Problems, *,
+                  repeated: bool = False) -> CachedAnswer | None:
     before = len(problems.items)
     question = obj.get("question_id") if isinstance(obj.get("question_id"), str) else None
 
     def add(rule: str, name: str | None, value: Any = ...) -> None:
         problems.add(rule, name, value, path=path, line=line, question=question)
 
+    required = CACHE_KEYS + (REPEAT_KEYS if repeated else ())
+    allowed = required + OPTIONAL_CACHE_KEYS
+    what = "a repeated answer" if repeated else "a judgement"
     for key in obj:
-        if key not in CACHE_KEYS and not key.startswith("x_"):
-            add(f"unknown field (a judgement has {', '.join(CACHE_KEYS)}; prefix extensions with x_)", key)
-    for key in CACHE_KEYS:
+        if key not in allowed and not key.startswith("x_"):
+            add(f"unknown field ({what} has {', '.join(allowed)}; prefix extensions with x_)", key)
+    for key in required:
         if key not in obj:
             add("required field is missing", key)
+    support = obj.get("support")
+    if support is not None and (not isinstance(support, list) or not all(g in SUPPORT_GRADES for g in support)
+                                or (isinstance(obj.get("citations"), list) and len(support) != len(obj["citations"]))):
+        add("expected null or one grade per citation, each \"full\", \"partial\" or \"none\"", "support", support)
+    for name in USAGE_KEYS:
+        value = obj.get(name)
+        whole = name.endswith("_tokens")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int if whole else (int, float))
+                                  or not math.isfinite(value) or value < 0):
+            add("expected null or a whole number >= 0" if whole else "expected null or a number >= 0", name, value)
+    for name in REPEAT_KEYS if repeated else ():
+        value = obj.get(name)
+        if name in obj and (isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "repeat" else 0)):
+            add("expected a whole number >= 1" if name == "repeat" else "expected a whole number >= 0", name, value)
     if "key" in obj and (not isinstance(obj["key"], str) or not _HEX64.fullmatch(obj["key"])):
         add("expected a request key: 64 lowercase hex digits (sha256)", "key", obj["key"])
     if "judge" in obj and obj["judge"] != judge:
@@ -331,9 +396,40 @@ def _check_cached(obj: dict[str, Any], judge: str, path: str, line: int, problem
         return None
     outcome = "claims" if isinstance(ids, list) else str(ids)
     answer = Answer(outcome, tuple(sorted(ids)) if isinstance(ids, list) else (),
-                    None if confidence is None else float(confidence), rationale)
+                    None if confidence is None else float(confidence), rationale,
+                    None if support is None else tuple(support),
+                    *(obj.get(name) for name in USAGE_KEYS))
     return CachedAnswer(obj["key"], judge, str(question), obj["sentence"], tuple(citations), answer, at, path,
-                        line)
+                        line, obj.get("repeat"), obj.get("sample_seed"))
+
+def repeats_path(suite_folder: Path, judge_name: str) -> Path:
+    """``suites/<suite>/judgements/repeats/<judge>.jsonl``."""
+    return cache_path(suite_folder, judge_name).parent / REPEATS / f"{judge_name}.jsonl"
+
+
+def read_repeats(path: Path, problems: Problems) -> list[CachedAnswer]:
+    """A judge's repeated answers (none when the file does not exist), every line checked as a cache line
+    with `repeat` and `sample_seed`; problems recorded with file and line, broken lines left out."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return []
+    if not FOLDER_NAME.fullmatch(path.stem) or path.suffix != ".jsonl":
+        problems.add("a repeats file is named for its judge: 1-64 of letters, digits, '.', '_', '-', with .jsonl",
+                     path=str(path))
+        return []
+    out = []
+    for number, obj in iter_json_lines(path, problems):
+        found = _check_cached(obj, path.stem, str(path), number, problems, repeated=True)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def repeat_entry(judge: Judge, question_id: str, request: dict[str, Any], answer: Answer, repeat: int,
+                 sample_seed: int, at: str | None = None) -> dict[str, Any]:
+    """The line of a repeated answer: the cache line's fields with the repeat's number and the sample's seed."""
+    return {**cache_entry(judge, question_id, request, answer, at), "repeat": repeat, "sample_seed": sample_seed}
+
 
 def append_cache(path: Path, entries: Iterable[dict[str, Any]]) -> None:
     """Append cache lines durably: written with one write under an exclusive lock and fsynced before

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
@@ -24,13 +24,36 @@ files but its review files: a refresh that finds only new decisions applies them
 was written from; clustered statistics resample whole clusters); review samples (`samples`;
 `reviews.sample`); graded support labels (`expected_claims.partial_docs`, `reviews.support_grade`) and the
 graded answer metrics (`question_scores.support_graded`, `coverage_graded`, `n_supported_graded`,
-`n_expected_supported_graded`)."""
+`n_expected_supported_graded`). 10: what a judge's answer cost and how it graded each citation
+(`judgements.support`, `prompt_tokens`, `completion_tokens`, `cost_usd`, `latency_ms`), its repeated
+answers (`judge_repeats`), and each alignment's citation grades and cached answer (`alignments.support`,
+`judgement_key`)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
     f"{m.key} {_SQL_TYPES[m.value]}"
     for m in REGISTRY
 )
+
+_JUDGE_ANSWER = """
+    suite VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,
+    line INTEGER NOT NULL,
+    key VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    sentence VARCHAR NOT NULL,
+    citations VARCHAR[] NOT NULL,
+    outcome VARCHAR NOT NULL,
+    claim_ids VARCHAR[] NOT NULL,
+    confidence DOUBLE,
+    rationale VARCHAR,
+    answered_at VARCHAR,
+    support VARCHAR[],
+    prompt_tokens BIGINT,
+    completion_tokens BIGINT,
+    cost_usd DOUBLE,
+    latency_ms DOUBLE"""
+"""The columns of a judge's answer: a cached one (`judgements`), and a repeated one (`judge_repeats`)."""
 
 TABLES: dict[str, str] = {
     "meta": """
@@ -120,19 +143,10 @@ TABLES: dict[str, str] = {
     declaration_hash VARCHAR NOT NULL,
     declaration JSON NOT NULL,
     PRIMARY KEY (suite, judge)""",
-    "judgements": """
-    suite VARCHAR NOT NULL,
-    judge VARCHAR NOT NULL,
-    line INTEGER NOT NULL,
-    key VARCHAR NOT NULL,
-    question_id VARCHAR NOT NULL,
-    sentence VARCHAR NOT NULL,
-    citations VARCHAR[] NOT NULL,
-    outcome VARCHAR NOT NULL,
-    claim_ids VARCHAR[] NOT NULL,
-    confidence DOUBLE,
-    rationale VARCHAR,
-    answered_at VARCHAR""",
+    "judgements": _JUDGE_ANSWER,
+    "judge_repeats": _JUDGE_ANSWER + """,
+    repeat INTEGER NOT NULL,
+    sample_seed INTEGER NOT NULL""",
     "label_changes": """
     suite VARCHAR NOT NULL,
     question_id VARCHAR NOT NULL,
@@ -242,7 +256,9 @@ TABLES: dict[str, str] = {
     confidence DOUBLE,
     rationale VARCHAR,
     applied BOOLEAN NOT NULL,
-    reviewed BOOLEAN NOT NULL""",
+    reviewed BOOLEAN NOT NULL,
+    support VARCHAR[],
+    judgement_key VARCHAR""",
     "question_scores": f"""
     run_id VARCHAR NOT NULL,
     suite VARCHAR NOT NULL,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from operator import attrgetter
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "reviews", "label_changes",
-                "judges", "judgements", "samples")
+                "judges", "judgements", "judge_repeats", "samples")
 
 _TEXT = pa.string()
 _TEXTS = pa.list_(pa.string())
@@ -215,13 +215,23 @@ def write_judges(con: duckdb.DuckDBPyConnection, suite: Suite) -> None:
     """The suite's judges (in precedence order) and their cached answers."""
     insert_rows(con, "judges", [
         (suite.name, j.name, position, j.kind, j.declaration_hash, json.dumps(
-            {"command": list(j.command)} if j.command is not None else
-            {"endpoint": j.endpoint, "model": j.model, "api_key_env": j.api_key_env} | {"timeout": j.timeout}))
+            ({"command": list(j.command)} if j.command is not None else
+             {"endpoint": j.endpoint, "model": j.model, "api_key_env": j.api_key_env} | {"timeout": j.timeout})
+            | ({"grades": True} if j.grades else {})))
         for position, j in enumerate(suite.judges.values())])
     insert_rows(con, "judgements", [
-        (suite.name, judge, c.line, c.key, c.question_id, c.sentence, list(c.citations), c.answer.outcome,
-         list(c.answer.claim_ids), c.answer.confidence, c.answer.rationale, c.at.isoformat())
-        for judge, cache in suite.judgements.items() for c in cache.values()])
+        (suite.name, judge, *_answer_row(c)) for judge, cache in suite.judgements.items() for c in cache.values()])
+    insert_rows(con, "judge_repeats", [
+        (suite.name, judge, *_answer_row(c), c.repeat, c.sample_seed)
+        for judge, repeats in suite.repeats.items() for c in repeats])
+
+
+def _answer_row(c: Any) -> tuple:
+    """A cached (or repeated) answer's columns after suite and judge (`judgements`)."""
+    a = c.answer
+    return (c.line, c.key, c.question_id, c.sentence, list(c.citations), a.outcome, list(a.claim_ids), a.confidence,
+            a.rationale, c.at.isoformat(), None if a.support is None else list(a.support), a.prompt_tokens,
+            a.completion_tokens, a.cost_usd, a.latency_ms)
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:

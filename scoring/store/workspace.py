@@ -26,7 +26,7 @@ from ..errors import Problems, ValidationError
 from .files import (
     _FREEZE_AT, FOLDER_NAME, Digest, files_hash, gc_paused, hashing_ahead, iter_json_lines, read_json_file,
 )
-from .judges import JUDGEMENTS, JUDGES_FILE, load_judges, read_cache
+from .judges import JUDGEMENTS, JUDGES_FILE, REPEATS, load_judges, read_cache, read_repeats
 from .reviews import Review, apply_reviews, read_reviews, review_files
 from .samples import read_samples, sample_files
 from ..metrics.reference import MAX_CLAIMS
@@ -91,6 +91,9 @@ class Suite:
     """The judges of `judges.toml` in precedence order (`scoring.store.judges.Judge`)."""
     judgements: dict[str, dict[str, Any]] = field(default_factory=dict)
     """judge -> request key -> cached answer (`scoring.store.judges.CachedAnswer`), from `judgements/`."""
+    repeats: dict[str, list[Any]] = field(default_factory=dict)
+    """judge -> its repeated answers (`scoring.store.judges.CachedAnswer` with `repeat`), from
+    `judgements/repeats/`."""
     samples: dict[str, Any] = field(default_factory=dict)
     """name -> review sample (`scoring.store.samples.Sample`), from `samples/`."""
 
@@ -135,7 +138,8 @@ def base_files(folder: Path) -> list[Path]:
     judgements = folder / "judgements"
     return [folder / "suite.json", folder / "documents.jsonl", folder / "questions.jsonl"] + (
         [chunks] if chunks.exists() else []) + ([judges] if judges.exists() else []) + (
-        sorted(judgements.glob("*.jsonl")) if judgements.is_dir() else []) + sample_files(folder)
+        sorted(judgements.glob("*.jsonl")) if judgements.is_dir() else []) + (
+        sorted((judgements / REPEATS).glob("*.jsonl")) if (judgements / REPEATS).is_dir() else []) + sample_files(folder)
 
 
 def suite_hash(base: str, reviews: str) -> str:
@@ -216,8 +220,9 @@ def _hash(suite: Suite, base: list[Path], digest: Digest) -> None:
 
 
 def _load_judges(suite: Suite, problems: Problems) -> None:
-    """The suite's judges (`judges.toml`) and their cached answers (`judgements/<judge>.jsonl`); a cache
-    file of a judge that is not declared is a problem (its answers would silently count for nothing)."""
+    """The suite's judges (`judges.toml`), their cached answers (`judgements/<judge>.jsonl`) and repeated
+    answers (`judgements/repeats/<judge>.jsonl`); a file of a judge that is not declared is a problem (its
+    answers would silently count for nothing)."""
     declared = suite.folder / JUDGES_FILE
     if declared.exists():
         try:
@@ -231,6 +236,12 @@ def _load_judges(suite: Suite, problems: Problems) -> None:
                          f"{', '.join(suite.judges) or 'none'}); declare it or remove the file", path=str(path))
             continue
         suite.judgements[path.stem] = read_cache(path, problems)
+    for path in sorted((folder / REPEATS).glob("*.jsonl")) if (folder / REPEATS).is_dir() else []:
+        if path.stem not in suite.judges:
+            problems.add(f"repeated answers of a judge that {JUDGES_FILE} does not declare (judges: "
+                         f"{', '.join(suite.judges) or 'none'}); declare it or remove the file", path=str(path))
+            continue
+        suite.repeats[path.stem] = read_repeats(path, problems)
 
 
 def _load_documents(suite: Suite, path: Path, problems: Problems) -> None:

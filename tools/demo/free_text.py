@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 import tomllib
 
-from scoring.io.judges import Answer, Judge, cache_entry, declaration_hash, parse_answer
+from scoring.io.judges import (Answer, Judge, cache_entry, declaration_hash, parse_answer, repeat_entry,
+                               repeat_sample, request_key, sent)
 from scoring.metrics.reference import normalise_sentence, resolve_citations
 
 from .model import MAX_CLAIMS, SEED, Question
@@ -73,22 +74,61 @@ def _requests(world: World, questions: list[Question], records: list[dict[str, o
     return out
 
 
-def judge_cache(world: World, questions: list[Question], records: list[dict[str, object]]) -> list[dict[str, object]]:
-    """The judge's cached answers to every sentence of the free-text run, as `ragslice align` writes them (the
-    judge's own `answer`, run in this process; one line per distinct request, at a fixed time)."""
-    judge = Judge(JUDGE_NAME, command=tuple(JUDGE_DECLARATION["command"]), timeout=JUDGE_DECLARATION["timeout"],
-                  declaration_hash=declaration_hash(JUDGE_DECLARATION))
+def _judge() -> Judge:
+    return Judge(JUDGE_NAME, command=tuple(JUDGE_DECLARATION["command"]), timeout=JUDGE_DECLARATION["timeout"],
+                 declaration_hash=declaration_hash(JUDGE_DECLARATION), grades=bool(JUDGE_DECLARATION.get("grades")))
+
+
+def _ask(world: World, request: dict[str, object]) -> Answer:
+    """The judge's own `answer` to a request (the very program the demo ships, run in this process), sent the
+    cited documents' text as `ragslice align` sends them."""
     program: dict[str, object] = {}
-    exec(compile(JUDGE_SCRIPT, "checker.py", "exec"), program)  # the very program the demo ships
-    lines, seen = [], set()
-    for n, (question_id, request) in enumerate(_requests(world, questions, records)):
+    exec(compile(JUDGE_SCRIPT, "checker.py", "exec"), program)
+    texts = {d: world.docs[d].text for d in request["citations"] if d in world.docs}
+    found = parse_answer(program["answer"](sent(_judge(), request, texts)), [c["id"] for c in request["claims"]],
+                         len(request["citations"]))
+    assert isinstance(found, Answer), found
+    return found
+
+
+def _distinct(world: World, questions: list[Question], records: list[dict[str, object]]
+              ) -> list[tuple[str, dict[str, object]]]:
+    """One (question, request) per distinct request, in the order the sentences come."""
+    out, seen = [], set()
+    for question_id, request in _requests(world, questions, records):
         entry_key = (question_id, request["sentence"], tuple(request["citations"]))
-        if entry_key in seen:
-            continue
-        seen.add(entry_key)
-        found = parse_answer(program["answer"](request), [c["id"] for c in request["claims"]])
-        assert isinstance(found, Answer), found
-        lines.append(cache_entry(judge, question_id, request, found, at=f"2026-11-08T10:{n // 60 % 60:02d}:{n % 60:02d}Z"))
+        if entry_key not in seen:
+            seen.add(entry_key)
+            out.append((question_id, request))
+    return out
+
+
+def judge_cache(world: World, questions: list[Question], records: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The judge's cached answers to every sentence of the free-text run, as `ragslice align` writes them (one
+    line per distinct request, at a fixed time; no latency: the program ran in this process)."""
+    judge = _judge()
+    return [cache_entry(judge, question_id, request, _ask(world, request),
+                        at=f"2026-11-08T10:{n // 60 % 60:02d}:{n % 60:02d}Z")
+            for n, (question_id, request) in enumerate(_distinct(world, questions, records))]
+
+
+REPEAT_SAMPLE = 40
+REPEATS = 3
+REPEAT_SEED = 11
+
+
+def judge_repeats(world: World, questions: list[Question], records: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The judge asked again, as `ragslice align data/demo --runs prod-text --judge checker --repeat 3 --sample 40
+    --seed 11` asks it (`judges.repeat_sample`): each answer with its repeat's number and the seed, at a fixed
+    time. The program is deterministic, so it agrees with itself every time."""
+    judge = _judge()
+    by_key = {request_key(judge, q, r): (q, r) for q, r in _distinct(world, questions, records)}
+    lines = []
+    for n in range(1, REPEATS + 1):
+        for i, key in enumerate(repeat_sample(by_key, REPEAT_SAMPLE, REPEAT_SEED)):
+            question_id, request = by_key[key]
+            lines.append(repeat_entry(judge, question_id, request, _ask(world, request), n, REPEAT_SEED,
+                                      at=f"2026-11-09T1{n}:{i // 60:02d}:{i % 60:02d}Z"))
     return lines
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .chunks import chunk_map
 from .free_text import (JUDGE_NAME, JUDGE_SCRIPT, JUDGES_TOML, alignment_reviews, free_text_records, judge_cache,
-                        review_sample)
+                        judge_repeats, review_sample)
 from .labels import demo_reviews, plant_label_gap, pool_labels
 from .model import CORPUS_VERSION, K, MAX_CLAIMS, RUBRIC_VERSION, SEED, SUITE, SUITE_VERSION, Question
 from .prose import prose, verbatim
@@ -73,6 +73,9 @@ def generate_demo(out: Path, *, seed: int = SEED) -> None:
     _text(suite_dir / "judges" / "checker.py", JUDGE_SCRIPT)
     (suite_dir / "judgements").mkdir(exist_ok=True)
     _jsonl(suite_dir / "judgements" / f"{JUDGE_NAME}.jsonl", judge_cache(world, questions, runs[TEXT_RUN.run_id]))
+    (suite_dir / "judgements" / "repeats").mkdir(exist_ok=True)
+    _jsonl(suite_dir / "judgements" / "repeats" / f"{JUDGE_NAME}.jsonl",
+           judge_repeats(world, questions, runs[TEXT_RUN.run_id]))
     for spec in (*RUNS, TEXT_RUN):
         run_dir = out / "runs" / spec.run_id
         run_dir.mkdir(parents=True, exist_ok=True)
