@@ -75,17 +75,35 @@ def _reviews(rows: list[tuple[str, str, str, int]]) -> pd.DataFrame:
 
 
 def test_krippendorff_alpha_by_hand():
-    """Three reviewers, four labels (support, nominal): q1 1 1 1; q2 0 0 1; q3 0 0 0; q4 1 1 and no third.
-    Coincidences: o00 = 1 + 3 = 4, o01 = o10 = 1, o11 = 3 + 2 = 5; n = 11 (5 zeros, 6 ones). Observed
+    """Three reviewers, four labels (support yes/no: ordinal, which with two values is nominal): q1 1 1 1;
+    q2 0 0 1; q3 0 0 0; q4 1 1 and no third. Coincidences: o00 = 1 + 3 = 4, o01 = o10 = 1, o11 = 3 + 2 = 5; n = 11 (5 zeros, 6 ones). Observed
     disagreement 2 / 11, expected 2 x 5 x 6 / (11 x 10) = 6 / 11: alpha = 1 - (2/11) / (6/11) = 2/3."""
     values = {"q1": (1, 1, 1), "q2": (0, 0, 1), "q3": (0, 0, 0), "q4": (1, 1, None)}
     rows = [(who, q, "support", v) for q, vs in values.items() for who, v in zip(("ana", "ben", "cy"), vs)
             if v is not None]
     found = A.reviewer_alpha(_reviews(rows))
-    assert found.to_dict("records") == [{"kind": "support", "reviewers": 3, "labels": 4, "level": "nominal",
+    assert found.to_dict("records") == [{"kind": "support", "reviewers": 3, "labels": 4, "level": "ordinal",
                                          "alpha": pytest.approx(2 / 3)}]
     # two reviewers: kappa says it, no alpha row
     assert A.reviewer_alpha(_reviews([r for r in rows if r[0] != "cy"])).empty
+
+
+def test_reviewers_grading_support_agree_by_weighted_kappa_on_three_levels():
+    """ana and ben grade 12 support labels none, partial or full; ben reads three of ana's fulls as partial and
+    one none as partial: weighted kappa on the levels 0, 1, 2 by hand, and it counts a full read as partial
+    as a small disagreement (above plain kappa)."""
+    ana = ["full", "full", "full", "full", "partial", "partial", "none", "none", "none", "full", "partial", "none"]
+    ben = ["partial", "partial", "partial", "full", "partial", "partial", "partial", "none", "none", "full",
+           "partial", "none"]
+    frame = _reviews([(who, f"q{i:02d}", "support", 1) for who, grades in (("ana", ana), ("ben", ben))
+                      for i in range(12)])
+    frame["support_grade"] = ana + ben
+    [row] = A.reviewer_agreement(frame).to_dict("records")
+    level = {"none": 0, "partial": 1, "full": 2}
+    x, y = np.array([level[g] for g in ana], float), np.array([level[g] for g in ben], float)
+    by_hand = 1 - np.mean((x - y) ** 2) / np.mean((x[:, None] - y[None, :]) ** 2)
+    assert (row["kind"], row["n"], row["agreed"]) == ("support", 12, 8)
+    assert row["weighted_kappa"] == pytest.approx(by_hand) and row["weighted_kappa"] > row["kappa"]
 
 
 def test_reviewer_agreement_gives_the_interval_and_weighted_kappa_for_grades():

@@ -14,12 +14,13 @@ is undefined (both raters used one label) is left out. Assumes the items are a r
 items the raters will label, rated independently of each other; below `MIN_ITEMS` items there is no
 interval (the bootstrap of a handful of items is too narrow to mean anything).
 
-For graded labels (relevance grades) `weighted_kappa` is Cohen's quadratic-weighted kappa
+For graded labels (relevance grades; support graded none, partial, full) `weighted_kappa` is Cohen's
+quadratic-weighted kappa
 ``1 - sum w O / sum w E`` with weights ``(x_i - x_j)**2`` of the grade values, O the observed and E the
 chance-expected joint shares (Cohen 1968): a grade 3 against a grade 2 disagrees less than 3 against
 0. When more than two reviewers decided the same labels, `reviewer_alpha` gives Krippendorff's alpha
-over all of them (the `krippendorff` package; Krippendorff 2011), ordinal for grades, nominal for
-support.
+over all of them (the `krippendorff` package; Krippendorff 2011), ordinal for both kinds (with two
+values, yes and no, ordinal and nominal alpha are one).
 """
 from __future__ import annotations
 
@@ -185,7 +186,10 @@ def _latest_by_label(reviews: pd.DataFrame) -> dict[str, pd.DataFrame]:
     decided = reviews[reviews["kind"].isin(["relevance", "support"])].copy()
     if decided.empty:
         return {}
-    decided["value"] = decided["grade"].where(decided["kind"] == "relevance", decided["supports"])
+    support = decided["supports"].map({True: 2, False: 0})  # yes / no: full / none
+    if "support_grade" in decided:
+        support = decided["support_grade"].map(SUPPORT_LEVEL).fillna(support)
+    decided["value"] = decided["grade"].where(decided["kind"] == "relevance", support)
     decided = decided.sort_values(["decided_at", "line"])
     label = ["kind", "question_id", "claim_id", "doc_id"]
     latest = decided.groupby([*label, "reviewer"], dropna=False, sort=False).tail(1)
@@ -193,17 +197,22 @@ def _latest_by_label(reviews: pd.DataFrame) -> dict[str, pd.DataFrame]:
                                        dropna=False) for kind, own in latest.groupby("kind", sort=True)}
 
 
+SUPPORT_LEVEL = {"none": 0, "partial": 1, "full": 2}
+"""A support decision's grade as an ordered level (a yes/no decision is full/none)."""
+
+
 def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
     """Per kind (relevance, support) and pair of reviewers, their agreement over the labels both
     decided, each on their latest decision (`reviews`: rows of the `reviews` table): kappa with its
-    bootstrap interval, and for relevance grades the quadratic-weighted kappa (None for support)."""
+    bootstrap interval, and the quadratic-weighted kappa over the grades (relevance grades; support on
+    the three levels none 0, partial 1, full 2)."""
     rows = []
     for kind, by_label in _latest_by_label(reviews).items():
         for a, b in combinations(sorted(by_label.columns), 2):
             both = by_label[[a, b]].dropna()
             found = agreement(list(both[a]), list(both[b]))
             if found.n:
-                weighted = weighted_kappa(list(both[a]), list(both[b])) if kind == "relevance" else None
+                weighted = weighted_kappa(list(both[a]), list(both[b]))
                 rows.append({"kind": kind, "first": a, "second": b, "n": found.n, "agreed": found.agreed,
                              "accuracy": found.accuracy, "kappa": found.kappa, "kappa_low": found.kappa_low,
                              "kappa_high": found.kappa_high, "weighted_kappa": weighted})
@@ -211,8 +220,9 @@ def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:
 
 
 ALPHA_COLUMNS: tuple[str, ...] = ("kind", "reviewers", "labels", "level", "alpha")
-ALPHA_LEVELS = {"relevance": "ordinal", "support": "nominal"}
-"""Krippendorff's level of measurement per kind: grades are ordered, support is yes or no."""
+ALPHA_LEVELS = {"relevance": "ordinal", "support": "ordinal"}
+"""Krippendorff's level of measurement per kind: relevance grades and support grades (none, partial,
+full) are ordered."""
 
 
 def reviewer_alpha(reviews: pd.DataFrame) -> pd.DataFrame:
