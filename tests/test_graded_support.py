@@ -207,3 +207,25 @@ def test_compare_shows_strict_and_graded_and_a_gate_names_either(ws, tmp_path, c
     assert "pass  support_graded floor: candidate GradedSupport (pooled) on all = 0.700" in out
     assert "FAIL  support floor: candidate Support (pooled) on all = 0.600" in out.replace("fail ", "FAIL ")
     assert "GradedSupport    all" in out and "GradedCoverage   all" in out
+
+
+def test_the_demo_s_catalog_pages_partly_support_claims_so_graded_support_differs(demo_db):
+    """Each service's catalog page states one clause of a few of its facts (it fails over to a warm standby,
+    not where; its certificates are rotated, not how often) and is labelled partial for them where relevant:
+    strict Support is as it was (prod-baseline 241 of 324), graded Support is higher for every run that
+    cites a page for such a claim, and the reason given for those claims is `citation_partial`."""
+    import duckdb
+
+    with duckdb.connect(str(demo_db), read_only=True) as con:
+        partial = con.execute("SELECT count(*) FROM expected_claims WHERE suite = 'demo' AND len(partial_docs) > 0"
+                              ).fetchone()[0]
+        rows = dict(con.execute("""
+            SELECT run_id, [sum(n_supported), sum(n_claims), sum(n_supported_graded)] FROM question_scores
+            WHERE suite = 'demo' GROUP BY run_id""").fetchall())
+        reasons = con.execute("""SELECT count(*) FROM claims WHERE run_id = 'chunk-160'
+                                 AND list_contains(reasons, 'citation_partial')""").fetchone()[0]
+    assert partial == 21
+    assert rows["prod-baseline"][:2] == [241, 324]
+    assert all(graded > supported for supported, _, graded in rows.values())
+    chunk = rows["chunk-160"]
+    assert chunk[2] / chunk[1] - chunk[0] / chunk[1] > 0.01 and reasons > 0

@@ -92,6 +92,15 @@ def _edit_lines(path: Path, edit) -> None:
                                                 *lines[1:]], False),
     ("a carriage return between two objects refused",
      lambda lines: [lines[0].rstrip("\n") + "\r" + lines[1], *lines[2:]], False),
+    ("a graded support map", lambda lines: [lines[0].replace('"support": {"monday": ["launch"]}',
+                                                             '"support": {"monday": {"launch": "partial"}}'), *lines[1:]],
+     True),
+    ("a graded support map with an unknown grade refused",
+     lambda lines: [lines[0].replace('"support": {"monday": ["launch"]}', '"support": {"monday": {"launch": "most"}}'),
+                    *lines[1:]], False),
+    ("a graded support map with only none refused",
+     lambda lines: [lines[0].replace('"support": {"monday": ["launch"]}', '"support": {"monday": {"launch": "none"}}'),
+                    *lines[1:]], False),
 ])
 def test_a_suite_read_either_way_makes_one_database(tmp_path, monkeypatch, case, edit, set_based):
     """Lines the set-based reader takes, and lines it leaves to the Python reader (which accepts an

@@ -23,6 +23,7 @@ from __future__ import annotations
 import duckdb
 
 from ..metrics.alignment import UNLABELLED_ID
+from ..metrics.registry import SUPPORT_GRADES
 from . import formats
 from .files import MAX_GRADE, MAX_LINE_BYTES, not_strict_json
 from .formats import ID, MAX_CITATIONS, MAX_LABELS, TEXT, Format, Kind
@@ -196,20 +197,36 @@ _LABEL_PROBLEMS = f"""
     FROM _suite_question_rows"""
 """Questions whose labels break `_LABELS_OK`; labels naming no document of the suite."""
 
+_GRADES = "[" + ", ".join(f"'{g}'" for g in SUPPORT_GRADES) + "]"
+
 _CLAIM_OK = f"""
     {ID.sql('s.key')} AND NOT starts_with(s.key, $reserved)
-    AND coalesce(json_type(s.value) = 'ARRAY', false)
-    AND len(from_json(s.value, '["JSON"]')) BETWEEN 1 AND {MAX_CITATIONS}
-    AND list_bool_and(list_transform(from_json(s.value, '["JSON"]'), lambda e: coalesce(json_type(e) = 'VARCHAR', false)))
-    AND len(list_distinct(from_json(s.value, '["VARCHAR"]'))) = len(from_json(s.value, '["VARCHAR"]'))
-    AND list_has_all(positive, from_json(s.value, '["VARCHAR"]'))"""
-"""An expected claim `s` (key: its ID, value: its documents): an ID well-formed and not reserved, 1 to
-MAX_CITATIONS distinct supporting documents, each labelled relevant (grade > 0)."""
+    AND CASE WHEN json_type(s.value) = 'ARRAY' THEN
+          len(from_json(s.value, '["JSON"]')) BETWEEN 1 AND {MAX_CITATIONS}
+          AND list_bool_and(list_transform(from_json(s.value, '["JSON"]'),
+                                           lambda e: coalesce(json_type(e) = 'VARCHAR', false)))
+          AND len(list_distinct(from_json(s.value, '["VARCHAR"]'))) = len(from_json(s.value, '["VARCHAR"]'))
+          AND list_has_all(positive, from_json(s.value, '["VARCHAR"]'))
+        WHEN json_type(s.value) = 'OBJECT' THEN
+          len(json_keys(s.value)) BETWEEN 1 AND {MAX_CITATIONS}
+          AND list_bool_and(list_transform(json_keys(s.value), lambda d: {ID.sql('d')}
+              AND coalesce(json_type(s.value, '$."' || d || '"') = 'VARCHAR', false)
+              AND list_contains({_GRADES}, json_extract_string(s.value, '$."' || d || '"'))
+              AND list_contains(labelled, d)
+              AND (json_extract_string(s.value, '$."' || d || '"') = 'none' OR list_contains(positive, d))))
+          AND list_bool_or(list_transform(json_keys(s.value),
+              lambda d: json_extract_string(s.value, '$."' || d || '"') <> 'none'))
+        ELSE false END"""
+"""An expected claim `s` (key: its ID, value: its documents): an ID well-formed and not reserved, and
+either a list of 1 to MAX_CITATIONS distinct supporting documents, each labelled relevant (grade > 0),
+or a map of 1 to MAX_CITATIONS documents to a grade (`SUPPORT_GRADES`), each labelled, those graded
+full or partial relevant, one at least not `none` (the Python reader's `_graded_support`)."""
 
 _CLAIM_PROBLEMS = f"""
     WITH claims AS (
       SELECT question_id, unnest(support) AS s, claims,
-             list_transform(list_filter(labels, lambda l: l.grade > 0), lambda l: l.doc) AS positive
+             list_transform(list_filter(labels, lambda l: l.grade > 0), lambda l: l.doc) AS positive,
+             list_transform(labels, lambda l: l.doc) AS labelled
       FROM _suite_question_rows
     )
     SELECT {_not_ok(_CLAIM_OK)} FROM claims"""
@@ -240,7 +257,13 @@ _STAGE = {
               FROM _suite_question_rows) ORDER BY line, i""",
     "_suite_claims": """
         SELECT question_id, s.key AS claim_id, claims[s.key] ->> '$' AS proposition,
-               from_json(s.value, '["VARCHAR"]') AS docs, []::VARCHAR[] AS partial_docs
+               CASE WHEN json_type(s.value) = 'ARRAY' THEN from_json(s.value, '["VARCHAR"]')
+                    ELSE list_filter(json_keys(s.value), lambda d: json_extract_string(s.value, '$."' || d || '"') = 'full')
+               END AS docs,
+               CASE WHEN json_type(s.value) = 'ARRAY' THEN []::VARCHAR[]
+                    ELSE list_filter(json_keys(s.value),
+                                     lambda d: json_extract_string(s.value, '$."' || d || '"') = 'partial')
+               END AS partial_docs
         FROM (SELECT line, question_id, claims, unnest(support) AS s, generate_subscripts(support, 1) AS i
               FROM _suite_question_rows) ORDER BY line, i""",
 }

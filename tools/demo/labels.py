@@ -3,6 +3,7 @@ in the reranker's run, and two reviewers' decisions. The prose is in ``prose/lab
 from __future__ import annotations
 
 from .model import CONTEXT_SEPARATOR, K, Question
+from .services import partial_facts
 from .prose import fill, prose
 from .world import World
 
@@ -12,6 +13,24 @@ every one of them carries a grade, 0 when it does not help. The reranker came la
 only it brings into the first k carry no label (unjudged; they count as not relevant)."""
 GAP_RUN = "rerank-v2"
 REVIEWERS = ("amara", "kofi")
+
+
+def partial_labels(world: World, questions: list[Question]) -> int:
+    """Label each service's catalog page as partly supporting the claims of the facts it states one clause
+    of (`services.partial_facts`: that the service fails over to a warm standby, not where; that its
+    certificates are rotated, not how often; ...), on the questions that grade the page relevant (a
+    supporting document is relevant). Returns the number of (question, claim) labels. Runs that cite the
+    page for such a claim then score 0.5 for it in graded Support and Coverage, and 0 in the strict
+    ones, as before."""
+    pages = {f"{s.code}-{key}": s.docs["overview"] for s in world.services for key in partial_facts(s)}
+    labelled = 0
+    for q in questions:
+        for claim, (_, docs) in q.claims.items():
+            page = pages.get(claim)
+            if page is not None and page not in docs and q.grades.get(page, 0) > 0:
+                q.partial[claim] = (page,)
+                labelled += 1
+    return labelled
 
 
 def plant_label_gap(world: World, questions: list[Question], runs: dict[str, list[dict[str, object]]]) -> str:

@@ -93,6 +93,8 @@ class Question:
     pool: list[str] = field(default_factory=list)
     id: str = ""
     split: str = "dev"
+    partial: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """claim -> documents labelled as partly supporting it (they state one of its clauses)."""
 
     @property
     def source(self) -> str | None:
@@ -116,7 +118,8 @@ class Question:
         if self.caller is not None:
             row["caller"] = list(self.caller)
         row["relevant"] = dict(self.grades)
-        row["support"] = {c: list(docs) for c, (_, docs) in self.claims.items()}
+        row["support"] = {c: ({d: "full" for d in docs} | {d: "partial" for d in self.partial[c]}
+                              if c in self.partial else list(docs)) for c, (_, docs) in self.claims.items()}
         row["claims"] = {c: text for c, (text, _) in self.claims.items()}
         if self.disputed:
             row["disputed"] = self.disputed

@@ -78,9 +78,21 @@ def _roster(world: World) -> None:
         world.services.append(s)
 
 
+PARTIAL_FACTS = {"disk": "disk-threshold", "certs": "cert-rotation", "queue": "backlog-threshold",
+                 "cache": "cache-flush"}
+"""The fact of each third runbook's kind that the catalog page states one clause of (`prose.services.overview.partial`)."""
+
+
+def partial_facts(s: Service) -> tuple[str, ...]:
+    """The fact keys of the service whose claims its catalog page partly supports: its standby, and its third
+    runbook's (`PARTIAL_FACTS`)."""
+    return ("standby",) + ((PARTIAL_FACTS[s.third],) if s.third in PARTIAL_FACTS else ())
+
+
 def _overview(world: World, s: Service) -> None:
     section = prose("services")["overview"]
     text = _text(world, section["texts"], **s.values())
+    text += "".join(" " + fill(section["partial"][key], **s.values()) for key in partial_facts(s))
     doc = world.doc("ov", fill(section["title"], **s.values()), text, topics=(s.code,))
     s.docs["overview"] = doc
     _facts(world, s, section, doc, (s.code, "service-catalog"), **s.values())

@@ -11,7 +11,7 @@ from pathlib import Path
 from .chunks import chunk_map
 from .free_text import (JUDGE_NAME, JUDGE_SCRIPT, JUDGES_TOML, alignment_reviews, free_text_records, judge_cache,
                         judge_repeats, review_sample)
-from .labels import demo_reviews, plant_label_gap, pool_labels
+from .labels import demo_reviews, partial_labels, plant_label_gap, pool_labels
 from .model import CORPUS_VERSION, K, MAX_CLAIMS, RUBRIC_VERSION, SEED, SUITE, SUITE_VERSION, Question
 from .prose import prose, verbatim
 from .questions import QuestionSet
@@ -37,6 +37,7 @@ def build_with_chunks(seed: int = SEED) -> tuple[World, list[Question], dict[str
     runs = {spec.run_id: sim.run(spec) for spec in RUNS}
     world.label_gap = plant_label_gap(world, questions, runs)
     pool_labels(questions, runs)
+    partial_labels(world, questions)
     runs[TEXT_RUN.run_id] = free_text_records(world, questions, runs)
     limits = {spec.run_id: spec.chunk_chars for spec in RUNS if spec.chunk_chars is not None}
     chunks = {run_id: [row for rows in chunk_map(world, limit).values() for row in rows]  # the planted report too
