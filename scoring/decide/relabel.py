@@ -113,7 +113,7 @@ def relabelling(db: Path, baseline: str, candidate: str, *, policy: Policy | Non
 
 _BY_QUESTION = ("records", "claims", "retrieved")
 """Tables of the re-scored runs' rows, kept for those runs and the touched questions."""
-_OF_QUESTION = ("questions", "labels", "expected_claims", "label_changes")
+_OF_QUESTION = ("questions", "labels", "expected_claims", "assessed_claims", "label_changes")
 """Tables of the suite's questions, kept for the touched questions."""
 _WHOLE = ("runs", "suites", "documents", "chunks")
 """Tables re-scoring reads whole."""

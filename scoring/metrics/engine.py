@@ -14,6 +14,11 @@ The caller provides these relations (tables or views) on a DuckDB connection; `s
     eval_partial_support(suite, question_id, claim_id, doc_id)
                                                          documents that only partly support an expected
                                                          claim (a claim may have only these)
+    eval_claim_labels(suite, question_id, claim_id, expected)
+                                                         every labelled claim: expected (Coverage's
+                                                         denominator) or assessed (a claim a run made
+                                                         whose support was judged: Support only); the
+                                                         support views hold both kinds' documents
     eval_documents(suite, doc_id, access)                access: VARCHAR[] ([] = public)
     eval_callers(suite, question_id, caller)             caller: VARCHAR[] or NULL (unrestricted)
     eval_retrieved(run_id, question_id, rank, doc_id)    ranks >= 1, unique per pair; gaps allowed
@@ -213,10 +218,8 @@ cited AS (
          h.doc_id IS NOT NULL AS partial,
          v.doc_id IS NOT NULL AS is_visible,
          x.doc_id IS NOT NULL AS is_restricted,
-         EXISTS (SELECT 1 FROM eval_support e WHERE e.suite = p.suite AND e.question_id = c.question_id
-                 AND e.claim_id = c.claim_id)
-         OR EXISTS (SELECT 1 FROM eval_partial_support e WHERE e.suite = p.suite AND e.question_id = c.question_id
-                    AND e.claim_id = c.claim_id) AS claim_labelled
+         EXISTS (SELECT 1 FROM eval_claim_labels e WHERE e.suite = p.suite AND e.question_id = c.question_id
+                 AND e.claim_id = c.claim_id) AS claim_labelled
   FROM eval_claims c
   JOIN eval_pairs p ON p.run_id = c.run_id AND p.question_id = c.question_id AND p.status = 'ok'
   LEFT JOIN eval_citations t ON t.run_id = c.run_id AND t.question_id = c.question_id AND t.claim_id = c.claim_id
@@ -300,24 +303,31 @@ def question_scores_sql(*, verdicts_from: str | None = None, restricted_from: st
         claim_ctes = f"{restricted_cte},\nverdicts AS (SELECT * FROM {verdicts_from})"
     return f"""WITH {RETRIEVAL_CTES},
 {claim_ctes},
+assessed_ids AS (
+  -- claims judged for support but not expected: they count for Support, never for Coverage
+  SELECT p.run_id, p.question_id, p.k, e.claim_id FROM eval_pairs p
+  JOIN eval_claim_labels e ON e.suite = p.suite AND e.question_id = p.question_id AND NOT e.expected
+),
 claim_counts AS (
-  SELECT run_id, question_id, k, count(*) AS n_claims,
+  SELECT v.run_id, v.question_id, v.k, count(*) AS n_claims,
          count(*) FILTER (WHERE len(reasons) = 0) AS n_supported,
-         coalesce(sum({CLAIM_WEIGHT}), 0.0) AS n_supported_graded
-  FROM verdicts GROUP BY run_id, question_id, k
+         coalesce(sum({CLAIM_WEIGHT}), 0.0) AS n_supported_graded,
+         count(*) FILTER (WHERE len(reasons) = 0 AND a.claim_id IS NULL) AS n_expected_supported,
+         coalesce(sum({CLAIM_WEIGHT}) FILTER (WHERE a.claim_id IS NULL), 0.0) AS n_expected_supported_graded
+  FROM verdicts v LEFT JOIN assessed_ids a USING (run_id, question_id, k, claim_id)
+  GROUP BY v.run_id, v.question_id, v.k
 ),
 expected AS (
-  SELECT suite, question_id, count(DISTINCT claim_id) AS n_expected
-  FROM (SELECT suite, question_id, claim_id FROM eval_support
-        UNION ALL SELECT suite, question_id, claim_id FROM eval_partial_support)
-  GROUP BY suite, question_id
+  SELECT suite, question_id, count(DISTINCT claim_id) FILTER (WHERE expected) AS n_expected,
+         count(DISTINCT claim_id) AS n_labelled
+  FROM eval_claim_labels GROUP BY suite, question_id
 ),
 answerable AS (
   SELECT DISTINCT suite, question_id FROM eval_labels WHERE grade > 0
 ),
 asking AS (
-  -- a suite with expected claims asks for answers
-  SELECT DISTINCT suite FROM eval_support UNION SELECT DISTINCT suite FROM eval_partial_support
+  -- a suite with labelled claims (expected or assessed) asks for answers
+  SELECT DISTINCT suite FROM eval_claim_labels
 ),
 disclosed AS (
   SELECT run_id, question_id, k, count(*) AS n_disclosed FROM restricted GROUP BY run_id, question_id, k
@@ -336,9 +346,10 @@ joined AS (
          coalesce(cc.n_claims, 0) AS n_generated,
          coalesce(cc.n_supported, 0) AS n_supported,
          coalesce(e.n_expected, 0) AS n_expected,
-         coalesce(cc.n_supported, 0) AS n_expected_supported,
+         coalesce(e.n_labelled, 0) AS n_labelled,
+         coalesce(cc.n_expected_supported, 0) AS n_expected_supported,
          coalesce(cc.n_supported_graded, 0.0) AS n_supported_graded,
-         coalesce(cc.n_supported_graded, 0.0) AS n_expected_supported_graded,
+         coalesce(cc.n_expected_supported_graded, 0.0) AS n_expected_supported_graded,
          a.question_id IS NOT NULL AS answerable,
          s.suite IS NOT NULL AS answers_asked,
          coalesce(m.max_claims, {MAX_CLAIMS}) AS max_claims,
@@ -355,7 +366,7 @@ joined AS (
   LEFT JOIN judged_counts j ON j.run_id = r.run_id AND j.question_id = r.question_id AND j.k = r.k
 ),
 ingredients AS (
-  SELECT *, n_expected > 0 OR (NOT answerable AND answers_asked) AS asks FROM joined
+  SELECT *, n_labelled > 0 OR (NOT answerable AND answers_asked) AS asks FROM joined
 )
 SELECT run_id, question_id, k, status, answerable,
     {_metric_columns()},
@@ -372,6 +383,7 @@ INPUT_COLUMNS: dict[str, str] = {
     "eval_labels": "suite VARCHAR, question_id VARCHAR, doc_id VARCHAR, grade INTEGER",
     "eval_support": "suite VARCHAR, question_id VARCHAR, claim_id VARCHAR, doc_id VARCHAR",
     "eval_partial_support": "suite VARCHAR, question_id VARCHAR, claim_id VARCHAR, doc_id VARCHAR",
+    "eval_claim_labels": "suite VARCHAR, question_id VARCHAR, claim_id VARCHAR, expected BOOLEAN",
     "eval_documents": "suite VARCHAR, doc_id VARCHAR, access VARCHAR[]",
     "eval_callers": "suite VARCHAR, question_id VARCHAR, caller VARCHAR[]",
     "eval_retrieved": "run_id VARCHAR, question_id VARCHAR, rank INTEGER, doc_id VARCHAR",
@@ -394,3 +406,7 @@ def load_inputs(con, rows: dict[str, list[tuple]]) -> None:
             con.register("_incoming", frame)
             con.execute(f"INSERT INTO {name} SELECT * FROM _incoming")
             con.unregister("_incoming")
+    if not rows.get("eval_claim_labels"):  # every claim of the support relations, expected
+        con.execute("""INSERT INTO eval_claim_labels SELECT DISTINCT suite, question_id, claim_id, true
+                       FROM (SELECT suite, question_id, claim_id FROM eval_support
+                             UNION ALL SELECT suite, question_id, claim_id FROM eval_partial_support)""")

@@ -56,6 +56,11 @@ class Labels:
     partial: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """claim -> documents labelled as partly supporting it; every such claim is a key of `support` too
     (with no document when none fully supports it)."""
+    assessed: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Assessed claims (a run's claims whose support was judged; not expected): claim -> documents that
+    fully support it. Support judges them like expected claims; Coverage does not count them."""
+    assessed_partial: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Assessed claims -> documents that partly support them."""
 
     def relevant(self, level: int = 1) -> set[str]:
         return {doc for doc, grade in self.grades.items() if grade >= level}
@@ -67,8 +72,18 @@ class Labels:
 
     @property
     def asks_answer(self) -> bool:
-        """Expected claims, or unanswerable in a suite that asks for answers (`metrics.ASKS_ANSWER`)."""
-        return bool(self.support) or (not self.answerable and self.answers_asked)
+        """Labelled claims (expected or assessed), or unanswerable in a suite that asks for answers
+        (`metrics.ASKS_ANSWER`)."""
+        return bool(self.support) or bool(self.assessed) or (not self.answerable and self.answers_asked)
+
+    def supporting(self, claim: str) -> tuple[frozenset[str], frozenset[str]] | None:
+        """(documents fully, documents partly supporting) a labelled claim, expected or assessed; None
+        for a claim no label names."""
+        if claim in self.support:
+            return self.support[claim], self.partial.get(claim, frozenset())
+        if claim in self.assessed:
+            return self.assessed[claim], self.assessed_partial.get(claim, frozenset())
+        return None
 
 
 def graded_support(support: Mapping[str, Any]) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
@@ -92,14 +107,16 @@ def suite_labels(questions: Iterable[Mapping[str, Any]]) -> dict[str, Labels]:
     list of relevant IDs is grade 1 each; `answers_asked` is whether any question of the suite has
     expected claims."""
     rows = list(questions)
-    asked = any(q.get("support") for q in rows)
+    asked = any(q.get("support") or q.get("assessed") for q in rows)
     out = {}
     for q in rows:
         rel = q.get("relevant") or {}
         grades = dict(rel) if isinstance(rel, Mapping) else {d: 1 for d in rel}
         caller = q.get("caller")
         full, partial = graded_support(q.get("support") or {})
-        out[q["id"]] = Labels(grades, full, None if caller is None else frozenset(caller), asked, partial)
+        assessed, assessed_partial = graded_support(q.get("assessed") or {})
+        out[q["id"]] = Labels(grades, full, None if caller is None else frozenset(caller), asked, partial, assessed,
+                              assessed_partial)
     return out
 
 
@@ -172,11 +189,10 @@ def judge_claims(
     visible = set(output.retrieved[:k])
     verdicts = []
     for claim, citations in output.claims:
-        labelled = labels.support.get(claim, frozenset())
-        partial = labels.partial.get(claim, frozenset())
+        labelled, partial = labels.supporting(claim) or (frozenset(), frozenset())
         reasons = {
             "no_citation": not citations,
-            "unlabelled_claim": claim not in labels.support,
+            "unlabelled_claim": labels.supporting(claim) is None,
             "citation_not_supporting": any(d in known and d not in labelled and d not in partial for d in citations),
             "citation_partial": any(d in partial for d in citations),
             "citation_not_visible": any((d in labelled or d in partial) and d not in visible for d in citations),

@@ -176,7 +176,7 @@ def write_part(con: duckdb.DuckDBPyConnection, suite: Suite, part: Suite) -> int
     write_review(con, part)
     con.execute("UPDATE suites SET files_hash = ?, base_hash = ? WHERE suite = ?",
                 [suite.files_hash, suite.base_hash, suite.name])
-    con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
+    con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 5)
     # `reviews` and `label_changes` rows of questions no decision names any more are gone: compared in full
     parts = [part for table in COMPARED for part in both_ways(
         f"SELECT * FROM prior_{table}",

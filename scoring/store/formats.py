@@ -289,6 +289,8 @@ QUESTION = Format("question", (
     Field("claims", MAP, "expected a map claim ID -> proposition", null_absent=False),
     Field("disputed", TEXT, NON_EMPTY),
     Field("cluster", TEXT, NON_EMPTY),
+    Field("assessed", MAP, "expected a map claim ID -> the documents judged for it (a list, or a map document "
+          "-> support grade)", null_absent=False),
 ))
 """questions.jsonl: an ID once per file. The labels of `relevant` (at most `MAX_LABELS`, each ID once,
 each grade a whole number within `files.MAX_GRADE`), the expected claims of `support` (claim ID ->
@@ -296,7 +298,9 @@ each grade a whole number within `files.MAX_GRADE`), the expected claims of `sup
 "partial" or "none", at least one at "partial" or above) and the propositions of `claims` (each a
 non-empty string, for an expected claim) are checked by each path on its own. `cluster` names the
 group of questions written from one source (a runbook, a policy): questions of a cluster move together,
-and clustered statistics resample whole clusters (`scoring.decide.clusters`)."""
+and clustered statistics resample whole clusters (`scoring.decide.clusters`). `assessed`: claims some
+run made whose support was judged (TREC RAG support assessments), in the form of `support` but not
+expected: Support counts them, Coverage does not; read by the line reader only."""
 
 # --- a run -------------------------------------------------------------------------------------------
 

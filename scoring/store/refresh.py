@@ -54,8 +54,15 @@ EVAL_VIEWS = {
         LEFT JOIN stage_records s ON s.run_id = r.run_id AND s.question_id = q.question_id""",
     "eval_suites": "SELECT suite, max_claims FROM suites",
     "eval_labels": "SELECT suite, question_id, doc_id, grade FROM labels",
-    "eval_support": "SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM expected_claims",
-    "eval_partial_support": "SELECT suite, question_id, claim_id, unnest(partial_docs) AS doc_id FROM expected_claims",
+    "eval_support": """
+        SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM expected_claims
+        UNION ALL SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM assessed_claims""",
+    "eval_partial_support": """
+        SELECT suite, question_id, claim_id, unnest(partial_docs) AS doc_id FROM expected_claims
+        UNION ALL SELECT suite, question_id, claim_id, unnest(partial_docs) AS doc_id FROM assessed_claims""",
+    "eval_claim_labels": """
+        SELECT suite, question_id, claim_id, true AS expected FROM expected_claims
+        UNION ALL SELECT suite, question_id, claim_id, false AS expected FROM assessed_claims""",
     # In a passage-level suite a chunk is a unit of its own, with its document's access groups.
     "eval_documents": """
         SELECT suite, doc_id, access FROM documents
@@ -691,8 +698,13 @@ UNREVIEWED_LABELS = {
         LEFT JOIN stored.label_changes c ON c.suite = l.suite AND c.question_id = l.question_id
                                         AND c.kind = 'relevance' AND c.doc_id = l.doc_id
         WHERE c.question_id IS NULL OR c.original IS NOT NULL""",
-    "eval_support": _unreviewed_support("docs", "true"),
-    "eval_partial_support": _unreviewed_support("partial_docs", '"partial"'),
+    "eval_support": _unreviewed_support("docs", "true") + """
+        UNION ALL SELECT suite, question_id, claim_id, unnest(docs) AS doc_id FROM stored.assessed_claims""",
+    "eval_partial_support": _unreviewed_support("partial_docs", '"partial"') + """
+        UNION ALL SELECT suite, question_id, claim_id, unnest(partial_docs) AS doc_id FROM stored.assessed_claims""",
+    "eval_claim_labels": """
+        SELECT suite, question_id, claim_id, true AS expected FROM stored.expected_claims
+        UNION ALL SELECT suite, question_id, claim_id, false AS expected FROM stored.assessed_claims""",
 }
 """The engine's label relations as the suite's files have them, before any review."""
 

@@ -27,8 +27,9 @@ from .bulk import CITATIONS_FROM_CLAIMS
 from .chunks import chunk_joins, unit_sql
 from .suite_tables import DIFFED
 
-QUESTION_TABLES = ("questions", "labels", "expected_claims", "reviews", "label_changes", "judgements")
-"""Suite tables whose every row belongs to one question (`question_id`). The first three are written
+QUESTION_TABLES = ("questions", "labels", "expected_claims", "assessed_claims", "reviews", "label_changes",
+                   "judgements")
+"""Suite tables whose every row belongs to one question (`question_id`). The first four are written
 row by row (`write_suite(changes_only=True)`), which keeps the rows that differ; the others are
 compared with a snapshot taken before the suite's tables are rewritten."""
 SNAPSHOT = tuple(t for t in QUESTION_TABLES if t not in DIFFED)

@@ -447,12 +447,14 @@ SELECT sha256(concat_ws(':', ?::VARCHAR,
                         + CASE WHEN len(partial_docs) > 0
                                THEN hash('partial', question_id, claim_id, list_sort(partial_docs))::HUGEINT
                                ELSE 0 END), 0)
-   FROM expected_claims WHERE suite = ?)::VARCHAR))
+   FROM expected_claims WHERE suite = ?)::VARCHAR,
+  (SELECT coalesce(sum(hash('assessed', question_id, claim_id, list_sort(docs), list_sort(partial_docs))::HUGEINT),
+                   0) FROM assessed_claims WHERE suite = ?)::VARCHAR))
 """
 """A hash of a suite's effective labels (grades and supporting documents, reviews applied), over the
-rows of `labels` and `expected_claims` in any order: it changes exactly when a label does (a partly
-supporting document adds a term of its own, so a suite without one hashes as before). Bind the suite three
-times."""
+rows of `labels`, `expected_claims` and `assessed_claims` in any order: it changes exactly when a label
+does (a partly supporting document adds a term of its own, and assessed claims a sum of their own, 0
+without any). Bind the suite four times."""
 
 
 def record_decision(suite_folder: Path, known: Known, fields: dict[str, Any]) -> Decision:

@@ -27,7 +27,8 @@ graded answer metrics (`question_scores.support_graded`, `coverage_graded`, `n_s
 `n_expected_supported_graded`). 10: what a judge's answer cost and how it graded each citation
 (`judgements.support`, `prompt_tokens`, `completion_tokens`, `cost_usd`, `latency_ms`), its repeated
 answers (`judge_repeats`), and each alignment's citation grades and cached answer (`alignments.support`,
-`judgement_key`)."""
+`judgement_key`); assessed claims (`assessed_claims`: claims runs made whose support was judged, counted
+by Support and not by Coverage)."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -177,6 +178,13 @@ TABLES: dict[str, str] = {
     question_id VARCHAR NOT NULL,
     claim_id VARCHAR NOT NULL,
     proposition VARCHAR,
+    docs VARCHAR[] NOT NULL,
+    partial_docs VARCHAR[] NOT NULL,
+    PRIMARY KEY (suite, question_id, claim_id)""",
+    "assessed_claims": """
+    suite VARCHAR NOT NULL,
+    question_id VARCHAR NOT NULL,
+    claim_id VARCHAR NOT NULL,
     docs VARCHAR[] NOT NULL,
     partial_docs VARCHAR[] NOT NULL,
     PRIMARY KEY (suite, question_id, claim_id)""",

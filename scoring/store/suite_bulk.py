@@ -30,7 +30,7 @@ from .formats import ID, MAX_CITATIONS, MAX_LABELS, TEXT, Format, Kind
 from .lines import JSON_SPACE_SQL, LINE_END_SQL, has_bom
 from .workspace import Suite
 
-STAGED = ("_suite_documents", "_suite_questions", "_suite_labels", "_suite_claims", "_suite_chunks")
+STAGED = ("_suite_documents", "_suite_questions", "_suite_labels", "_suite_claims", "_suite_assessed", "_suite_chunks")
 """The staged relations `scoring.store.suite_tables.write_suite` reads."""
 
 RESERVED_PREFIX = UNLABELLED_ID.split("{")[0]
@@ -266,6 +266,9 @@ _STAGE = {
                END AS partial_docs
         FROM (SELECT line, question_id, claims, unnest(support) AS s, generate_subscripts(support, 1) AS i
               FROM _suite_question_rows) ORDER BY line, i""",
+    "_suite_assessed": """
+        SELECT NULL::VARCHAR AS question_id, NULL::VARCHAR AS claim_id, []::VARCHAR[] AS docs,
+               []::VARCHAR[] AS partial_docs WHERE false""",
 }
 """The staged relations from the checked lines, in file order (labels and claims in key order)."""
 
@@ -312,9 +315,10 @@ def _stage(con: duckdb.DuckDBPyConnection, suite: Suite, documents: str, questio
         return False
     if not _parse(con, "_suite_question_lines", questions, QUESTION):
         return False
-    bad, lines, distinct = con.execute(
-        f"SELECT {_not_ok(_QUESTION_OK)}, count(*), count(DISTINCT v.id) FROM _suite_question_lines").fetchone()
-    if bad or lines == 0 or distinct != lines:
+    bad, lines, distinct, assessed = con.execute(
+        f"SELECT {_not_ok(_QUESTION_OK)}, count(*), count(DISTINCT v.id), count(v.assessed) "
+        "FROM _suite_question_lines").fetchone()
+    if bad or lines == 0 or distinct != lines or assessed:  # assessed claims: the line reader's
         return False
     first, last, lines = con.execute("SELECT min(line), max(line), count(*) FROM _suite_question_lines").fetchone()
     con.execute(_questions(POSITION_DENSE if first == 1 and last == lines else POSITION))

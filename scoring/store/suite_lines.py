@@ -87,6 +87,10 @@ class Question:
     partial: dict[str, list[str]] = field(default_factory=dict)
     """claim -> the documents that only partly support it (a graded `support`); `support` holds the
     fully supporting ones, and every expected claim, even one with none."""
+    assessed: dict[str, list[str]] = field(default_factory=dict)
+    """Assessed claims (not expected): claim -> the documents that fully support it (`formats.QUESTION`)."""
+    assessed_partial: dict[str, list[str]] = field(default_factory=dict)
+    """Assessed claims -> the documents that partly support them."""
 
 
 class Checker:
@@ -299,9 +303,10 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: Checker
     if qid in suite.questions:
         check.add("duplicate question ID", "id", qid)
         return None
-    text, qtype, split, critical, tags, caller, relevant, raw_support, raw_claims = (
+    text, qtype, split, critical, tags, caller, relevant, raw_support, raw_claims, raw_assessed = (
         check.field(obj, QUESTION[name])
-        for name in ("text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims"))
+        for name in ("text", "type", "split", "critical", "tags", "caller", "relevant", "support", "claims",
+                     "assessed"))
 
     grades: dict[str, int] = {}
     if isinstance(relevant, list):
@@ -355,16 +360,38 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: Checker
             check.add("a proposition is a non-empty string", f"claims[{claim!r}]", words)
         else:
             propositions[claim] = words
+    assessed: dict[str, list[str]] = {}
+    assessed_partial: dict[str, list[str]] = {}
+    for claim, docs in (raw_assessed or {}).items():
+        if not check.ident(claim, "assessed"):
+            continue
+        if UNLABELLED_CLAIM.fullmatch(claim):
+            check.add("is reserved for the generated claim of an unlabelled answer sentence (unlabelled#<n>)",
+                      "assessed", claim)
+        if claim in support:
+            check.add("is an expected claim in 'support': an assessed claim is one no expected claim holds",
+                      "assessed", claim)
+        if isinstance(docs, dict):
+            listed, partly = _graded_support(docs, f"assessed[{claim!r}]", rules, check, at_least_one=False)
+        else:
+            listed, partly = check.id_list(docs, f"assessed[{claim!r}]", MAX_CITATIONS), []
+            for doc in listed:
+                if doc not in rules.labelled:
+                    check.add(rules.not_labelled, f"assessed[{claim!r}]", doc)
+        assessed[claim] = listed
+        if partly:
+            assessed_partial[claim] = partly
     disputed = check.field(obj, QUESTION["disputed"])
     cluster = check.field(obj, QUESTION["cluster"])
     return Question(qid, len(suite.questions), text or "", qtype or "", split or "", critical is True, tags or [],
-                    caller, grades, support, propositions, disputed, cluster, partial)
+                    caller, grades, support, propositions, disputed, cluster, partial, assessed, assessed_partial)
 
 
-def _graded_support(docs: dict[str, Any], name: str, rules: _QuestionRules, check: Checker
-                    ) -> tuple[list[str], list[str]]:
+def _graded_support(docs: dict[str, Any], name: str, rules: _QuestionRules, check: Checker, *,
+                    at_least_one: bool = True) -> tuple[list[str], list[str]]:
     """A graded expected claim (document -> `SUPPORT_GRADES`): its fully and its partly supporting
-    documents, in file order; "none" is recorded as judged and scored as unlisted."""
+    documents, in file order; "none" is recorded as judged and scored as unlisted. `at_least_one`: an
+    expected claim needs a document at partial or above (an assessed claim may have none)."""
     if len(docs) > MAX_CITATIONS:
         check.add(f"at most {MAX_CITATIONS} graded documents, found {len(docs)}", name, docs)
         return [], []
@@ -381,7 +408,7 @@ def _graded_support(docs: dict[str, Any], name: str, rules: _QuestionRules, chec
                       "'full' for each)", f"{name}[{doc!r}]", grade)
             continue
         (full if grade == "full" else partly if grade == "partial" else []).append(doc)
-    if not full and not partly and not any(g not in SUPPORT_GRADES for g in docs.values()):
+    if at_least_one and not full and not partly and not any(g not in SUPPORT_GRADES for g in docs.values()):
         check.add("an expected claim needs at least one supporting document (graded 'full' or 'partial')", name, docs)
     return full, partly
 
@@ -398,6 +425,8 @@ def _clean_question(obj: dict[str, Any], rules: _QuestionRules) -> Question | No
         return None
     positive = {doc for doc, grade in grades.items() if grade > 0}
     support, claims = obj.get("support", {}), obj.get("claims", {})
+    if obj.get("assessed"):  # assessed claims: checked line by line
+        return None
     if not (type(support) is dict and type(claims) is dict and _claim_ids_ok(support, rules.claim_ids)
             and all(map(_supporting_docs_ok, support.values(), repeat(positive)))
             and support.keys() >= claims.keys() and all(map(TEXT.python, claims.values()))):

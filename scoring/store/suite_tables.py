@@ -26,8 +26,8 @@ from .workspace import Suite
 if TYPE_CHECKING:
     import pandas as pd
 
-SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "chunks", "reviews", "label_changes",
-                "judges", "judgements", "judge_repeats", "samples")
+SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "assessed_claims", "chunks", "reviews",
+                "label_changes", "judges", "judgements", "judge_repeats", "samples")
 
 _TEXT = pa.string()
 _TEXTS = pa.list_(pa.string())
@@ -41,9 +41,10 @@ QUESTION_COLUMNS = {
 _QUESTION_FIELDS = ("id", "position", "text", "type", "split", "critical", "tags", "caller", "disputed", "cluster")
 """The `Question` attributes behind `QUESTION_COLUMNS`, in order."""
 LABEL_COLUMNS = {"question_id": _TEXT, "doc_id": _TEXT, "grade": pa.int64()}
-_QUESTION_RELATIONS = ("_suite_questions", "_suite_labels", "_suite_claims")
+_QUESTION_RELATIONS = ("_suite_questions", "_suite_labels", "_suite_claims", "_suite_assessed")
 """The relations `question_columns` fills, by the names `_INSERTS` reads."""
 CLAIM_COLUMNS = {"question_id": _TEXT, "claim_id": _TEXT, "proposition": _TEXT, "docs": _TEXTS, "partial_docs": _TEXTS}
+ASSESSED_COLUMNS = {"question_id": _TEXT, "claim_id": _TEXT, "docs": _TEXTS, "partial_docs": _TEXTS}
 
 # Each table's rows from the Arrow tables registered under these names; `?` is the suite. The
 # questions' derived columns: answerable (some grade > 0), n_relevant (grades >= 1), n_expected.
@@ -60,6 +61,7 @@ _INSERTS = {
           USING (question_id)""",
     "labels": "SELECT ? AS suite, * FROM _suite_labels",
     "expected_claims": "SELECT ? AS suite, * FROM _suite_claims",
+    "assessed_claims": "SELECT ? AS suite, * FROM _suite_assessed",
 }
 
 
@@ -84,6 +86,7 @@ DOCUMENTS_CHECKSUM = "SELECT count(*), sum(hash(doc_id, version, title, text, ac
 
 DIFFED: dict[str, tuple[str, ...]] = {
     "questions": ("question_id",), "labels": ("question_id", "doc_id"), "expected_claims": ("question_id", "claim_id"),
+    "assessed_claims": ("question_id", "claim_id"),
 }
 """Tables `write_suite(changes_only=True)` updates row by row (key columns besides `suite`): the rows
 that differ from the stored ones are kept in `stale_<table>` (stored rows that go) and `fresh_<table>`
@@ -139,7 +142,7 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite, *, changes_only: b
     write_review(con, suite)
     write_judges(con, suite)
     insert_rows(con, "samples", sample_rows(suite.name, suite.samples))
-    con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 4)
+    con.execute(f"UPDATE suites SET labels_hash = ({LABELS_HASH_SQL}) WHERE suite = ?", [suite.name] * 5)
     return kept
 
 
@@ -264,9 +267,10 @@ def document_columns(suite: Suite) -> pa.Table:
     return _table(columns, DOCUMENT_COLUMNS)
 
 
-def question_columns(suite: Suite) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The suite's questions, labels and expected claims as `QUESTION_COLUMNS`, `LABEL_COLUMNS` and
-    `CLAIM_COLUMNS`, in file order; a claim without a proposition has a NULL one."""
+def question_columns(suite: Suite) -> tuple[pa.Table, pa.Table, pa.Table, pa.Table]:
+    """The suite's questions, labels, expected claims and assessed claims as `QUESTION_COLUMNS`,
+    `LABEL_COLUMNS`, `CLAIM_COLUMNS` and `ASSESSED_COLUMNS`, in file order; a claim without a proposition
+    has a NULL one."""
     questions = list(suite.questions.values())
     with gc_paused():
         plain = list(zip(*map(attrgetter(*_QUESTION_FIELDS), questions))) or [[] for _ in _QUESTION_FIELDS]
@@ -282,8 +286,10 @@ def question_columns(suite: Suite) -> tuple[pa.Table, pa.Table, pa.Table]:
             claim_words.extend(map(q.propositions.get, support))
             claim_docs.extend(support.values())
             claim_partial.extend([q.partial.get(c, []) for c in support] if q.partial else [[]] * len(support))
+        assessed = [(q.id, c, docs, q.assessed_partial.get(c, [])) for q in questions for c, docs in q.assessed.items()]
     return (_table(plain, QUESTION_COLUMNS), _table([label_question, label_doc, label_grade], LABEL_COLUMNS),
-            _table([claim_question, claim_id, claim_words, claim_docs, claim_partial], CLAIM_COLUMNS))
+            _table([claim_question, claim_id, claim_words, claim_docs, claim_partial], CLAIM_COLUMNS),
+            _table([list(column) for column in zip(*assessed)] or [[], [], [], []], ASSESSED_COLUMNS))
 
 
 def _table(columns: list, layout: dict[str, pa.DataType]) -> pa.Table:
