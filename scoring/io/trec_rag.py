@@ -15,8 +15,13 @@
   segment's slot; a citation of a segment credits its document) and a document's grade is the
   highest grade of its judged segments. At ``segment`` unit each segment is a document of its own.
 - k: per run, the most references any line delivered, unless ``--k`` says otherwise.
-- The files carry no expected claims: the suite is retrieval-only and answer metrics are n/a; the
-  answers are kept as sentences (aligned `unlabelled` or `no_claim` by the lexical aligner) for review.
+- The files carry no expected claims: without support assessments the suite is retrieval-only and
+  answer metrics are n/a; the answers are kept as sentences (aligned `unlabelled` or `no_claim` by the
+  lexical aligner) for review.
+- Support assessments (``--support``, `trec_rag_support`): each assessed sentence of a run becomes a
+  claim of its record, ``<run>-s<i>``, citing its judged citations, and an assessed claim of the
+  question (`assessed`: not expected) labelled with their grades, so Support and GradedSupport score
+  the run's answers as the track judged them and Coverage stays n/a.
 """
 from __future__ import annotations
 
@@ -55,6 +60,7 @@ from .importing import (
     write_lines,
 )
 from .trec_import import load_trec_file
+from .trec_rag_support import Assessments, read_support
 
 TREC_RAG_SUITE = "trec-rag"
 QUESTION_TYPE = "trec-rag"
@@ -108,10 +114,10 @@ class _RunFile:
 
 def import_trec_rag(topics: str | Path, runs: Sequence[str | Path], out: Path, *, qrels: str | None = None,
                     unit: Unit = "document", k: int | None = None, suite: str | None = None,
-                    skip_bad: bool = False) -> ImportResult:
-    """Write a workspace from TREC RAG topics, run files (2024 or 2025, detected per file) and
-    optional qrels (module docstring); nothing is written when a line is refused (``skip_bad``: such
-    lines are left out and listed in the result)."""
+                    skip_bad: bool = False, support: Sequence[str | Path] = ()) -> ImportResult:
+    """Write a workspace from TREC RAG topics, run files (2024 or 2025, detected per file), optional
+    qrels and optional support assessments (module docstring); nothing is written when a line is
+    refused (``skip_bad``: such lines are left out and listed in the result)."""
     refusals = Refusals(skip_bad)
     check_k(k, refusals)
     if unit not in UNITS:
@@ -131,6 +137,7 @@ def import_trec_rag(topics: str | Path, runs: Sequence[str | Path], out: Path, *
     read_runs = [_read_run(Path(p), questions, unit, refusals) for p in runs]
     if qrels is not None:
         _read_qrels(qrels, questions, unit, refusals)
+    assessed = _read_assessments([Path(p) for p in support], questions, read_runs, unit, refusals)
     for run in read_runs:
         if not run.lines and not refusals.fatal_problems:
             own = any(p.path == str(run.path) for p in refusals.lines)
@@ -149,7 +156,8 @@ def import_trec_rag(topics: str | Path, runs: Sequence[str | Path], out: Path, *
         for line in run.lines.values():
             docs.update(dict.fromkeys(_unit_id(ref, unit) for ref in line.references))
     segments = {ref for run in read_runs for line in run.lines.values() for ref in line.references}
-    notes = _notes(questions, read_runs, qrels, unit)
+    notes = _notes(questions, read_runs, qrels, unit, assessed if support else None)
+    labels = _assessed_labels(read_runs, assessed, unit)
     taken: set[str] = set()
     written: list[str] = []
     with staged(out) as temp:
@@ -162,7 +170,8 @@ def import_trec_rag(topics: str | Path, runs: Sequence[str | Path], out: Path, *
             {"id": d, "text": f"TREC RAG {what} {d} (text not in the TREC RAG files)"} for d in docs])
         write_lines(suite_dir / "questions.jsonl", [{
             "id": q.id, "text": q.text, "type": QUESTION_TYPE, "split": "dev", "critical": False, "tags": [],
-            "relevant": q.relevant, "support": {}} for q in questions.values()])
+            "relevant": q.relevant, "support": {}, **({"assessed": labels[q.id]} if labels.get(q.id) else {})}
+            for q in questions.values()])
         for run in read_runs:
             rid = run_id(run.name or run.path.stem, taken)
             written.append(rid)
@@ -179,10 +188,12 @@ def import_trec_rag(topics: str | Path, runs: Sequence[str | Path], out: Path, *
                         doc = _unit_id(ref, unit)
                         if ref != doc and ref not in chunk_map:
                             chunk_map[ref] = doc
+                judged = assessed.by_line.get((run.name or "", question.id))
                 records.append({
                     "question_id": question.id, "retrieved": ranking,
                     "answer": " ".join(s["text"] for s in line.sentences) if line.sentences else None,
-                    "answer_sentences": line.sentences, "latency_ms": None, "cost_usd": None, "error": None})
+                    "answer_sentences": line.sentences, "latency_ms": None, "cost_usd": None, "error": None,
+                    **({"claims": _assessed_claims(run, line, judged)} if judged is not None else {})})
             for (original, _), chunk in slots.chunks.items():
                 chunk_map[chunk] = _unit_id(original, unit)
             delivered = max((len(line.references) for line in run.lines.values()), default=0)
@@ -201,6 +212,61 @@ def import_trec_rag(topics: str | Path, runs: Sequence[str | Path], out: Path, *
                                                                  for rid, run in zip(written, read_runs)}})
 
 
+def _read_assessments(paths: list[Path], questions: dict[str, _Topic], runs: list[_RunFile], unit: str,
+                      refusals: Refusals) -> Assessments:
+    """The support files' assessments (`trec_rag_support.read_support`), each of a run and topic imported,
+    of the very answer the run gave (its sentences and citations)."""
+    def parse(value: dict[str, Any], where: dict[str, Any]) -> Any:
+        reader = _read_line_2025 if "metadata" in value else _read_line_2024
+        return reader(value, where, unit, refusals)
+
+    found = read_support(paths, parse, refusals)
+    by_name = {run.name: run for run in runs}
+    for (name, topic), assessment in list(found.by_line.items()):
+        run = by_name.get(name)
+        line = None if run is None else run.lines.get(topic)
+        where = assessment.where
+        if run is None:
+            refusals.refuse(f"assesses run {name!r}, which no --run file holds (runs: "
+                            f"{', '.join(sorted(n for n in by_name if n)) or 'none'})", "run_id", name, **where)
+        elif topic not in questions or line is None:
+            refusals.refuse(f"run {name!r} gave no answer to this topic", "topic_id", topic, **where)
+        elif [(s["text"], s["citations"]) for s in line.sentences] != [(s["text"], s["citations"])
+                                                                          for s in assessment.sentences]:
+            refusals.refuse(f"the assessed answer is not the one run {name!r} gave ({line.where['path']}:"
+                            f"{line.where['line']})", "answer", **where)
+        else:
+            continue
+        del found.by_line[(name, topic)]
+    return found
+
+
+def _assessed_claims(run: _RunFile, line: _Line, assessment: Any) -> list[dict[str, Any]]:
+    """A record's claims from its assessed answer: sentence i is claim ``<run>-s<i>`` citing the
+    references its judged citations name (a null score's citation left out)."""
+    return [{"id": f"{run.name}-s{i}", "citations": list(dict.fromkeys(line.references[j] for j, _ in judged)),
+             "text": sentence["text"]}
+            for i, (sentence, judged) in enumerate(zip(line.sentences, assessment.judged))]
+
+
+def _assessed_labels(runs: list[_RunFile], assessed: Assessments, unit: str) -> dict[str, dict[str, dict[str, str]]]:
+    """topic -> assessed claim -> unit -> grade: a cited segment's grade on its document (at document
+    unit, the highest of its cited segments') or on itself."""
+    rank = {"none": 0, "partial": 1, "full": 2}
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    lines = {(run.name, topic): line for run in runs for topic, line in run.lines.items()}
+    for (name, topic), assessment in assessed.by_line.items():
+        line = lines[(name, topic)]
+        for i, judged in enumerate(assessment.judged):
+            grades: dict[str, str] = {}
+            for j, grade in judged:
+                key = _unit_id(line.references[j], unit)
+                if key not in grades or rank[grade] > rank[grades[key]]:
+                    grades[key] = grade
+            out.setdefault(topic, {})[f"{name}-s{i}"] = grades
+    return out
+
+
 def _unit_id(ref: str, unit: str) -> str:
     return ref if unit == "segment" else segment_doc(ref) or ref
 
@@ -214,7 +280,8 @@ def _run_k(run: _RunFile, k: int | None, refusals: Refusals) -> int:
                             "answer stage received" if widest is not None else None)
 
 
-def _notes(questions: dict[str, _Topic], runs: list[_RunFile], qrels: str | None, unit: str) -> list[str]:
+def _notes(questions: dict[str, _Topic], runs: list[_RunFile], qrels: str | None, unit: str,
+           assessed: Assessments | None = None) -> list[str]:
     notes = []
     if qrels is None:
         notes.append("no --qrels: no question has relevance labels, so retrieval metrics are n/a")
@@ -230,8 +297,22 @@ def _notes(questions: dict[str, _Topic], runs: list[_RunFile], qrels: str | None
         if run.mismatched:
             notes.append(f"run {run.name or run.path.stem}: {counted(run.mismatched, 'line')} whose topic text "
                          "differs from the topics file (the topics file's text is kept)")
-    notes.append("TREC RAG files carry no expected claims: answer metrics (Support, Coverage, Abstention, "
-                 "FalseAbstention) are n/a; the answers are kept as sentences with their citations for review")
+    if assessed is None:
+        notes.append("TREC RAG files carry no expected claims: answer metrics (Support, Coverage, Abstention, "
+                     "FalseAbstention) are n/a; the answers are kept as sentences with their citations for review")
+        return notes
+    grades = ", ".join(f"{n} {g}" for g, n in assessed.grades.items())
+    notes.append(f"support assessments: {counted(len(assessed.by_line), 'answer')} of "
+                 f"{counted(sum(len(run.lines) for run in runs), 'answer')} assessed; judged citations: {grades}"
+                 + (f"; {counted(assessed.unread, 'citation')} with no readable score left unjudged"
+                    if assessed.unread else ""))
+    for run in runs:
+        left = [t for t in run.lines if (run.name, t) not in assessed.by_line]
+        if left:
+            notes.append(f"run {run.name or run.path.stem}: {counted(len(left), 'answer')} not assessed, kept as "
+                         "sentences: each is an unlabelled claim, unsupported (assess every answer of a run before "
+                         "reading its Support)")
+    notes.append("assessed claims count for Support and GradedSupport, not for Coverage (n/a: no expected claims)")
     return notes
 
 
@@ -481,13 +562,16 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, help="context cutoff of every run (default: per run, the most references "
                         "any topic delivered)")
     parser.add_argument("--suite", help="suite name (default trec-rag)")
+    parser.add_argument("--support", action="append", default=[],
+                        help="the track's support assessments of runs' answers (its support evaluation output: "
+                        "the run line with support_eval, FS/PS/NS per citation); repeat for several files")
     parser.add_argument("--out", required=True, help="workspace folder to write")
 
 
 def _run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     result = import_trec_rag(args.topics, args.run, out, qrels=args.qrels, unit=args.unit, k=args.k,
-                             suite=args.suite, skip_bad=args.skip_bad)
+                             suite=args.suite, skip_bad=args.skip_bad, support=args.support)
     report_import(out, result, "k")
     return 0
 
@@ -497,5 +581,7 @@ IMPORTER = Importer(
     "answer sentences",
     ("ragslice import trec-rag --topics topics.rag24.tsv --run run-a.jsonl --run run-b.jsonl --qrels qrels.rag24.txt "
      "--out ws/",
-     "ragslice import trec-rag --topics topics.rag25.jsonl --run run25.jsonl --unit segment --out ws/"),
+     "ragslice import trec-rag --topics topics.rag25.jsonl --run run25.jsonl --unit segment --out ws/",
+     "ragslice import trec-rag --topics topics.rag24.tsv --run run-a.jsonl --qrels qrels.rag24.txt "
+     "--support support-eval.run-a.jsonl --out ws/"),
     _arguments, _run)

@@ -78,9 +78,10 @@ class Metric:
 
 RETRIEVAL_NA = "n/a when the question has no relevant document (unanswerable at this relevance level)"
 RETRIEVAL_FAILURE = "scores 0 (nothing retrieved) on a question it scores; n/a stays n/a"
-ASKS_ANSWER = ("A question asks for an answer when it has expected claims, or when it is unanswerable in a suite "
-               "that has expected claims (the right answer is then an abstention). A retrieval-only suite (no "
-               "expected claim anywhere, e.g. imported from TREC) asks for none.")
+ASKS_ANSWER = ("A question asks for an answer when it has expected or assessed claims, or when it is unanswerable "
+               "in a suite that has either (the right answer is then an abstention). A retrieval-only suite (no "
+               "expected or assessed claim anywhere, e.g. imported from TREC without support assessments) asks "
+               "for none.")
 """When the answer metrics (Support, Coverage, Abstention, FalseAbstention) are defined at all."""
 CHUNK_RANKS = (" A retrieved chunk stands for its document, counted once at the slot of its first chunk; ranks are "
                "slots (docs/formats.md, Chunks).")
@@ -380,7 +381,7 @@ REGISTRY: tuple[Metric, ...] = (
         cutoff="none",
         numerator="unanswerable questions answered with no claim by a successful record",
         denominator="unanswerable questions that ask for an answer",
-        na_rule="n/a on answerable questions, and on every question of a suite without expected claims",
+        na_rule="n/a on answerable questions, and on every question of a suite without expected or assessed claims",
         failure="counts as no abstention (0)",
         higher_is_better=True,
         pooled=None,
@@ -395,8 +396,8 @@ REGISTRY: tuple[Metric, ...] = (
         cutoff="none",
         numerator="answerable questions without a successful answer: the record makes no claim, or is missing or "
         "failed",
-        denominator="answerable questions that ask for an answer (with expected claims)",
-        na_rule="n/a on unanswerable questions and on answerable questions without expected claims",
+        denominator="answerable questions that ask for an answer (with expected or assessed claims)",
+        na_rule="n/a on unanswerable questions and on answerable questions without expected or assessed claims",
         failure="counts as not answered (1): an answerable question without a successful answer",
         higher_is_better=False,
         pooled=None,
