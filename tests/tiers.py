@@ -22,7 +22,7 @@ T = TypeVar("T")
 TIERS = ("fast", "rest", "all")
 FULL_EXAMPLES = 90
 """Hypothesis examples of the ``default`` profile: the size every `examples(n)` is written against."""
-FAST_EXAMPLES = 12
+FAST_EXAMPLES = 8
 """Hypothesis examples of the ``fast`` profile."""
 
 full = True
@@ -30,7 +30,8 @@ full = True
 
 HEAVY_FIRST = ("test_dashboard_apptest", "test_stats_fast_paths", "test_pool_relabel_reference", "test_validation",
                "test_bulk", "test_present_inputs", "test_compare_many", "test_rescore", "test_bad_inputs", "test_trec",
-               "test_demo_command", "test_dashboard_ux", "test_compare", "test_refresh", "test_failures_never_help")
+               "test_demo_command", "test_dashboard_ux", "test_compare", "test_refresh", "test_failures_never_help",
+               "test_corrected_answers", "test_judge_grades_costs")
 """The fast tier's heaviest files (12 to 35 s of one core each, measured on 2 cores), collected first: xdist
 hands out whole files (``--dist loadfile``), so a run that ends on light files ends on both workers together."""
 
