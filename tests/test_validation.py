@@ -434,8 +434,8 @@ SUITE_CASES: list[tuple[str, Callable[[Path], object], list[str]]] = [
       # cand has a record for q-5, which is now no question of the suite
       f"{CAND}:5: question 'q-5': field 'question_id': 'q-5' is not a question of suite 'demo'"]),
     ("question unknown field", lambda ws: set_field(Q(ws), 3, "answer", "none"),
-     [f"{QUESTIONS}:3: question 'q-3': field 'answer': unknown field (allowed: caller, claims, cluster, critical, "
-      "disputed, id, relevant, split, support, tags, text, type; prefix extensions with x_)"]),
+     [f"{QUESTIONS}:3: question 'q-3': field 'answer': unknown field (allowed: assessed, caller, claims, cluster, "
+      "critical, disputed, id, relevant, split, support, tags, text, type; prefix extensions with x_)"]),
     ("question id malformed", lambda ws: set_field(Q(ws), 5, "id", "q\n5"),
      [f"{QUESTIONS}:5: question 'q\\n5': field 'id': 'q\\n5': {ID_RULE}",
       f"{CAND}:5: question 'q-5': field 'question_id': 'q-5' is not a question of suite 'demo'"]),
