@@ -28,12 +28,13 @@ FAST_EXAMPLES = 8
 full = True
 """Whether this run takes every case (tiers ``rest`` and ``all``); set once by conftest.py."""
 
-HEAVY_FIRST = ("test_dashboard_apptest", "test_stats_fast_paths", "test_pool_relabel_reference", "test_validation",
+HEAVY_FIRST = ("test_dashboard_apptest", "test_validation", "test_stats_fast_paths", "test_pool_relabel_reference",
                "test_bulk", "test_present_inputs", "test_compare_many", "test_rescore", "test_bad_inputs", "test_trec",
                "test_demo_command", "test_dashboard_ux", "test_compare", "test_refresh", "test_failures_never_help",
                "test_corrected_answers", "test_judge_grades_costs")
 """The fast tier's heaviest files (12 to 35 s of one core each, measured on 2 cores), collected first: xdist
-hands out whole files (``--dist loadfile``), so a run that ends on light files ends on both workers together."""
+hands out whole files (``--dist loadfile``), so a run that ends on light files ends on both workers together.
+The second needs no shared database, so the second worker starts on it while the first builds the demo's."""
 
 
 def heavy_first(module: str) -> int:
