@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import ValidationError
+from .errors import OutOfResources, ValidationError
 
 DEFAULT_DB = "ragslice.duckdb"
 
@@ -34,7 +34,7 @@ def cmd_trec(args: argparse.Namespace) -> int:
 def cmd_refresh(args: argparse.Namespace) -> int:
     from .store.refresh import refresh
 
-    print(refresh(Path(args.workspace), Path(args.db), progress=not args.quiet).line())
+    print(refresh(Path(args.workspace), Path(args.db), progress=not args.quiet, memory=args.memory).line())
     return 0
 
 
@@ -109,6 +109,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 EXIT_FAIL = 1
 EXIT_BAD_INPUT = 2
 EXIT_INCONCLUSIVE = 3
+EXIT_RESOURCES = 4
+"""A refresh ran out of memory or disk (one line names the step and what to change); nothing was written."""
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -491,6 +493,8 @@ def build_parser(*, sources: bool = True) -> argparse.ArgumentParser:
     p.add_argument("workspace", help="the workspace folder: suites/ and runs/ (docs/formats.md)")
     p.add_argument("--db", default=DEFAULT_DB, help=f"database file (default {DEFAULT_DB} in this folder)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--memory", help="DuckDB's memory budget, e.g. 8GB (default: 40%% of this machine's memory, at "
+                   "least 2GB); past it, joins and sorts spill to disk")
 
     p = add("table", cmd_table, "Print the per-question score table of a workspace (the seed's layout).",
             "ragslice table data/seed-lab", "ragslice table data/seed-lab --k 1 --runs A,B")
@@ -692,6 +696,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for hint in newcomer_hints(error.problems):
             print(hint, file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OutOfResources as error:
+        print(f"ragslice {args.command}: {error}", file=sys.stderr)
+        return EXIT_RESOURCES
     except BrokenPipeError:
         return 0
 

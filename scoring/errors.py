@@ -1,4 +1,5 @@
-"""The one error type for bad input, and a collector that reports every problem at once."""
+"""The one error type for bad input, a collector that reports every problem at once, and the error of a
+refresh that ran out of memory or disk."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -92,3 +93,12 @@ class Problems:
         """Raise every problem at once, ordered by file and line."""
         if self.items:
             raise ValidationError(sorted(self.items, key=lambda p: (p.path or "", p.line or 0)))
+
+
+class OutOfResources(RuntimeError):
+    """A refresh that ran out of memory or disk in one of its steps: nothing was written. The message is
+    one line naming the step and what to change."""
+
+    def __init__(self, step: str, what: str, remedy: str):
+        self.step, self.what, self.remedy = step, what, remedy
+        super().__init__(f"out of {what} while {step}: nothing was written; {remedy}")

@@ -22,6 +22,7 @@ import fcntl
 import itertools
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -199,13 +200,36 @@ def write_meta(con: duckdb.DuckDBPyConnection, **values: object) -> None:
                 [item for pair in pairs for item in pair])
 
 
-WRITE_MEMORY_LIMIT = "2GB"
-"""DuckDB's memory budget while a refresh writes: larger joins and sorts spill to a temporary folder
-beside the working copy (removed when the connection closes) instead of growing the process."""
+MEMORY_FLOOR_GB = 2
+MEMORY_SHARE = 0.4
+"""DuckDB's memory budget while a refresh writes, by default: this share of the machine's memory, at
+least `MEMORY_FLOOR_GB` (9GB on a machine of 24 GiB). Larger joins and sorts spill to a temporary folder
+beside the working copy (removed when the connection closes) instead of growing the process; `ragslice
+refresh --memory` sets another."""
+MEMORY_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*", re.IGNORECASE)
 
 
-def open_for_write(temp: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(str(temp), config={"memory_limit": WRITE_MEMORY_LIMIT})
+def memory_budget(memory: str | None = None) -> str:
+    """The memory budget of a refresh: `memory` as given (a number and a unit: KB, MB, GB, TB or KiB,
+    MiB, GiB, TiB; ValidationError naming --memory otherwise), else `MEMORY_SHARE` of the machine's
+    memory, at least `MEMORY_FLOOR_GB`."""
+    from ..errors import invalid
+
+    if memory is not None:
+        found = MEMORY_SIZE.fullmatch(memory)
+        if found is None or float(found.group(1)) <= 0:
+            raise invalid("a memory size: a number and a unit, e.g. 8GB or 512MB", "--memory", memory)
+        return f"{found.group(1)}{found.group(2)}"
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 0
+    return f"{max(MEMORY_FLOOR_GB, int(total * MEMORY_SHARE / 2 ** 30))}GB"
+
+
+def open_for_write(temp: Path, memory: str | None = None) -> duckdb.DuckDBPyConnection:
+    """The working copy, opened with the refresh's memory budget (`memory_budget`)."""
+    con = duckdb.connect(str(temp), config={"memory_limit": memory_budget(memory)})
     create_schema(con)
     return con
 

@@ -8,9 +8,12 @@ instead (`apply_decisions`); `refresh` names its three routes.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from ..errors import Problems
+from ..errors import OutOfResources, Problems
 from ..metrics import engine
 from ..metrics.registry import SEED_KEYS
 from . import database as store
@@ -370,7 +373,8 @@ def _changes(workspace: Path, db: Path, problems: Problems, level: int) -> _Chan
                     removed_suites, pins_changed)
 
 
-def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1, bulk: bool = True) -> RefreshSummary:
+def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1, bulk: bool = True,
+            memory: str | None = None) -> RefreshSummary:
     """Validate `workspace`, score what changed, and replace `db` atomically.
 
     A run whose files changed (or that is new) is staged from its files and scored; a removed run's
@@ -380,6 +384,8 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
 
     Raises ValidationError listing every problem; the database is then untouched. `bulk=False`
     checks every record rule by rule even when the workspace is clean (slower; for cross-checks).
+    `memory`: DuckDB's memory budget (`database.memory_budget`: by default a share of the machine's);
+    running out of it, or of disk, raises `OutOfResources` naming the step, the database untouched.
 
     One of three routes, by what changed (`_changes`): nothing (`_unchanged`: nothing written);
     only review files, in a clean workspace (`apply_decisions`: in place, one transaction); anything
@@ -388,6 +394,7 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
     """
     started = time.perf_counter()
     problems = Problems()
+    budget = store.memory_budget(memory)
     with store.writer_lock(db):
         store.remove_stale_copies(db)
         store.settle(db)
@@ -395,12 +402,38 @@ def refresh(workspace: Path, db: Path, *, progress: bool = False, level: int = 1
         if changes.nothing:
             return _unchanged(db, changes, problems, started)
         if changes.decisions_only and not problems:
-            summary = apply_decisions(workspace, db, changes.ws, changes.suites, problems, level=level,
-                                      started=started)
+            with _resources("applying the review decisions", budget):
+                summary = apply_decisions(workspace, db, changes.ws, changes.suites, problems, level=level,
+                                          started=started, memory=budget)
             if summary is not None:
                 return summary
         return _rescore_copy(workspace, db, changes, problems, progress=progress, level=level, bulk=bulk,
-                             started=started)
+                             started=started, memory=budget)
+
+
+class _Step:
+    """The step a refresh is in, for the error that names it (`_resources`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+@contextlib.contextmanager
+def _resources(step: str | _Step, budget: str) -> Iterator[None]:
+    """Turn DuckDB's out-of-memory error, and a full disk, into `OutOfResources` naming the step (a
+    `_Step` names the one it is in when the error comes) and what to change."""
+    try:
+        yield
+    except duckdb.OutOfMemoryException as error:
+        name = step.name if isinstance(step, _Step) else step
+        raise OutOfResources(name, f"memory (DuckDB's budget is {budget})",
+                             "give it more with --memory, e.g. --memory 16GB") from error
+    except (duckdb.IOException, OSError) as error:
+        if "No space left on device" not in str(error) and getattr(error, "errno", None) != errno.ENOSPC:
+            raise
+        name = step.name if isinstance(step, _Step) else step
+        raise OutOfResources(name, "disk space", "free space where the database and its working copy live (and "
+                             "DuckDB's spill folder beside it)") from error
 
 
 def _unchanged(db: Path, changes: _Changes, problems: Problems, started: float) -> RefreshSummary:
@@ -411,7 +444,7 @@ def _unchanged(db: Path, changes: _Changes, problems: Problems, started: float) 
 
 
 def _rescore_copy(workspace: Path, db: Path, changes: _Changes, problems: Problems, *, progress: bool, level: int,
-                  bulk: bool, started: float) -> RefreshSummary:
+                  bulk: bool, started: float, memory: str | None = None) -> RefreshSummary:
     """The route for any change but review decisions alone: runs and suites new, changed or removed,
     pins, another relevance level or schema version, a workspace with problems, or decisions the
     stored suites do not match. Works on a private copy of the database (`store.working_copy`) and
@@ -423,15 +456,19 @@ def _rescore_copy(workspace: Path, db: Path, changes: _Changes, problems: Proble
         ws.suites[suite.name] = full if full is not None else suite
     changed_suites = [ws.suites[s.name] for s in changes.suites]
 
-    temp = store.working_copy(db)
-    con = store.open_for_write(temp)
-    if outdated:
-        for table in dict.fromkeys((*SUITE_TABLES, *RUN_TABLES)):
-            con.execute(f"DROP TABLE IF EXISTS {table}")
-        create_schema(con)
+    budget = store.memory_budget(memory)
+    step = _Step("copying the database")
+    with _resources(step, budget):
+        temp = store.working_copy(db)
+        con = store.open_for_write(temp, budget)
+        if outdated:
+            for table in dict.fromkeys((*SUITE_TABLES, *RUN_TABLES)):
+                con.execute(f"DROP TABLE IF EXISTS {table}")
+            create_schema(con)
     try:
-        with _progress(progress) as bar:
+        with _resources(step, budget), _progress(progress) as bar:
             task = bar.add_task("scoring", total=4) if bar else None
+            step.name = "writing the suites"
             questions = _write_suites(con, ws, changed_suites, changes, problems)
             changed_suites = [ws.suites[s.name] for s in changed_suites]
             changed_names = {s.name for s in changed_suites}
@@ -450,29 +487,34 @@ def _rescore_copy(workspace: Path, db: Path, changes: _Changes, problems: Proble
             records = 0
             con.execute("CREATE OR REPLACE TEMP TABLE scored_runs (run_id VARCHAR)")
             if to_score or problems:
+                step.name = "reading the runs' records"
                 stage(con, to_score, problems, bulk=bulk)
                 problems.raise_if_any()
                 bar and bar.advance(task)
+                step.name = "scoring the runs"
                 score_staged(con, level=level)
                 write_alignments(con)
                 records = con.execute("SELECT count(*) FROM stage_records").fetchall()[0][0]
                 write_runs(con, to_score)
                 con.execute("INSERT INTO scored_runs SELECT run_id FROM stage_runs")
+            step.name = "re-scoring the questions whose labels changed"
             rescore_questions(con, to_rescore, problems, level=level)
             # every run carries its suite's labels hash, whichever way its scores were brought up to date
             con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM suites x "
                         "WHERE x.suite = runs.suite AND runs.labels_hash IS DISTINCT FROM x.labels_hash")
             bar and bar.advance(task)
             write_pins(con, changes.pins)
+            step.name = "building the summary tables"
             build_summaries(con, scored=None if outdated else "scored_runs",
                             rescored="rescore_pairs" if to_rescore else None)
             runs_scored = len(to_score) + len(to_rescore)
             skipped = len(ws.runs) - runs_scored
             _log(con, workspace, level, runs_scored, skipped, len(removed_runs), records, started)
+            step.name = "writing the database file"
             con.execute("CHECKPOINT")
             con.close()
             bar and bar.advance(task)
-        store.publish(temp, db)
+            store.publish(temp, db)
     except BaseException:
         con.close()
         temp.unlink(missing_ok=True)
@@ -527,7 +569,7 @@ def _stored_level(db: Path) -> int | None:
 
 
 def apply_decisions(workspace: Path, db: Path, ws: Workspace, suites: list[Suite], problems: Problems, *,
-                    level: int, started: float) -> RefreshSummary | None:
+                    level: int, started: float, memory: str | None = None) -> RefreshSummary | None:
     """The refresh when the only files that changed are review files of `suites` (`Suite.reviews_only`):
     the decisions are applied to the stored suites (`scoring.store.decisions`) and the questions whose
     labels changed re-scored in every run of their suite, all in one transaction on the live file. A
@@ -537,7 +579,7 @@ def apply_decisions(workspace: Path, db: Path, ws: Workspace, suites: list[Suite
     suite does not match its files (the caller then reads the suites in full); raises ValidationError
     for a problem of the review files, nothing written."""
     con = store.connect_for_write(db, wait_seconds=60.0, what="apply the decisions",
-                                  config={"memory_limit": store.WRITE_MEMORY_LIMIT})
+                                  config={"memory_limit": store.memory_budget(memory)})
     try:
         con.execute("BEGIN TRANSACTION")
         parts = {}
