@@ -92,22 +92,22 @@ def corrected_estimates(suite: str, base: Side, cand: Side) -> pd.DataFrame:
 @copied(max_entries=16)
 def _corrected_estimates(path: str, sig: Signature, suite: str, base_runs: tuple[str, ...],
                          cand_runs: tuple[str, ...]) -> pd.DataFrame:
-    from scoring.decide.corrected import CORRECTABLE, corrected_metric
+    from scoring.decide.corrected import CORRECTABLE, estimates
     from scoring.metrics.registry import display_name
 
-    rows = []
     with reading(path, sig) as con:
-        for metric in CORRECTABLE:
-            for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
-                found = corrected_metric(con, suite, runs, metric)
-                if found is None or not found.judged or (metric != "support" and found.sample is None):
-                    continue
-                c = found.corrected
-                rows.append({"metric": display_name(metric), "side": side, "judge_only": found.judge,
-                             "corrected": c.estimate, "low": c.low, "high": c.high,
-                             "reviewed_only": found.reviewed_only.estimate, "n_sampled": c.sampled,
-                             "n_reviewed": c.reviewed, "n_judged": found.judged, "sample": found.sample,
-                             "reason": c.reason})
+        found = {side: estimates(con, suite, runs) for side, runs in (("baseline", base_runs), ("candidate", cand_runs))}
+    rows = []
+    for metric in CORRECTABLE:
+        for side in ("baseline", "candidate"):
+            c = found[side].get(metric)
+            if c is None or not c.judged or (metric != "support" and c.sample is None):
+                continue
+            k = c.corrected
+            rows.append({"metric": display_name(metric), "side": side, "judge_only": c.judge, "corrected": k.estimate,
+                         "low": k.low, "high": k.high, "reviewed_only": c.reviewed_only.estimate,
+                         "n_sampled": k.sampled, "n_reviewed": k.reviewed, "n_judged": c.judged, "sample": c.sample,
+                         "reason": k.reason})
     return pd.DataFrame(rows, columns=list(CORRECTED_COLUMNS))
 
 
@@ -122,27 +122,17 @@ def sample_progress(suite: str, base: Side, cand: Side) -> list[dict[str, Any]]:
 @copied(max_entries=16)
 def _sample_progress(path: str, sig: Signature, suite: str, base_runs: tuple[str, ...],
                      cand_runs: tuple[str, ...]) -> list[dict[str, Any]]:
-    from scoring.decide.corrected import CORRECTABLE, UNIT, corrected_metric, projected_at_sample
-    from scoring.decide.frames import answers_reviewed, question_frames
+    from scoring.decide.corrected import sample_progress as progress
     from scoring.metrics.registry import display_name
 
     out = []
     with reading(path, sig) as con:
         for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
-            for unit in ("sentence", "question"):
-                found = [f for m in CORRECTABLE if UNIT[m] == unit
-                         and (f := corrected_metric(con, suite, runs, m)) is not None and f.sample is not None]
-                if not found:
-                    continue
-                widest = max(found, key=lambda f: -1.0 if f.corrected.half_width is None else f.corrected.half_width)
-                c = widest.corrected
-                sampled, reviewed = (c.sampled, c.reviewed) if unit == "sentence" else \
-                    answers_reviewed(question_frames(con, suite, runs, widest.sample))
-                out.append({"side": side, "sample": widest.sample, "unit": unit,
-                            "metric": "Support" if unit == "sentence" else display_name(widest.metric),
-                            "n_sampled": sampled, "n_reviewed": reviewed, "half_width": c.half_width,
-                            "at_sample": projected_at_sample(con, suite, runs, sample=widest.sample,
-                                                             metric=widest.metric)})
+            for p in progress(con, suite, runs):
+                out.append({"side": side, "sample": p.sample, "unit": p.unit,
+                            "metric": "Support" if p.metric == "support" else display_name(p.metric),
+                            "n_sampled": p.sampled, "n_reviewed": p.reviewed, "half_width": p.half_width,
+                            "at_sample": p.at_sample})
     return out
 
 

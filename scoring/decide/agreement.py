@@ -33,6 +33,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from ..metrics.registry import SUPPORT_LEVEL
 from .stats import BOOTSTRAP_RESAMPLES, CONFIDENCE, SMALL_N
 
 MIN_ITEMS = SMALL_N
@@ -195,10 +196,6 @@ def _latest_by_label(reviews: pd.DataFrame) -> dict[str, pd.DataFrame]:
     latest = decided.groupby([*label, "reviewer"], dropna=False, sort=False).tail(1)
     return {str(kind): own.pivot_table(index=label[1:], columns="reviewer", values="value", aggfunc="first",
                                        dropna=False) for kind, own in latest.groupby("kind", sort=True)}
-
-
-SUPPORT_LEVEL = {"none": 0, "partial": 1, "full": 2}
-"""A support decision's grade as an ordered level (a yes/no decision is full/none)."""
 
 
 def reviewer_agreement(reviews: pd.DataFrame) -> pd.DataFrame:

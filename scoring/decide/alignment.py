@@ -132,8 +132,7 @@ class AlignmentFacts:
             "candidate": {"sentences": self.sentences["candidate"], "claims": self.claims["candidate"],
                           "unreviewed_claims": sum(n for k, n in self.claims["candidate"].items() if k in AUTOMATIC)},
             "questions_resting_on_automatic_alignments": len(self.automatic_questions),
-            "agreement": [{k: (None if isinstance(v, float) and pd.isna(v) else v) for k, v in row.items()}
-                          for row in self.agreement.to_dict(orient="records")],
+            "agreement": _records(self.agreement),
             "agreement_by_slice": _records(self.agreement_by_slice),
             "support_agreement": _records(self.support_agreement),
             "self_agreement": _records(self.self_agreement),

@@ -29,11 +29,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from ..metrics.registry import display_name
+from ..metrics.registry import BY_KEY, display_name
 from ..metrics.slices import mask, parse_slice
 from . import ppi
-from .frames import (ALIGNMENTS_SQL, SAMPLE_REVIEWS_SQL, UNIT, Frame, has_tables, latest_sample, question_frames,
-                     read_answers, sample_status, sentence_frame)
+from .frames import (ALIGNMENTS_SQL, SAMPLE_REVIEWS_SQL, UNIT, Frame, answers_reviewed, has_tables, latest_sample,
+                     question_frames, read_answers, sample_status, sentence_frame)
 
 CORRECTABLE = ("support", "coverage", "abstention_correct", "false_abstention")
 """The metrics a corrected estimate exists for (`frames.UNIT`: the sample unit each reads)."""
@@ -198,13 +198,77 @@ def next_review_gain(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequen
 
 
 def projected_at_sample(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str], *,
-                        sample: str | None = None, metric: str = "support") -> float | None:
-    """About the half-width of the corrected interval of `metric` once every sampled item is reviewed."""
-    found = _inputs(con, suite, run_ids, metric, "all", sample)
+                        sample: str | None = None, metric: str = "support", frame: Frame | None = None
+                        ) -> float | None:
+    """About the half-width of the corrected interval of `metric` once every sampled item is reviewed
+    (`frame`: the runs' frame for the metric, read before)."""
+    found = _inputs(con, suite, run_ids, metric, "all", sample, frame)
     if found is None or found[3] is None:
         return None
     strata, known = found[0], found[1]
     return ppi.projected_half_width(strata, known, {s.name: max(s.drawn, s.reviewed) for s in strata})
+
+
+def _frames(con: duckdb.DuckDBPyConnection, suite: str, runs: list[str]) -> dict[str, Frame] | None:
+    """The runs' frame of every correctable metric, the answers read once; None when the runs answer in
+    no sentences."""
+    answers = read_answers(con, suite, runs)
+    if answers is None:
+        return None
+    return {"support": sentence_frame(con, suite, runs, None, answers),
+            **(question_frames(con, suite, runs, None, answers) or {})}
+
+
+def estimates(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str]) -> dict[str, Corrected]:
+    """Each correctable metric of the runs on all questions, three ways (`corrected_metric`), by the
+    latest sample of its unit: a metric is absent when nothing of it rests on an alignment."""
+    runs = list(run_ids)
+    frames = _frames(con, suite, runs)
+    if frames is None:
+        return {}
+    questions = _question_frame(con, suite)
+    found = {m: corrected_metric(con, suite, runs, m, found=frames[m], questions=questions) for m in CORRECTABLE}
+    return {m: c for m, c in found.items() if c is not None}
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a review sample covering some runs is reviewed, for the metric whose interval is widest
+    (a sentence sample: Support; a question sample: the widest of the question metrics)."""
+
+    sample: str
+    unit: str
+    metric: str
+    sampled: int
+    """Items drawn for the runs (sentences, or answers)."""
+    reviewed: int
+    half_width: float | None
+    at_sample: float | None
+    """About the half-width once every sampled item is reviewed (None without an interval)."""
+
+
+def sample_progress(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[str]) -> list[Progress]:
+    """Per unit with a review sample covering the runs, its `Progress`."""
+    runs = list(run_ids)
+    frames = _frames(con, suite, runs)
+    if frames is None:
+        return []
+    questions = _question_frame(con, suite)
+    out = []
+    for unit in ("sentence", "question"):
+        found = [c for m in CORRECTABLE if UNIT[m] == unit
+                 and (c := corrected_metric(con, suite, runs, m, found=frames[m], questions=questions)) is not None
+                 and c.sample is not None]
+        if not found:
+            continue
+        widest = max(found, key=lambda c: -1.0 if c.corrected.half_width is None else c.corrected.half_width)
+        k = widest.corrected
+        sampled, reviewed = (k.sampled, k.reviewed) if unit == "sentence" else answers_reviewed(
+            {m: frames[m] for m in CORRECTABLE if UNIT[m] == "question"})
+        out.append(Progress(str(widest.sample), unit, widest.metric, sampled, reviewed, k.half_width,
+                            projected_at_sample(con, suite, runs, sample=widest.sample, metric=widest.metric,
+                                                frame=frames[widest.metric])))
+    return out
 
 
 SIDES = ("baseline", "candidate")
@@ -215,17 +279,19 @@ class CorrectedFacts:
     """A comparison's corrected estimates: per metric and slice, each side's three figures and the paired
     delta."""
 
-    slices: dict[str, dict[str, Corrected | None]]
-    """Support's: slice -> side -> its figures (None: nothing of the side rests on an alignment)."""
-    exact: dict[tuple[str, str], float | None] = field(default_factory=dict)
-    """(side, slice) -> pooled Support of a side nothing of which rests on an alignment (exact)."""
-    others: dict[str, dict[str, dict[str, Corrected | None]]] = field(default_factory=dict)
-    """The question metrics' (`frames.QUESTION_METRICS`), as `slices`: metric -> slice -> side -> figures."""
-    others_exact: dict[tuple[str, str, str], float | None] = field(default_factory=dict)
-    """(metric, side, slice) -> a question metric's figure of a side nothing of which rests on an alignment."""
+    by_metric: dict[str, dict[str, dict[str, Corrected | None]]]
+    """metric -> slice -> side -> its figures (None: nothing of the side rests on an alignment). Support
+    has every slice; a question metric only the slices where either side has figures."""
+    exact: dict[tuple[str, str, str], float | None] = field(default_factory=dict)
+    """(metric, side, slice) -> the pooled figure of a side nothing of which rests on an alignment (exact)."""
+
+    @property
+    def slices(self) -> dict[str, dict[str, Corrected | None]]:
+        """Support's figures: slice -> side -> figures."""
+        return self.by_slice("support")
 
     def by_slice(self, metric: str = "support") -> dict[str, dict[str, Corrected | None]]:
-        return self.slices if metric == "support" else self.others.get(metric, {})
+        return self.by_metric.get(metric, {})
 
     def get(self, side: str, slice_: str, metric: str = "support") -> Corrected | None:
         return self.by_slice(metric).get(slice_, {}).get(side)
@@ -236,14 +302,16 @@ class CorrectedFacts:
         return [(side, found) for side in SIDES if (found := self.get(side, slice_, metric)) is not None
                 and found.judged]
 
+    def _figures(self, metric: str) -> list[Corrected]:
+        return [c for row in self.by_slice(metric).values() for c in row.values() if c is not None]
+
     def sampled_metrics(self) -> list[str]:
         """Support, and each question metric a side's question sample covers, in `CORRECTABLE`'s order."""
-        return ["support"] + [m for m in CORRECTABLE[1:] if any(
-            c is not None and c.sample is not None for row in self.others.get(m, {}).values() for c in row.values())]
+        return ["support"] + [m for m in CORRECTABLE[1:] if any(c.sample is not None for c in self._figures(m))]
 
     def _exact(self, side: str, slice_: str, metric: str) -> ppi.RatioEstimate:
         """A side with nothing resting on an alignment: its figure is exact (no interval width)."""
-        value = self.exact.get((side, slice_)) if metric == "support" else self.others_exact.get((metric, side, slice_))
+        value = self.exact.get((metric, side, slice_))
         return ppi.RatioEstimate(value, 0.0 if value is not None else None, value, value, 0, 0, 0)
 
     def delta(self, slice_: str, metric: str = "support") -> ppi.RatioEstimate | None:
@@ -254,8 +322,7 @@ class CorrectedFacts:
                               b.corrected if b is not None else self._exact("baseline", slice_, metric))
 
     def sample_of(self, metric: str = "support") -> str | None:
-        return next((c.sample for row in self.by_slice(metric).values() for c in row.values()
-                     if c is not None and c.sample), None)
+        return next((c.sample for c in self._figures(metric) if c.sample), None)
 
     @property
     def sample(self) -> str | None:
@@ -294,8 +361,7 @@ class CorrectedFacts:
         """Support's block (the keys of every earlier version) with `metrics`: each question metric's block
         of the same shape, for every metric any slice of either side has figures of."""
         out = self._block("support")
-        out["metrics"] = {m: self._block(m) for m in CORRECTABLE[1:]
-                          if any(c is not None for row in self.others.get(m, {}).values() for c in row.values())}
+        out["metrics"] = {m: self._block(m) for m in CORRECTABLE[1:] if self._figures(m)}
         return out
 
 
@@ -309,19 +375,13 @@ def read_corrected(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Se
                                        [suite]).fetchall()]
     slices = ["all", "answerable", "unanswerable", *(f"type:{t}" for t in types)]
     sides = (("baseline", list(baseline_runs)), ("candidate", list(candidate_runs)))
-    frames: dict[str, dict[str, Frame | None]] = {m: {} for m in CORRECTABLE}
-    for side, runs in sides:
-        answers = read_answers(con, suite, runs)
-        frames["support"][side] = None if answers is None else sentence_frame(con, suite, runs, None, answers)
-        found = None if answers is None else question_frames(con, suite, runs, None, answers)
-        for metric in CORRECTABLE[1:]:
-            frames[metric][side] = None if found is None else found[metric]
-    if all(found is None for found in frames["support"].values()):
+    read = {side: _frames(con, suite, runs) for side, runs in sides}
+    if all(found is None for found in read.values()):
         return None
+    frames = {m: {side: None if found is None else found[m] for side, found in read.items()} for m in CORRECTABLE}
     questions = _question_frame(con, suite)
-    facts = CorrectedFacts({})
+    facts = CorrectedFacts({m: {} for m in CORRECTABLE})
     for metric in CORRECTABLE:
-        by_slice: dict[str, dict[str, Corrected | None]] = {}
         for name in slices:
             row: dict[str, Corrected | None] = {}
             for side, runs in sides:
@@ -330,37 +390,30 @@ def read_corrected(con: duckdb.DuckDBPyConnection, suite: str, baseline_runs: Se
                                                                     found=frame, questions=questions)
                 row[side] = found
                 if found is None:
-                    value = _scored(con, metric, runs, list(questions[mask(questions, parse_slice(name))]["question_id"]))
-                    if metric == "support":
-                        facts.exact[(side, name)] = value
-                    else:
-                        facts.others_exact[(metric, side, name)] = value
+                    chosen = list(questions[mask(questions, parse_slice(name))]["question_id"])
+                    facts.exact[(metric, side, name)] = _scored(con, metric, runs, chosen)
             if metric == "support" or any(found is not None for found in row.values()):
-                by_slice[name] = row
-        if metric == "support":
-            facts.slices = by_slice
-        else:
-            facts.others[metric] = by_slice
+                facts.by_metric[metric][name] = row
     return facts
 
 
-SCORED_SQL = {
-    "support": "sum(n_supported), sum(n_claims)",
-    "coverage": "sum(n_expected_supported), sum(n_expected)",
-    "abstention_correct": "sum(abstention_correct::INTEGER), count(abstention_correct)",
-    "false_abstention": "sum(false_abstention::INTEGER), count(false_abstention)",
-}
-"""Each correctable metric's pooled (numerator, denominator) over `question_scores` rows."""
+def _pooled_sql(metric: str) -> str:
+    """SQL for a correctable metric's pooled (numerator, denominator) over `question_scores` rows, from the
+    registry: its pooled columns, or for a flag (`pooled` None) the questions flagged over those scored."""
+    numerator_denominator = BY_KEY[metric].pooled
+    if numerator_denominator is not None:
+        return "sum({}), sum({})".format(*numerator_denominator)
+    return f"sum({metric}::INTEGER), count({metric})"
 
 
 def _scored(con: duckdb.DuckDBPyConnection, metric: str, runs: list[str], chosen: list[str]) -> float | None:
     """The metric's pooled figure as scored over the runs and questions (None when its denominator is 0)."""
-    s, c = con.execute(f"SELECT {SCORED_SQL[metric]} FROM question_scores WHERE "
+    s, c = con.execute(f"SELECT {_pooled_sql(metric)} FROM question_scores WHERE "
                        "list_contains(?::VARCHAR[], run_id) AND list_contains(?::VARCHAR[], question_id)",
                        [runs, chosen]).fetchall()[0]
     return None if not c else float(s) / float(c)
 
 
-__all__ = ["AGGREGATES", "ALIGNMENTS_SQL", "CORRECTABLE", "ESTIMATES", "SAMPLE_REVIEWS_SQL", "Corrected",
-           "CorrectedFacts", "corrected_metric", "corrected_support", "frame_of", "latest_sample", "next_review_gain",
-           "projected_at_sample", "read_corrected", "sample_status"]
+__all__ = ["AGGREGATES", "ALIGNMENTS_SQL", "CORRECTABLE", "ESTIMATES", "SAMPLE_REVIEWS_SQL", "UNIT", "Corrected",
+           "CorrectedFacts", "Progress", "corrected_metric", "corrected_support", "estimates", "frame_of", "latest_sample",
+           "next_review_gain", "projected_at_sample", "read_corrected", "sample_progress", "sample_status"]

@@ -147,9 +147,9 @@ class Frame:
 
 @dataclass(frozen=True)
 class Answers:
-    """What both units read of a run set (`read_answers`; None when the runs answer in no sentences): its alignments by sentence, the suite's questions (type,
-    answerable), the fully supporting documents of each expected claim, and each run's visible,
-    unrestricted documents per question."""
+    """What both units read of a run set (`read_answers`; None when the runs answer in no sentences): its
+    alignments by sentence, the suite's questions (type, answerable), the fully supporting documents of
+    each expected claim, and each run's visible, unrestricted documents per question."""
 
     groups: dict[tuple[str, str, int], list[AlignmentRow]]
     info: dict[str, tuple[str, bool]]
@@ -192,22 +192,11 @@ def _drawn(con: duckdb.DuckDBPyConnection, suite: str, sample: str | None, runs:
     return items, list(drawn[0][4]) if drawn else [], marked
 
 
-def supported_claims(outcome: str, claim_ids: Sequence[str], citations: Sequence[str], ok: dict[str, set[str]],
-                     visible: set[str]) -> tuple[int, int]:
-    """(supported claims, claims) of one sentence under an alignment (module docstring, sentences)."""
-    if outcome == "no_claim":
-        return 0, 0
-    if outcome != "claims":
-        return 0, 1
-    cites = list(citations)
-    supported = sum(1 for c in claim_ids if cites and c in ok and all(d in ok[c] and d in visible for d in cites))
-    return supported, len(claim_ids)
-
-
 def answer_values(sentences: Iterable[AlignmentRow], ok: dict[str, set[str]], visible: set[str]
                   ) -> tuple[int, int]:
     """(expected claims made and supported, claims made) of an answer whose sentences are aligned as
-    given (module docstring, questions)."""
+    given (module docstring, questions). Of one sentence, (supported claims, claims): its claims are all
+    expected ones, or one unlabelled claim, or none (module docstring, sentences)."""
     sentences = list(sentences)
     claims = sentence_claims([list(s.citations) for s in sentences],
                              [Alignment(s.outcome, tuple(s.claim_ids)) for s in sentences])
@@ -246,7 +235,7 @@ def sentence_frame(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence
         docs, seen = read.ok.get(q, {}), read.visible.get((run, q), set())
 
         def counted(a: AlignmentRow) -> tuple[int, int]:
-            return supported_claims(a.outcome, list(a.claim_ids), list(a.citations), docs, seen)
+            return answer_values([a], docs, seen)
 
         reviewed = is_sampled and human and (q, normalise_sentence(str(applied[0].text))) in marked
         stratum = drawn_in[key] if is_sampled else \
@@ -325,4 +314,4 @@ def answers_reviewed(frames: dict[str, Frame]) -> tuple[int, int]:
 
 __all__ = ["ALIGNMENTS_SQL", "QUESTION_METRICS", "SAMPLE_REVIEWS_SQL", "UNIT", "AlignmentRow", "Frame", "Item", "answers_reviewed",
            "answer_values", "has_tables", "read_answers", "Answers", "latest_sample", "question_frames", "sample_status", "sample_unit",
-           "sentence_frame", "supported_claims"]
+           "sentence_frame"]

@@ -30,11 +30,10 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.alignment import canonical_outcome
+from ..metrics.registry import SUPPORT_GRADES, SUPPORT_LEVEL
 from ..metrics.reference import normalise_sentence
 from .agreement import agreement, weighted_kappa, weighted_kappa_interval
-
-GRADE_LEVEL = {"none": 0, "partial": 1, "full": 2}
-"""The support grades as ordered levels, for weighted kappa."""
+from .frames import has_tables
 
 SUPPORT_COLUMNS = ("aligner", "decided_by", "n", "agreed", "weighted_kappa", "kappa_low", "kappa_high", "confusion")
 SELF_COLUMNS = ("judge", "sampled", "repeats", "agreed", "share", "kappa", "kappa_low", "kappa_high")
@@ -72,11 +71,6 @@ GROUP BY s.run_id, s.judge ORDER BY s.run_id, s.judge
 """
 
 
-def _has(con: duckdb.DuckDBPyConnection, *tables: str) -> bool:
-    names = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    return set(tables) <= names
-
-
 def label_grades(expected: pd.DataFrame) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
     """(question, claim) -> (documents labelled fully supporting it, documents labelled partly), from rows
     of `expected_claims` (question_id, claim_id, docs, partial_docs)."""
@@ -91,8 +85,8 @@ def labelled_grade(labels: dict[tuple[str, str], tuple[frozenset[str], frozenset
     levels = []
     for claim in claims:
         full, partial = labels.get((question, claim), (frozenset(), frozenset()))
-        levels.append(2 if doc in full else 1 if doc in partial else 0)
-    return ("none", "partial", "full")[min(levels)] if levels else "none"
+        levels.append(SUPPORT_LEVEL["full" if doc in full else "partial" if doc in partial else "none"])
+    return SUPPORT_GRADES[min(levels)] if levels else "none"
 
 
 def support_agreement(rows: pd.DataFrame, labels: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]
@@ -116,8 +110,8 @@ def support_agreement(rows: pd.DataFrame, labels: dict[tuple[str, str], tuple[fr
                 given.append(grade)
         if not truth:
             continue
-        x = np.array([GRADE_LEVEL[g] for g in truth], dtype=float)
-        y = np.array([GRADE_LEVEL[g] for g in given], dtype=float)
+        x = np.array([SUPPORT_LEVEL[g] for g in truth], dtype=float)
+        y = np.array([SUPPORT_LEVEL[g] for g in given], dtype=float)
         interval = weighted_kappa_interval(x, y)
         pairs = pd.Series(list(zip(truth, given))).value_counts()
         out.append({"aligner": aligner, "decided_by": decided_by, "n": len(truth),
@@ -148,7 +142,7 @@ def read_judging(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[s
     when there is nothing to measure (or the database predates them)."""
     empty = (pd.DataFrame(columns=list(SUPPORT_COLUMNS)), pd.DataFrame(columns=list(SELF_COLUMNS)),
              pd.DataFrame(columns=list(COST_COLUMNS)))
-    if not _has(con, "alignments", "judge_repeats", "judgements"):
+    if not has_tables(con, "alignments", "judge_repeats", "judgements"):
         return empty
     graded = con.execute(GRADED_SQL, [suite]).df()
     expected = con.execute("SELECT question_id, claim_id, docs, partial_docs FROM expected_claims WHERE suite = ?",
@@ -160,5 +154,5 @@ def read_judging(con: duckdb.DuckDBPyConnection, suite: str, run_ids: Sequence[s
     return support, own, costs if not costs.empty else empty[2]
 
 
-__all__ = ["COST_COLUMNS", "GRADE_LEVEL", "SELF_COLUMNS", "SUPPORT_COLUMNS", "label_grades", "labelled_grade",
+__all__ = ["COST_COLUMNS", "SELF_COLUMNS", "SUPPORT_COLUMNS", "label_grades", "labelled_grade",
            "read_judging", "self_agreement", "support_agreement"]

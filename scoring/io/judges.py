@@ -18,7 +18,6 @@ it (a `Failure`); it is never guessed.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import selectors
@@ -39,8 +38,9 @@ from typing import Any
 from ..errors import Problems
 from ..store.files import MAX_LINE_BYTES, parse_json
 from ..store.judges import (  # the judge files: declarations and cached answers, re-exported for callers
-    JUDGEMENTS, JUDGES_FILE, PROMPT_VERSION, SUPPORT_GRADES, Answer, CachedAnswer, Judge, append_cache, cache_entry,
-    cache_path, declaration_hash, load_judges, read_cache, read_repeats, repeat_entry, repeats_path, request_key,
+    JUDGEMENTS, JUDGES_FILE, PROMPT_VERSION, Answer, CachedAnswer, Judge, append_cache, cache_entry, cache_path,
+    declaration_hash, grades_ok, load_judges, read_cache, read_repeats, repeat_entry, repeats_path, request_key,
+    usage_ok, usage_rule,
 )
 
 
@@ -150,8 +150,7 @@ def parse_answer(value: Any, claim_ids: Iterable[str], citations: int | None = N
     if rationale is not None and not isinstance(rationale, str):
         return Failure(f"answer field 'rationale': {_short(rationale)}: expected a string")
     support = value.get("support")
-    if support is not None and (not isinstance(support, list) or not all(g in SUPPORT_GRADES for g in support)
-                                or (citations is not None and len(support) != citations)):
+    if support is not None and not grades_ok(support, citations):
         return Failure(f"answer field 'support': {_short(support)}: expected one grade per citation "
                        f"({citations if citations is not None else 'as many as cited'}), each \"full\", "
                        "\"partial\" or \"none\"")
@@ -160,11 +159,8 @@ def parse_answer(value: Any, claim_ids: Iterable[str], citations: int | None = N
         return Failure(f"answer field 'usage': {_short(usage)}: expected an object of "
                        f"{', '.join(ANSWER_USAGE_KEYS)}")
     for name, amount in usage.items():
-        whole = name.endswith("_tokens")
-        if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int if whole else (int, float))
-                                   or amount < 0 or not math.isfinite(amount)):
-            return Failure(f"answer field 'usage.{name}': {_short(amount)}: expected a "
-                           + ("whole number >= 0" if whole else "number >= 0"))
+        if amount is not None and not usage_ok(name, amount):
+            return Failure(f"answer field 'usage.{name}': {_short(amount)}: expected {usage_rule(name)}")
     return Answer(outcome, chosen, None if confidence is None else float(confidence), rationale,
                   None if support is None else tuple(support), usage.get("prompt_tokens"),
                   usage.get("completion_tokens"), usage.get("cost_usd"))
@@ -417,15 +413,8 @@ def _usage(reply: dict[str, Any]) -> dict[str, Any]:
     """The tokens and cost an endpoint's response reports (`usage.prompt_tokens`, `completion_tokens`,
     `cost`), each None when absent or not a number >= 0."""
     usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-
-    def amount(name: str, whole: bool) -> Any:
-        value = usage.get(name)
-        kinds = int if whole else (int, float)
-        ok = isinstance(value, kinds) and not isinstance(value, bool) and value >= 0 and math.isfinite(value)
-        return value if ok else None
-
-    return {"prompt_tokens": amount("prompt_tokens", True), "completion_tokens": amount("completion_tokens", True),
-            "cost_usd": amount("cost", False)}
+    reported = {"prompt_tokens": "prompt_tokens", "completion_tokens": "completion_tokens", "cost_usd": "cost"}
+    return {name: usage.get(key) if usage_ok(name, usage.get(key)) else None for name, key in reported.items()}
 
 
 def _ask_endpoint(judge: Judge, request: dict[str, Any], documents: dict[str, str] | None = None

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import duckdb
 
+from ..metrics.registry import SUPPORT_LEVEL
 from ..store.files import MAX_GRADE
 from ..store.lines import Lines, Unreadable
 from ..store.workspace import MAX_CLAIMS, MAX_RETRIEVED
@@ -252,7 +253,6 @@ def _assessed_claims(run: _RunFile, line: _Line, assessment: Any) -> list[dict[s
 def _assessed_labels(runs: list[_RunFile], assessed: Assessments, unit: str) -> dict[str, dict[str, dict[str, str]]]:
     """topic -> assessed claim -> unit -> grade: a cited segment's grade on its document (at document
     unit, the highest of its cited segments') or on itself."""
-    rank = {"none": 0, "partial": 1, "full": 2}
     out: dict[str, dict[str, dict[str, str]]] = {}
     lines = {(run.name, topic): line for run in runs for topic, line in run.lines.items()}
     for (name, topic), assessment in assessed.by_line.items():
@@ -261,7 +261,7 @@ def _assessed_labels(runs: list[_RunFile], assessed: Assessments, unit: str) -> 
             grades: dict[str, str] = {}
             for j, grade in judged:
                 key = _unit_id(line.references[j], unit)
-                if key not in grades or rank[grade] > rank[grades[key]]:
+                if key not in grades or SUPPORT_LEVEL[grade] > SUPPORT_LEVEL[grades[key]]:
                     grades[key] = grade
             out.setdefault(topic, {})[f"{name}-s{i}"] = grades
     return out

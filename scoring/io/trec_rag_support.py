@@ -57,8 +57,8 @@ def read_support(paths: list[Path], parse_line: Callable[[dict[str, Any], dict[s
                  refusals: Refusals) -> Assessments:
     """Every line of the support files, checked (refused with file, line and field): the run line by
     `parse_line` (the run file's own reader: its name, topic and answer), and ``support_eval`` one entry
-    per answer sentence, its citations those of the sentence, its scores one of `GRADES` or null, no
-    more scores than citations; a (run, topic) assessed once."""
+    per answer sentence, its citations indexes into the line's references or segment IDs among them, its
+    scores one of `GRADES` or null, no more scores than citations; a (run, topic) assessed once."""
     found = Assessments()
     for path in paths:
         for where, value in read_jsonl(path, refusals):
@@ -79,7 +79,7 @@ def read_support(paths: list[Path], parse_line: Callable[[dict[str, Any], dict[s
                                 len(entries), **where)
                 continue
             assessment = Assessment(name, topic, [], line.sentences, where)
-            for i, (entry, sentence) in enumerate(zip(entries, line.sentences)):
+            for i, entry in enumerate(entries):
                 judged = _entry(entry, line.references, f"support_eval[{i}]", where, refusals)
                 if judged is None:
                     continue

@@ -92,6 +92,9 @@ CONDENSED_LIST = ("the condensed list (the ranking with its unjudged documents r
 SUPPORT_GRADES: tuple[str, ...] = ("none", "partial", "full")
 """The levels of a support label on a (claim, document) pair, weakest first (TREC 2024 RAG's support
 levels 0, 1, 2). A list of supporting documents means "full" for each; an unlisted document is "none"."""
+SUPPORT_LEVEL: dict[str, int] = {grade: level for level, grade in enumerate(SUPPORT_GRADES)}
+"""A support grade as an ordered level: none 0, partial 1, full 2 (what weighted kappa and "the better
+of two grades" compare)."""
 PARTIAL_WEIGHT = 0.5
 """What a generated claim counts in the graded answer metrics when every citation supports it at least
 partly and one or more only partly (a fully supported claim counts 1, any other 0)."""
@@ -633,6 +636,7 @@ __all__ = [
     "LENIENT",
     "PARTIAL_WEIGHT",
     "SUPPORT_GRADES",
+    "SUPPORT_LEVEL",
     "GRADED_RULE",
     "JUDGED_RULE",
     "ANSWER_KEYS",

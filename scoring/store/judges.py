@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems, invalid
+from ..metrics.registry import SUPPORT_GRADES
 from .files import FOLDER_NAME, WORKSPACE_ID, iter_json_lines, parse_toml
 from .lines import split_lines
 from .times import now, parse_time
@@ -75,12 +76,28 @@ USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd", "latency_ms")
 them, latency (ms) as ragslice measured it from request to answer."""
 OPTIONAL_CACHE_KEYS = ("support", *USAGE_KEYS)
 """Fields a cache line may have: the grade of each citation (`SUPPORT_GRADES`), and `USAGE_KEYS`."""
+def usage_ok(name: str, value: Any) -> bool:
+    """Whether `value` is a figure `name` of `USAGE_KEYS` may hold: a whole number >= 0 for tokens, a
+    finite number >= 0 otherwise."""
+    kinds = int if name.endswith("_tokens") else (int, float)
+    return isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def usage_rule(name: str) -> str:
+    """What `usage_ok` asks of `name`, in words."""
+    return "a whole number >= 0" if name.endswith("_tokens") else "a number >= 0"
+
+
+def grades_ok(support: Any, citations: int | None) -> bool:
+    """Whether `support` is one grade of `SUPPORT_GRADES` per citation (`citations`: how many; None, any)."""
+    return isinstance(support, list) and all(g in SUPPORT_GRADES for g in support) and (
+        citations is None or len(support) == citations)
+
+
 REPEAT_KEYS = ("repeat", "sample_seed")
 """The fields a repeated answer adds to a cache line's."""
 REPEATS = "repeats"
 """The folder, inside `JUDGEMENTS`, of each judge's repeated answers."""
-SUPPORT_GRADES = ("none", "partial", "full")
-"""How far a cited document supports a sentence, weakest first (`scoring.metrics.registry.SUPPORT_GRADES`)."""
 
 COMMAND_KEYS = ("command", "timeout", "grades")
 
@@ -348,15 +365,13 @@ def _check_cached(obj: dict[str, Any], judge: str, path: str, line: int, problem
         if key not in obj:
             add("required field is missing", key)
     support = obj.get("support")
-    if support is not None and (not isinstance(support, list) or not all(g in SUPPORT_GRADES for g in support)
-                                or (isinstance(obj.get("citations"), list) and len(support) != len(obj["citations"]))):
+    cited = len(obj["citations"]) if isinstance(obj.get("citations"), list) else None
+    if support is not None and not grades_ok(support, cited):
         add("expected null or one grade per citation, each \"full\", \"partial\" or \"none\"", "support", support)
     for name in USAGE_KEYS:
         value = obj.get(name)
-        whole = name.endswith("_tokens")
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int if whole else (int, float))
-                                  or not math.isfinite(value) or value < 0):
-            add("expected null or a whole number >= 0" if whole else "expected null or a number >= 0", name, value)
+        if value is not None and not usage_ok(name, value):
+            add(f"expected null or {usage_rule(name)}", name, value)
     for name in REPEAT_KEYS if repeated else ():
         value = obj.get(name)
         if name in obj and (isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "repeat" else 0)):

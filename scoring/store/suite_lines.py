@@ -329,26 +329,7 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: Checker
             check.add(rules.not_labelled, "relevant", doc)
     positive = {doc for doc, grade in grades.items() if grade > 0}
 
-    support: dict[str, list[str]] = {}
-    partial: dict[str, list[str]] = {}
-    for claim, docs in (raw_support or {}).items():
-        if not check.ident(claim, "support"):
-            continue
-        if UNLABELLED_CLAIM.fullmatch(claim):
-            check.add("is reserved for the generated claim of an unlabelled answer sentence (unlabelled#<n>)",
-                      "support", claim)
-        if isinstance(docs, dict):
-            listed, partly = _graded_support(docs, f"support[{claim!r}]", rules, check)
-        else:
-            listed, partly = check.id_list(docs, f"support[{claim!r}]", MAX_CITATIONS), []
-            if docs == []:
-                check.add("an expected claim needs at least one supporting document", f"support[{claim!r}]", docs)
-        outside = [d for d in [*listed, *partly] if d not in positive]
-        if outside:
-            check.add("supporting documents must be labelled relevant (grade > 0)", f"support[{claim!r}]", outside)
-        support[claim] = listed
-        if partly:
-            partial[claim] = partly
+    support, partial = _claim_labels(raw_support, "support", rules, check, positive=positive)
     if support and not positive:
         check.add("expected claims need relevant documents", "support", sorted(support))
 
@@ -360,31 +341,50 @@ def _checked_question(obj: dict[str, Any], rules: _QuestionRules, check: Checker
             check.add("a proposition is a non-empty string", f"claims[{claim!r}]", words)
         else:
             propositions[claim] = words
-    assessed: dict[str, list[str]] = {}
-    assessed_partial: dict[str, list[str]] = {}
-    for claim, docs in (raw_assessed or {}).items():
-        if not check.ident(claim, "assessed"):
-            continue
-        if UNLABELLED_CLAIM.fullmatch(claim):
-            check.add("is reserved for the generated claim of an unlabelled answer sentence (unlabelled#<n>)",
-                      "assessed", claim)
-        if claim in support:
-            check.add("is an expected claim in 'support': an assessed claim is one no expected claim holds",
-                      "assessed", claim)
-        if isinstance(docs, dict):
-            listed, partly = _graded_support(docs, f"assessed[{claim!r}]", rules, check, at_least_one=False)
-        else:
-            listed, partly = check.id_list(docs, f"assessed[{claim!r}]", MAX_CITATIONS), []
-            for doc in listed:
-                if doc not in rules.labelled:
-                    check.add(rules.not_labelled, f"assessed[{claim!r}]", doc)
-        assessed[claim] = listed
-        if partly:
-            assessed_partial[claim] = partly
+    assessed, assessed_partial = _claim_labels(raw_assessed, "assessed", rules, check, expected=support)
     disputed = check.field(obj, QUESTION["disputed"])
     cluster = check.field(obj, QUESTION["cluster"])
     return Question(qid, len(suite.questions), text or "", qtype or "", split or "", critical is True, tags or [],
                     caller, grades, support, propositions, disputed, cluster, partial, assessed, assessed_partial)
+
+
+def _claim_labels(raw: Any, name: str, rules: _QuestionRules, check: Checker, *,
+                  positive: set[str] | None = None, expected: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(claim -> fully supporting documents, claim -> partly supporting documents) of a question's
+    `support` or `assessed` map, each claim ID well-formed and not reserved, its documents a list (full)
+    or graded (`_graded_support`). Expected claims (`positive`: the question's relevant documents) need a
+    document and may cite relevant documents only; assessed claims (`expected`: the question's expected
+    claims) may have none, cite any document of the suite, and take no expected claim's ID."""
+    full: dict[str, list[str]] = {}
+    partial: dict[str, list[str]] = {}
+    for claim, docs in (raw or {}).items():
+        if not check.ident(claim, name):
+            continue
+        if UNLABELLED_CLAIM.fullmatch(claim):
+            check.add("is reserved for the generated claim of an unlabelled answer sentence (unlabelled#<n>)",
+                      name, claim)
+        if expected is not None and claim in expected:
+            check.add("is an expected claim in 'support': an assessed claim is one no expected claim holds", name,
+                      claim)
+        where = f"{name}[{claim!r}]"
+        if isinstance(docs, dict):
+            listed, partly = _graded_support(docs, where, rules, check, at_least_one=positive is not None)
+        else:
+            listed, partly = check.id_list(docs, where, MAX_CITATIONS), []
+            if positive is not None and docs == []:
+                check.add("an expected claim needs at least one supporting document", where, docs)
+            if positive is None:
+                for doc in listed:
+                    if doc not in rules.labelled:
+                        check.add(rules.not_labelled, where, doc)
+        outside = [d for d in [*listed, *partly] if d not in positive] if positive is not None else []
+        if outside:
+            check.add("supporting documents must be labelled relevant (grade > 0)", where, outside)
+        full[claim] = listed
+        if partly:
+            partial[claim] = partly
+    return full, partial
 
 
 def _graded_support(docs: dict[str, Any], name: str, rules: _QuestionRules, check: Checker, *,
