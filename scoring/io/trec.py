@@ -520,7 +520,8 @@ def _trec_eval_value(value: float | None) -> float:
 def _engine_values(con: duckdb.DuckDBPyConnection, keys: Sequence[str],
                    level: int) -> dict[tuple[str, int, str], float | None]:
     """(qid, cutoff, metric key) -> the engine's value at `level` (None = n/a) over the eval_* inputs."""
-    rows = con.execute(f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql()})",
+    judged = any(key in engine.JUDGED_ONLY_KEYS for key in keys)  # else the condensed lists are not built
+    rows = con.execute(f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql(judged=judged)})",
                        {"level": level}).fetchall()
     return {(row[0], row[1], key): value for row in rows for key, value in zip(keys, row[2:])}
 

@@ -96,7 +96,7 @@ def _metric_columns() -> str:
     return ",\n    ".join(cols)
 
 
-RETRIEVAL_CTES = """
+RANKING_CTES = """
 rel_counts AS (
   SELECT suite, question_id, count(*) FILTER (WHERE grade >= $level) AS n_relevant,
          count(*) FILTER (WHERE grade < $level) AS n_nonrelevant
@@ -130,7 +130,10 @@ ideal_dcg AS (
   SELECT p.run_id, p.question_id, p.k, sum(i.grade / log2(i.pos + 1)) AS idcg
   FROM eval_pairs p JOIN ideal i ON i.suite = p.suite AND i.question_id = p.question_id AND i.pos <= p.k
   GROUP BY p.run_id, p.question_id, p.k
-),
+)"""
+"""The CTEs of the ranking metrics (`RANKING_KEYS`): relevant documents at their ranks, the ideal DCG."""
+
+JUDGED_CTES = """
 judged_list AS (
   -- The condensed list (Sakai 2007): the judged documents of each ranking, unjudged ones removed, at
   -- their rank in it (judged_rank); and for bpref the judged non-relevant documents ranked so far.
@@ -157,7 +160,10 @@ condensed AS (
            FILTER (WHERE j.grade >= $level AND j.rank <= j.k) AS bpref_sum
   FROM judged_list j JOIN rel_counts c ON c.suite = j.suite AND c.question_id = j.question_id
   GROUP BY j.run_id, j.question_id, j.k
-),
+)"""
+"""The CTEs of the metrics over judged documents only (`JUDGED_ONLY_KEYS`): the condensed list, bpref."""
+
+_RETRIEVAL = """
 retrieval AS (
   SELECT p.run_id, p.question_id, p.k, p.suite, p.status,
          coalesce(c.n_relevant, 0) AS n_relevant,
@@ -166,16 +172,30 @@ retrieval AS (
          coalesce(g.dcg, 0.0) AS dcg,
          coalesce(i.idcg, 0.0) AS idcg,
          coalesce(g.ap_sum, 0.0) AS ap_sum,
-         coalesce(d.c_hits, 0) AS c_hits,
-         coalesce(d.c_dcg, 0.0) AS c_dcg,
-         coalesce(d.c_ap_sum, 0.0) AS c_ap_sum,
-         coalesce(d.bpref_sum, 0.0) AS bpref_sum
-  FROM eval_pairs p
+{judged_columns}  FROM eval_pairs p
   LEFT JOIN rel_counts c ON c.suite = p.suite AND c.question_id = p.question_id
   LEFT JOIN gained g ON g.run_id = p.run_id AND g.question_id = p.question_id AND g.k = p.k
   LEFT JOIN ideal_dcg i ON i.run_id = p.run_id AND i.question_id = p.question_id AND i.k = p.k
-  LEFT JOIN condensed d ON d.run_id = p.run_id AND d.question_id = p.question_id AND d.k = p.k
-)"""
+{judged_join})"""
+
+
+def retrieval_ctes(*, judged: bool = True) -> str:
+    """The retrieval CTEs, ending in `retrieval` (one row per eval_pairs row, every metric's
+    ingredients); without `judged`, those of `JUDGED_ONLY_KEYS` are left out (their ingredients read 0:
+    select none of them)."""
+    columns = """         coalesce(d.c_hits, 0) AS c_hits,
+         coalesce(d.c_dcg, 0.0) AS c_dcg,
+         coalesce(d.c_ap_sum, 0.0) AS c_ap_sum,
+         coalesce(d.bpref_sum, 0.0) AS bpref_sum
+""" if judged else "         0 AS c_hits, 0.0 AS c_dcg, 0.0 AS c_ap_sum, 0.0 AS bpref_sum\n"
+    join = ("  LEFT JOIN condensed d ON d.run_id = p.run_id AND d.question_id = p.question_id AND d.k = p.k\n"
+            if judged else "")
+    parts = [RANKING_CTES, *([JUDGED_CTES] if judged else []),
+             _RETRIEVAL.replace("{judged_columns}", columns).replace("{judged_join}", join)]
+    return ",\n".join(part.strip("\n") for part in parts)
+
+
+RETRIEVAL_CTES = retrieval_ctes()
 
 VISIBLE_CTE = """
 visible AS (
@@ -276,15 +296,16 @@ SELECT run_id, question_id, claim_id, position, citations, reasons, len(reasons)
 FROM verdicts"""
 
 
-def retrieval_sql(extra_select: str = "") -> str:
+def retrieval_sql(extra_select: str = "", *, judged: bool = True) -> str:
     """One row per eval_pairs row: retrieval ingredients and every metric judged against the labels at
-    `k` (`RANKING_KEYS`, then `JUDGED_ONLY_KEYS`). The first need in eval_labels and eval_retrieved only
-    the relevant documents (at their ranks), the second every judged document of the ranking."""
+    `k` (`RANKING_KEYS`, then with `judged` `JUDGED_ONLY_KEYS`). The first need in eval_labels and
+    eval_retrieved only the relevant documents (at their ranks), the second every judged document of
+    the ranking."""
     cols = ",\n    ".join(
         f"CASE WHEN n_relevant = 0 THEN NULL ELSE ({FORMULAS[key]}) END AS {key}"
-        for key in (*RANKING_KEYS, *JUDGED_ONLY_KEYS)
+        for key in (*RANKING_KEYS, *(JUDGED_ONLY_KEYS if judged else ()))
     )
-    return f"""WITH {RETRIEVAL_CTES}
+    return f"""WITH {retrieval_ctes(judged=judged)}
 SELECT run_id, question_id, k, n_relevant, n_hits{extra_select},
     {cols}
 FROM retrieval"""
