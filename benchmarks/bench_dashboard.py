@@ -41,11 +41,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def page_files() -> list[Path]:
-    """The pages the router (`dashboard/app.py`) serves, in its order: `st.Page("views/x.py", ...)`."""
+    """The pages the router (`dashboard/app.py`) serves, in its order: every `"views/x.py"` it names (the
+    Labels page, served in review mode, included)."""
     router = DASHBOARD / "app.py"
     if not router.exists():
         return []
-    found = re.findall(r"st\.Page\(\s*[\"']([^\"']+\.py)[\"']", router.read_text(encoding="utf-8"))
+    found = re.findall(r"[\"'](views/[^\"']+\.py)[\"']", router.read_text(encoding="utf-8"))
     return [DASHBOARD / name for name in dict.fromkeys(found) if (DASHBOARD / name).exists()]
 
 

@@ -49,7 +49,7 @@ def main() -> None:
                                                           work=args.work))
 
     heading("targets (ratios measured in this run)")
-    rows = (bench_refresh.targets(refresh_results[-1]) + bench_rescore.targets(rescore_results)
+    rows = (bench_refresh.targets(refresh_results[-1]) + bench_rescore.targets(rescore_results, refresh_results[-1]["floor"])
             + bench_trec.targets(trec_results))
     dashboard = refresh_results[-1]["dashboard_stdout"].strip().splitlines()
     if dashboard and dashboard[-1].startswith("{"):
