@@ -262,7 +262,7 @@ def test_a_database_of_the_previous_schema_is_rebuilt_and_keeps_its_verdicts(ws:
     db = tmp_path / "s.duckdb"
     refresh(ws, db)
     with duckdb.connect(str(db)) as con:
-        con.execute("ALTER TABLE retrieved DROP COLUMN counted")
+        con.execute("ALTER TABLE retrieved_slots DROP COLUMN counted")
         con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
         con.execute("CREATE TABLE verdicts (verdict_id VARCHAR)")
         con.execute("INSERT INTO verdicts VALUES ('kept')")

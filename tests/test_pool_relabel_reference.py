@@ -211,11 +211,13 @@ def test_the_pool_lists_a_document_both_runs_ranked_first():
     con.execute("INSERT INTO runs VALUES ('A', 's', 2), ('B', 's', 2)")
     con.execute("CREATE TABLE questions (suite VARCHAR, question_id VARCHAR, position INTEGER)")
     con.execute("INSERT INTO questions VALUES ('s', 'q', 0)")
-    con.execute("CREATE TABLE retrieved (run_id VARCHAR, question_id VARCHAR, rank INTEGER, doc_id VARCHAR, "
+    con.execute("CREATE TABLE document_codes (suite VARCHAR, doc_id VARCHAR, doc_code INTEGER)")
+    con.execute("INSERT INTO document_codes VALUES ('s', 'w', 0), ('s', 'x', 1), ('s', 'y', 2), ('s', 'z', 3)")
+    con.execute("CREATE TABLE retrieved_slots (run_id VARCHAR, question_code INTEGER, rank INTEGER, doc_code INTEGER, "
                 "chunk_id VARCHAR, grade INTEGER, counted BOOLEAN)")
-    con.execute("INSERT INTO retrieved VALUES ('A', 'q', 1, 'x', NULL, NULL, true), ('A', 'q', 2, 'y', NULL, NULL, true), "
-                "('A', 'q', 3, 'w', NULL, NULL, true), ('B', 'q', 1, 'x', NULL, NULL, true), "
-                "('B', 'q', 2, 'z', NULL, NULL, true)")
+    con.execute("INSERT INTO retrieved_slots VALUES ('A', 0, 1, 1, NULL, NULL, true), ('A', 0, 2, 2, NULL, NULL, true), "
+                "('A', 0, 3, 0, NULL, NULL, true), ('B', 0, 1, 1, NULL, NULL, true), "
+                "('B', 0, 2, 3, NULL, NULL, true)")
     con.execute("CREATE TABLE question_scores AS SELECT 'A' AS run_id, 'q' AS question_id, 'ok' AS status, "
                 + ", ".join(f"NULL::DOUBLE AS {key}" for key in BY_KEY))
     found = P.unjudged(con, ["B", "A"])

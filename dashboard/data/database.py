@@ -30,8 +30,7 @@ import pandas as pd
 import streamlit as st
 
 from scoring.metrics import BY_KEY, REGISTRY
-from scoring.store.database import READ_ERRORS, Database, DatabaseMissing, Signature, signature
-from scoring.store.schema import SCHEMA_VERSION
+from scoring.store.database import READ_ERRORS, Database, DatabaseMissing, Signature, outdated_reason, signature
 
 DB_ENV = "RAGSLICE_DB"
 POLICY_ENV = "RAGSLICE_POLICY"
@@ -214,14 +213,13 @@ def meta() -> dict[str, str]:
 
 
 def schema_problem() -> str | None:
-    """A sentence when the database was written by a different schema version, else None."""
-    version = meta().get("schema_version")
-    if version != str(SCHEMA_VERSION):
-        return (
-            f"The database has schema version {version}; this dashboard reads version {SCHEMA_VERSION}. "
-            "Run `ragslice refresh` again with this version of ragslice."
-        )
-    return None
+    """A sentence when the database was written by a different schema version (or none), naming the
+    command that rebuilds it; else None."""
+    found = meta()
+    if "schema_version" not in found:
+        found = {**found, "schema_version": "(none)"}
+    reason = outdated_reason(found, current()[0])
+    return None if reason is None else reason[0].upper() + reason[1:] + "."
 
 
 def suites() -> pd.DataFrame:

@@ -61,26 +61,31 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
         params.update({f"k{i}": reach[r] for i, r in enumerate(ordered)})
     listed = ", ".join(f"$r{i}" for i in range(len(ordered)))
     bit = " ".join(f"WHEN $r{i} THEN {1 << i}::UBIGINT" for i in range(len(ordered)))
-    doc = "coalesce(t.chunk_id, t.doc_id)" if unit is not None and unit[0] == "chunk" else "t.doc_id"
+    chunked = unit is not None and unit[0] == "chunk"
     params.update({"ordered": ordered, "reach": max(reach.values(), default=0), "suite": suites[0] if suites else "",
                    "limit": limit if limit is not None else 2**62})
     return con.execute(f"""
-        WITH pooled AS (
-          -- what labels name: the document, or in a passage-level suite the chunk as ranked; `mask`: bit i
-          -- for the i-th of the runs in order (an integer aggregate: no list of strings per document)
-          SELECT t.question_id, {doc} AS doc_id, bit_or(CASE t.run_id {bit} END) AS mask, min(t.rank) AS best_rank
-          FROM retrieved t
+        WITH coded AS (
+          -- grouped on the stored codes (`retrieved_slots`), read as IDs once grouped: what labels name
+          -- is the document, or in a passage-level suite the chunk as ranked; `mask`: bit i for the i-th
+          -- of the runs in order (an integer aggregate: no list of strings per document)
+          SELECT t.question_code, t.doc_code, {"t.chunk_id" if chunked else "NULL::VARCHAR"} AS chunk_id,
+                 bit_or(CASE t.run_id {bit} END) AS mask, min(t.rank) AS best_rank
+          FROM retrieved_slots t
           WHERE t.run_id IN ({listed}) AND t.rank <= $reach AND t.counted AND t.grade IS NULL
             {within}
           GROUP BY ALL
         ),
         cut AS (
           -- the `limit`-th row's (runs, best rank): only rows at or before it can be listed
-          SELECT bit_count(mask) AS n, best_rank FROM pooled ORDER BY n DESC, best_rank
+          SELECT bit_count(mask) AS n, best_rank FROM coded ORDER BY n DESC, best_rank
           LIMIT 1 OFFSET greatest($limit, 1) - 1
         ),
         listed AS MATERIALIZED (
-          SELECT p.* FROM pooled p LEFT JOIN cut c ON true
+          SELECT q.question_id, q.position, coalesce(p.chunk_id, d.doc_id) AS doc_id, p.mask, p.best_rank
+          FROM coded p LEFT JOIN cut c ON true
+          JOIN questions q ON q.suite = $suite AND q.position = p.question_code
+          JOIN document_codes d ON d.suite = $suite AND d.doc_code = p.doc_code
           WHERE c.n IS NULL OR bit_count(p.mask) > c.n OR (bit_count(p.mask) = c.n AND p.best_rank <= c.best_rank)
         ),
         outcome AS (
@@ -93,9 +98,8 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
                list_filter($ordered::VARCHAR[], lambda r, i: (p.mask >> (i - 1)::UBIGINT) & 1::UBIGINT = 1) AS runs,
                p.best_rank, coalesce(o.differs, false) AS differs
         FROM listed p
-        JOIN questions q ON q.suite = $suite AND q.question_id = p.question_id
         LEFT JOIN outcome o ON o.question_id = p.question_id
-        ORDER BY bit_count(p.mask) DESC, p.best_rank, differs DESC, q.position, p.doc_id
+        ORDER BY bit_count(p.mask) DESC, p.best_rank, differs DESC, p.position, p.doc_id
         LIMIT $limit""", params).df()
 
 

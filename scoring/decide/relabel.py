@@ -111,11 +111,12 @@ def relabelling(db: Path, baseline: str, candidate: str, *, policy: Policy | Non
     return Relabelling(changes, pd.DataFrame(rows, columns=list(CHANGE_COLUMNS)), lambda: (reviewed, unreviewed))
 
 
-_BY_QUESTION = ("records", "claims", "retrieved")
-"""Tables of the re-scored runs' rows, kept for those runs and the touched questions."""
+_BY_QUESTION = ("records", "claims")
+"""Tables of the re-scored runs' rows, kept for those runs and the touched questions (and their
+`retrieved_slots`, found by the questions' codes)."""
 _OF_QUESTION = ("questions", "labels", "expected_claims", "assessed_claims", "label_changes")
 """Tables of the suite's questions, kept for the touched questions."""
-_WHOLE = ("runs", "suites", "documents", "chunks")
+_WHOLE = ("runs", "suites", "documents", "document_codes", "chunks")
 """Tables re-scoring reads whole."""
 
 
@@ -135,6 +136,10 @@ def _questions_only(db: Path, run_ids: list[str], question_ids: list[str]) -> It
         for table in _OF_QUESTION:
             con.execute(f"CREATE TABLE stored.{table} AS SELECT * FROM source.{table} "
                         "WHERE list_contains(?::VARCHAR[], question_id)", [list(question_ids)])
+        con.execute("CREATE TABLE stored.retrieved_slots AS SELECT t.* FROM source.retrieved_slots t "
+                    "JOIN source.runs r ON r.run_id = t.run_id "
+                    "JOIN stored.questions q ON q.suite = r.suite AND q.position = t.question_code "
+                    "WHERE list_contains(?::VARCHAR[], t.run_id)", [list(run_ids)])
         for table in _WHOLE:
             con.execute(f"CREATE VIEW stored.{table} AS SELECT * FROM source.{table}")
         yield con

@@ -19,7 +19,7 @@ import duckdb
 from ..errors import invalid
 from ..store.database import Database
 from .importing import counted
-from ..store.schema import TABLES
+from ..store.schema import TABLES, VIEWS
 from ..store.workspace import MAX_RETRIEVED
 
 EXPORT_TABLES = ("question_scores", "claims", "retrieved", "records", "questions", "runs")
@@ -42,7 +42,7 @@ def export_tables(db: Path, out: Path, *, fmt: str = "csv") -> list[Path]:
     written = []
     with Database(db).connect() as con:
         for table in EXPORT_TABLES:
-            if table not in TABLES:
+            if table not in TABLES and table not in VIEWS:
                 continue
             target = out / f"{table}.{fmt}"
             options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"

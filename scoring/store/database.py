@@ -35,6 +35,7 @@ import duckdb
 
 from ..errors import invalid
 from ..metrics.registry import REGISTRY
+from .hashes import HASHES_KEY, HashCache
 from .schema import SCHEMA_VERSION, TABLES, create_schema, table_names
 
 
@@ -158,21 +159,41 @@ def connect_readonly(db: Path) -> duckdb.DuckDBPyConnection:
     raise AssertionError("unreachable")
 
 
-def stored_hashes(db: Path) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
-    """(suite -> (files_hash, base_hash), run_id -> files_hash) of the live database; empty when there
-    is none, or it was written with another schema version (its scored tables are rebuilt)."""
+def stored_hashes(db: Path) -> tuple[dict[str, tuple[str, str]], dict[str, str], HashCache]:
+    """(suite -> (files_hash, base_hash), run_id -> files_hash, the file sets' hashes by status) of the
+    live database; empty when there is none, or it was written with another schema version (its
+    scored tables are rebuilt)."""
     if not db.exists():
-        return {}, {}
+        return {}, {}, HashCache()
     with connect_readonly(db) as con:
         if not {"suites", "runs", "meta"} <= table_names(con):
-            return {}, {}
-        version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if version is None or version[0] != str(SCHEMA_VERSION):
-            return {}, {}
+            return {}, {}, HashCache()
+        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', ?)",
+                                [HASHES_KEY]).fetchall())
+        if meta.get("schema_version") != str(SCHEMA_VERSION):
+            return {}, {}, HashCache()
         suites = {suite: (files, base) for suite, files, base in con.execute(
             "SELECT suite, files_hash, base_hash FROM suites").fetchall()}
         runs = dict(con.execute("SELECT run_id, files_hash FROM runs").fetchall())
-    return suites, runs
+    return suites, runs, HashCache.loads(meta.get(HASHES_KEY))
+
+
+def outdated(con: duckdb.DuckDBPyConnection, db: Path) -> str | None:
+    """Why a database written with another schema version cannot be read, and the command that rebuilds
+    it (the workspace it was refreshed from, when it says); None when it is of this version, or has no
+    `meta` table to say (a file of no version is refused by the reader that misses its tables)."""
+    if "meta" not in table_names(con):
+        return None
+    return outdated_reason(dict(con.execute("SELECT key, value FROM meta").fetchall()), db)
+
+
+def outdated_reason(meta: dict[str, str], db: Path | str) -> str | None:
+    """`outdated` from the `meta` table's keys and values."""
+    version = meta.get("schema_version")
+    if version is None or version == str(SCHEMA_VERSION):
+        return None
+    return (f"the database was written with schema version {version}, this ragslice reads version {SCHEMA_VERSION}; "
+            f"refresh it first: ragslice refresh {meta.get('workspace', 'WORKSPACE')} --db {db}")
 
 
 def write_registry(con: duckdb.DuckDBPyConnection) -> None:
@@ -405,8 +426,17 @@ class Database:
             raise DatabaseMissing(f"{self.path} is not a readable ragslice database ({error})") from error
 
     def connect(self) -> duckdb.DuckDBPyConnection:
-        """A read-only connection of its own; a missing file is a clear error, not an empty database."""
-        return connect_readonly(self.path)
+        """A read-only connection of its own; a missing file is a clear error, not an empty database, and
+        a file of another schema version is refused naming the command that rebuilds it."""
+        con = connect_readonly(self.path)
+        try:
+            problem = outdated(con, self.path)
+        except duckdb.Error:
+            problem = None  # not a ragslice database: the reader's own error says so
+        if problem is not None:
+            con.close()
+            raise invalid(problem, "db", str(self.path))
+        return con
 
     @contextmanager
     def command(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -441,7 +471,7 @@ class Database:
         """The schema version the file was written with (None: no file, or no version recorded)."""
         if not self.path.exists():
             return None
-        with self.connect() as con:
+        with connect_readonly(self.path) as con:
             if "meta" not in table_names(con):
                 return None
             row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()

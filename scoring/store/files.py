@@ -1,6 +1,6 @@
 """The rules every workspace file keeps, and how files are read: IDs and folder names, strict JSON
-(no NaN, no key twice), JSON lines with their line numbers, the position of a JSON object's keys,
-and the content hash that lets a refresh skip unchanged suites and runs.
+(no NaN, no key twice), JSON lines with their line numbers, the position of a JSON object's keys
+(content hashes are `scoring.store.hashes`).
 
 Every module that reads a workspace file (suites, runs, reviews, judges) reads it through here, so a
 problem is reported the same way everywhere: file, line, field, rule. Lines are cut by
@@ -10,12 +10,10 @@ problem is reported the same way everywhere: file, line, field, rule. Lines are 
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -47,44 +45,6 @@ MAX_LINE_BYTES = 8 * 1024 * 1024
 
 BOM_RULE = "the file starts with a byte-order mark; save it as UTF-8 without BOM"
 """The problem of a workspace file that starts with a byte-order mark (`scoring.store.lines.has_bom`)."""
-
-def files_hash(paths: list[Path]) -> str:
-    """Content hash of files (name and bytes), used to skip unchanged suites and runs.
-
-    A file that cannot be read (its problem is reported by the reader) hashes as its name and the error."""
-    digest = hashlib.blake2b(digest_size=16)
-    for path in paths:
-        digest.update(path.name.encode() + b"\0")
-        try:
-            with path.open("rb") as handle:
-                while chunk := handle.read(1 << 20):
-                    digest.update(chunk)
-        except OSError as error:
-            digest.update(f"\0unreadable: {error.strerror}".encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-Digest = Callable[[list[Path]], str]
-"""A function returning `files_hash` of a list of files."""
-
-@contextmanager
-def hashing_ahead(file_sets: list[list[Path]]) -> Iterator[Digest]:
-    """`files_hash`, with the given file sets hashed in advance, in order, on two background
-    threads (hashlib and file reads release the GIL), so a workspace's records are hashed while its
-    suites are parsed. A set not given in advance is hashed when asked for. On exit, sets never
-    asked for and not yet started are dropped (a run with a broken manifest), and the threads are
-    joined."""
-    pool = ThreadPoolExecutor(max_workers=2)
-    try:
-        ahead = {tuple(paths): pool.submit(files_hash, paths) for paths in file_sets}
-
-        def digest(paths: list[Path]) -> str:
-            future = ahead.get(tuple(paths))
-            return future.result() if future is not None else files_hash(paths)
-
-        yield digest
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")

@@ -29,13 +29,15 @@ from . import database as store
 from .bulk import stage_bulk
 from .chunks import chunk_joins, unit_sql, write_chunks
 from .database import Database
+from .hashes import HASHES_KEY
 from .alignment import align_staged, write_alignments
 from .pins import read_pins, stored_pins, write_pins
 from .records import read_lines, stage_records, stage_runs
-from .schema import SCHEMA_VERSION, create_schema
+from . import schema
+from .schema import SCHEMA_VERSION, VIEWS, create_schema
 from .suite_bulk import drop_staged, stage_suite
 from .suite_tables import SUITE_TABLES, insert_frame, write_suite
-from .rescore import changed_questions, drop_relation, restage_stored, snapshot_suite
+from .rescore import changed_questions, drop_relation, pairs_to_rescore, restage_stored, snapshot_suite
 from .summaries import build_summaries
 from .decisions import review_staged, stored_part, write_part
 from .workspace import Run, Suite, Workspace, load_suite, load_workspace
@@ -43,7 +45,8 @@ from .workspace import Run, Suite, Workspace, load_suite, load_workspace
 if TYPE_CHECKING:
     import pandas as pd
 
-RUN_TABLES = ("runs", "records", "retrieved", "claims", "question_scores", "chunks", "answer_sentences", "alignments")
+RUN_TABLES = ("runs", "records", "retrieved_slots", "claims", "question_scores", "chunks", "answer_sentences",
+              "alignments")
 """`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
 (its runs are re-scored with it), a run's with the run."""
 
@@ -75,13 +78,16 @@ EVAL_VIEWS = {
         JOIN documents d ON d.suite = c.suite AND d.doc_id = c.doc_id
         WHERE c.run_id IS NULL""",
     "eval_callers": "SELECT suite, question_id, caller FROM questions",
-    # Read back from the stored `retrieved` rows of the runs being scored (chunks were mapped at
-    # staging: rank = slot, one counted row per document); only the first k slots can score, and the
-    # judged slots beyond them (a condensed list, P'@k, takes its first k judged documents).
+    # Read back from the stored slots of the runs being scored (chunks were mapped at staging: rank =
+    # slot, one counted row per document), their codes read as the `retrieved` view reads them (the
+    # staged runs' rows of `runs` are written after scoring); only the first k slots can score, and
+    # the judged slots beyond them (a condensed list, P'@k, takes its first k judged documents).
     "eval_retrieved": """
-        SELECT t.run_id, t.question_id, t.rank,
-               CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, t.doc_id) ELSE t.doc_id END AS doc_id
-        FROM retrieved t JOIN stage_runs r ON r.run_id = t.run_id JOIN suites s ON s.suite = r.suite
+        SELECT t.run_id, q.question_id, t.rank,
+               CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, d.doc_id) ELSE d.doc_id END AS doc_id
+        FROM retrieved_slots t JOIN stage_runs r ON r.run_id = t.run_id JOIN suites s ON s.suite = r.suite
+        JOIN questions q ON q.suite = r.suite AND q.position = t.question_code
+        JOIN document_codes d ON d.suite = r.suite AND d.doc_code = t.doc_code
         WHERE t.counted AND (t.rank <= r.k OR t.grade IS NOT NULL)""",
     "eval_claims": "SELECT run_id, question_id, claim_id, position FROM stage_claims",
     "eval_citations": "SELECT run_id, question_id, claim_id, position, unit_id AS doc_id FROM stage_citations "
@@ -96,10 +102,10 @@ EVAL_VIEWS = {
 # hash all slots (20M at 1M records) and spill. The CTEs are inlined (NOT MATERIALIZED): a
 # materialized one is scanned by fewer threads than the staged records it came from.
 RETRIEVED_INSERT = f"""
-INSERT INTO retrieved BY NAME
+INSERT INTO retrieved_slots BY NAME
 WITH rec AS NOT MATERIALIZED (
   SELECT g.run_id, g.question_id, g.items, r.suite, r.k, r.chunk_map, s.corpus_version, s.unit, q.caller,
-         l.label_units, l.label_grades
+         q.position AS question_code, l.label_units, l.label_grades
   FROM stage_rankings g
   JOIN stage_runs r ON r.run_id = g.run_id
   JOIN suites s ON s.suite = r.suite
@@ -128,11 +134,13 @@ slots AS (
   SELECT *, label_grades[list_position(label_units, unit_id)] AS grade
   FROM (SELECT * FROM plain UNION ALL BY NAME SELECT * FROM mapped)
 )
-SELECT t.run_id, t.question_id, t.rank, t.doc_id, t.grade, coalesce(t.grade, 0) >= $level AS relevant,
+SELECT t.run_id, t.question_code, t.rank, d.doc_code, t.grade, coalesce(t.grade, 0) >= $level AS relevant,
        t.rank <= t.k AS visible, coalesce({engine.restricted("t.caller", "d.access")}, false) AS restricted,
        t.chunk_id, coalesce(t.chunk_version, d.version, t.corpus_version) AS doc_version, t.counted, t.chunk_text
 FROM slots t
-LEFT JOIN documents d ON d.suite = t.suite AND d.doc_id = t.doc_id
+LEFT JOIN (SELECT d.suite, d.doc_id, d.version, d.access, c.doc_code
+           FROM documents d JOIN document_codes c ON c.suite = d.suite AND c.doc_id = d.doc_id) d
+  ON d.suite = t.suite AND d.doc_id = t.doc_id
 """
 
 # Staging relations as views over a stored database (attached as `stored`), for re-scoring at
@@ -359,8 +367,8 @@ def _changes(workspace: Path, db: Path, problems: Problems, level: int) -> _Chan
     stored_version = Database(db).schema_version()
     # A database of an older schema keeps its verdicts and logs; its scored tables are rebuilt.
     outdated = stored_version is not None and stored_version != str(SCHEMA_VERSION)
-    old_suites, old_runs = store.stored_hashes(db)
-    ws = load_workspace(workspace, problems, stored=old_suites, defer=True)
+    old_suites, old_runs, hashes = store.stored_hashes(db)
+    ws = load_workspace(workspace, problems, stored=old_suites, defer=True, hashes=hashes)
     pins = read_pins(ws, problems)  # the standing baselines: published even when no run changed
     pins_changed = pins != _stored_pins(db, outdated)
     changed_suites = [s for s in ws.suites.values() if old_suites.get(s.name, ("",))[0] != s.files_hash]
@@ -462,8 +470,8 @@ def _rescore_copy(workspace: Path, db: Path, changes: _Changes, problems: Proble
         temp = store.working_copy(db)
         con = store.open_for_write(temp, budget)
         if outdated:
-            for table in dict.fromkeys((*SUITE_TABLES, *RUN_TABLES)):
-                con.execute(f"DROP TABLE IF EXISTS {table}")
+            for name in dict.fromkeys((*VIEWS, *SUITE_TABLES, *RUN_TABLES)):
+                schema.drop_relation(con, name)
             create_schema(con)
     try:
         with _resources(step, budget), _progress(progress) as bar:
@@ -509,7 +517,7 @@ def _rescore_copy(workspace: Path, db: Path, changes: _Changes, problems: Proble
                             rescored="rescore_pairs" if to_rescore else None)
             runs_scored = len(to_score) + len(to_rescore)
             skipped = len(ws.runs) - runs_scored
-            _log(con, workspace, level, runs_scored, skipped, len(removed_runs), records, started)
+            _log(con, ws, level, runs_scored, skipped, len(removed_runs), records, started)
             step.name = "writing the database file"
             con.execute("CHECKPOINT")
             con.close()
@@ -551,14 +559,15 @@ def _write_suites(con: duckdb.DuckDBPyConnection, ws: Workspace, suites: list[Su
     return questions
 
 
-def _log(con: duckdb.DuckDBPyConnection, workspace: Path, level: int, runs_scored: int, skipped: int, removed: int,
+def _log(con: duckdb.DuckDBPyConnection, ws: Workspace, level: int, runs_scored: int, skipped: int, removed: int,
          records: int, started: float) -> None:
-    """The registry, `meta` and this refresh's `refresh_log` row."""
+    """The registry, `meta` (with the file sets' hashes for the next refresh) and this refresh's
+    `refresh_log` row."""
     store.write_registry(con)
-    store.write_meta(con, workspace=str(workspace), refreshed_at=datetime.now(timezone.utc).isoformat(),
-                     relevance_level=level)
+    store.write_meta(con, workspace=str(ws.root), refreshed_at=datetime.now(timezone.utc).isoformat(),
+                     relevance_level=level, **{HASHES_KEY: ws.hashes.dumps()})
     con.execute("INSERT INTO refresh_log VALUES (now(), ?, ?, ?, ?, ?, ?)",
-                [str(workspace), runs_scored, skipped, removed, records, time.perf_counter() - started])
+                [str(ws.root), runs_scored, skipped, removed, records, time.perf_counter() - started])
 
 
 def _stored_level(db: Path) -> int | None:
@@ -598,7 +607,7 @@ def apply_decisions(workspace: Path, db: Path, ws: Workspace, suites: list[Suite
         con.execute("UPDATE runs SET labels_hash = x.labels_hash FROM suites x "
                     "WHERE x.suite = runs.suite AND runs.labels_hash IS DISTINCT FROM x.labels_hash")
         build_summaries(con, scored="scored_runs", rescored="rescore_pairs" if to_rescore else None)
-        _log(con, workspace, level, len(to_rescore), len(ws.runs) - len(to_rescore), 0, 0, started)
+        _log(con, ws, level, len(to_rescore), len(ws.runs) - len(to_rescore), 0, 0, started)
         con.execute("COMMIT")
         con.execute("CHECKPOINT")
     except BaseException:
@@ -625,8 +634,7 @@ def rescore_questions(con: duckdb.DuckDBPyConnection, runs: list[Run], problems:
         drop_relation(con, name)
     con.execute("DROP TABLE IF EXISTS bulk")
     stage_runs(con, runs)
-    con.execute("CREATE OR REPLACE TEMP TABLE rescore_pairs AS SELECT r.run_id, q.question_id "
-                "FROM stage_runs r JOIN rescore_questions q ON q.suite = r.suite")
+    pairs_to_rescore(con)
     if not runs:
         return
     restage_stored(con)
@@ -691,13 +699,7 @@ def _select_runs(ws: Workspace, runs: list[str] | None) -> list[Run]:
 
 def rescore_stored(db: Path, *, k: int, level: int = 1) -> duckdb.DuckDBPyConnection:
     """Re-score a stored database at another cutoff, in memory (the file is only read)."""
-    Database(db).connect().close()  # a missing file is a clear error
-    version = Database(db).schema_version()
-    if version is not None and version != str(SCHEMA_VERSION):
-        from ..errors import invalid
-
-        raise invalid(f"the database was written with schema version {version}, this ragslice reads version "
-                      f"{SCHEMA_VERSION}; refresh it first (`ragslice refresh WORKSPACE --db FILE`)", "db", str(db))
+    Database(db).connect().close()  # a missing file, or one of another schema version, is a clear error
     con = duckdb.connect()
     con.execute("ATTACH ? AS stored (READ_ONLY)", [str(db)])
     con.execute("USE stored")

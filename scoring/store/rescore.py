@@ -25,6 +25,7 @@ import duckdb
 
 from .bulk import CITATIONS_FROM_CLAIMS
 from .chunks import chunk_joins, unit_sql
+from . import schema
 from .suite_tables import DIFFED
 
 QUESTION_TABLES = ("questions", "labels", "expected_claims", "assessed_claims", "reviews", "label_changes",
@@ -45,12 +46,21 @@ tables are rewritten keeping the stored documents when they are the same
 _WHERE = {"chunks": "suite = ? AND run_id IS NULL"}
 
 
+PRIOR_POSITIONS = "CREATE TEMP TABLE IF NOT EXISTS prior_positions (suite VARCHAR, question_id VARCHAR, position INTEGER)"
+"""Each question's position before its suite's tables were rewritten: the code its stored slots carry
+(`retrieved_slots.question_code`), which moves with the question when questions are reordered."""
+
+
 def snapshot_suite(con: duckdb.DuckDBPyConnection, suite: str) -> None:
-    """Keep the stored rows of `suite` in every compared table (`prior_<table>`), before the suite's
-    tables are rewritten."""
+    """Keep the stored rows of `suite` in every compared table (`prior_<table>`), and its questions'
+    positions (`prior_positions`, of every snapshot suite), before the suite's tables are rewritten."""
     for table in (*SUITE_WIDE, *SNAPSHOT):
         con.execute(f"CREATE OR REPLACE TEMP TABLE prior_{table} AS SELECT * FROM {table} "
                     f"WHERE {_WHERE.get(table, 'suite = ?')}", [suite])
+    con.execute(PRIOR_POSITIONS)
+    con.execute("DELETE FROM prior_positions WHERE suite = ?", [suite])
+    con.execute("INSERT INTO prior_positions SELECT suite, question_id, position FROM questions WHERE suite = ?",
+                [suite])
 
 
 def changed_questions(con: duckdb.DuckDBPyConnection, suite: str) -> int | None:
@@ -97,20 +107,20 @@ def mark_for_rescoring(con: duckdb.DuckDBPyConnection, parts: list[str], params:
 
 def drop_relation(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """Drop the temporary table or view `name` (an allow-listed staging name), whichever it is."""
-    kind = con.execute("SELECT table_type FROM information_schema.tables WHERE table_catalog = 'temp' "
-                       "AND table_name = ?", [name]).fetchone()
-    if kind is not None:
-        con.execute(f"DROP {'VIEW' if kind[0] == 'VIEW' else 'TABLE'} {name}")
+    schema.drop_relation(con, name, temp=True)
 
 
 STAGED_FROM_STORED = {
     "stage_records": """
         SELECT t.run_id, t.question_id, t.line, t.answer, t.context, t.latency_ms, t.cost_usd, t.error
         FROM records t SEMI JOIN rescore_pairs p ON p.run_id = t.run_id AND p.question_id = t.question_id""",
-    # a ranked chunk is stored with its document and its own ID: the ranking as recorded is its ID
+    # a ranked chunk is stored with its document and its own ID: the ranking as recorded is its ID; a
+    # pair's slots carry the code its question had when they were written (`rescore_pairs.stored_code`)
     "stage_rankings": """
-        SELECT t.run_id, t.question_id, list(coalesce(t.chunk_id, t.doc_id) ORDER BY t.rank) AS items
-        FROM retrieved t SEMI JOIN rescore_pairs p ON p.run_id = t.run_id AND p.question_id = t.question_id
+        SELECT p.run_id, p.question_id, list(coalesce(t.chunk_id, d.doc_id) ORDER BY t.rank) AS items
+        FROM retrieved_slots t JOIN rescore_pairs p ON p.run_id = t.run_id AND p.stored_code = t.question_code
+        JOIN stage_runs r ON r.run_id = p.run_id
+        JOIN document_codes d ON d.suite = r.suite AND d.doc_code = t.doc_code
         GROUP BY ALL""",
     # recorded claims only: claims generated from aligned sentences are aligned again
     "stage_claims": """
@@ -134,8 +144,24 @@ LEFT JOIN suites x ON x.suite = f.suite
 """`stage_sentence_citations` of the staged sentences (their citations already resolved to IDs)."""
 
 
+RESCORE_PAIRS = """
+SELECT r.run_id, q.question_id, coalesce(p.position, s.position) AS stored_code
+FROM stage_runs r JOIN rescore_questions q ON q.suite = r.suite
+LEFT JOIN prior_positions p ON p.suite = q.suite AND p.question_id = q.question_id
+LEFT JOIN questions s ON s.suite = q.suite AND s.question_id = q.question_id"""
+"""`rescore_pairs`: the (run, question) pairs to re-score, and the question code of their stored slots
+(its position before this refresh rewrote the suite: `prior_positions`; else where it is)."""
+
+
+def pairs_to_rescore(con: duckdb.DuckDBPyConnection) -> None:
+    """`rescore_pairs` of the staged runs and `rescore_questions` (`RESCORE_PAIRS`)."""
+    con.execute(PRIOR_POSITIONS)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE rescore_pairs AS {RESCORE_PAIRS}")
+
+
 def restage_stored(con: duckdb.DuckDBPyConnection) -> None:
-    """Stage the stored rows of `rescore_pairs` (run_id, question_id; `stage_runs` holds their runs),
+    """Stage the stored rows of `rescore_pairs` (run_id, question_id, stored_code: `pairs_to_rescore`;
+    `stage_runs` holds their runs),
     then delete those rows from every per-record table; the caller aligns, scores and writes them
     again. The staged relations are tables, so the deletion does not reach them."""
     for name, sql in STAGED_FROM_STORED.items():
@@ -144,6 +170,8 @@ def restage_stored(con: duckdb.DuckDBPyConnection) -> None:
     for name, sql in (("stage_citations", CITATIONS_FROM_CLAIMS), ("stage_sentence_citations", SENTENCE_CITATIONS)):
         drop_relation(con, name)
         con.execute(f"CREATE TEMP TABLE {name} AS {sql}")
-    for table in ("records", "retrieved", "claims", "question_scores", "answer_sentences", "alignments"):
+    for table in ("records", "claims", "question_scores", "answer_sentences", "alignments"):
         con.execute(f"DELETE FROM {table} t USING rescore_pairs p "
                     "WHERE t.run_id = p.run_id AND t.question_id = p.question_id")
+    con.execute("DELETE FROM retrieved_slots t USING rescore_pairs p "
+                "WHERE t.run_id = p.run_id AND t.question_code = p.stored_code")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..metrics.registry import REGISTRY
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """Per-record tables (records, retrieved, claims, question_scores) declare no PRIMARY KEY: a refresh
 validates their keys before writing, and an index on tens of millions of rows would dominate the
 write. Their keys are documented in docs/schema.md."""
@@ -28,7 +28,9 @@ graded answer metrics (`question_scores.support_graded`, `coverage_graded`, `n_s
 (`judgements.support`, `prompt_tokens`, `completion_tokens`, `cost_usd`, `latency_ms`), its repeated
 answers (`judge_repeats`), and each alignment's citation grades and cached answer (`alignments.support`,
 `judgement_key`); assessed claims (`assessed_claims`: claims runs made whose support was judged, counted
-by Support and not by Coverage)."""
+by Support and not by Coverage). 11: the coded layout: ranked slots are stored with integer codes
+(`retrieved_slots`: a question by its `questions.position`, a document by its code in the dictionary
+`document_codes`) and `retrieved` is a view with the columns it had."""
 
 _SQL_TYPES = {"rate": "DOUBLE", "flag": "BOOLEAN", "count": "INTEGER"}
 _METRIC_COLUMNS = ",\n    ".join(
@@ -81,6 +83,10 @@ TABLES: dict[str, str] = {
     text VARCHAR NOT NULL,
     access VARCHAR[] NOT NULL,
     PRIMARY KEY (suite, doc_id)""",
+    "document_codes": """
+    suite VARCHAR NOT NULL,
+    doc_id VARCHAR NOT NULL,
+    doc_code INTEGER NOT NULL""",
     "questions": """
     suite VARCHAR NOT NULL,
     question_id VARCHAR NOT NULL,
@@ -220,11 +226,11 @@ TABLES: dict[str, str] = {
     latency_ms DOUBLE,
     cost_usd DOUBLE,
     error VARCHAR""",
-    "retrieved": """
+    "retrieved_slots": """
     run_id VARCHAR NOT NULL,
-    question_id VARCHAR NOT NULL,
+    question_code INTEGER NOT NULL,
     rank INTEGER NOT NULL,
-    doc_id VARCHAR NOT NULL,
+    doc_code INTEGER NOT NULL,
     grade INTEGER,
     relevant BOOLEAN NOT NULL,
     visible BOOLEAN NOT NULL,
@@ -347,10 +353,42 @@ VERDICT_TABLES: dict[str, str] = {
 documented in docs/schema.md."""
 
 
+VIEWS: dict[str, str] = {
+    # a slot's question is the question at its position in the run's suite, its document the
+    # suite's document of its code: the codes a refresh wrote with the rows (`RETRIEVED_INSERT`)
+    "retrieved": """
+        SELECT t.run_id, q.question_id, t.rank, d.doc_id, t.grade, t.relevant, t.visible, t.restricted,
+               t.chunk_id, t.doc_version, t.counted, t.chunk_text
+        FROM retrieved_slots t
+        JOIN runs r ON r.run_id = t.run_id
+        JOIN questions q ON q.suite = r.suite AND q.position = t.question_code
+        JOIN document_codes d ON d.suite = r.suite AND d.doc_code = t.doc_code""",
+}
+"""Relations kept as views over coded tables, with the names and columns users query (docs/schema.md)."""
+
+
 def create_schema(con) -> None:
-    """Create every table (if absent) on a read-write connection."""
+    """Create every table (if absent), then every view, on a read-write connection."""
     for name, columns in TABLES.items():
         con.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns}\n)")
+    for name, sql in VIEWS.items():
+        if _kind(con, name) is None:  # present, it is this schema's or an older one's (rebuilt by a refresh)
+            con.execute(f"CREATE VIEW {name} AS {sql}")
+
+
+def _kind(con, name: str, catalog: str = "current_database()") -> str | None:
+    """'BASE TABLE', 'VIEW' or None: what `name` is in the catalog."""
+    found = con.execute(f"SELECT table_type FROM information_schema.tables WHERE table_catalog = {catalog} "
+                        "AND table_name = ?", [name]).fetchone()
+    return None if found is None else found[0]
+
+
+def drop_relation(con, name: str, *, temp: bool = False) -> None:
+    """Drop the table or view `name` (an allow-listed name) of the current database, or with `temp` the
+    temporary one, whichever it is."""
+    kind = _kind(con, name, "'temp'" if temp else "current_database()")
+    if kind is not None:
+        con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {name}")
 
 
 def table_names(con) -> set[str]:

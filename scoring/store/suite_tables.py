@@ -26,8 +26,10 @@ from .workspace import Suite
 if TYPE_CHECKING:
     import pandas as pd
 
-SUITE_TABLES = ("suites", "documents", "questions", "labels", "expected_claims", "assessed_claims", "chunks", "reviews",
-                "label_changes", "judges", "judgements", "judge_repeats", "samples")
+SUITE_TABLES = ("suites", "documents", "document_codes", "questions", "labels", "expected_claims", "assessed_claims",
+                "chunks", "reviews", "label_changes", "judges", "judgements", "judge_repeats", "samples")
+_WITH_DOCUMENTS = ("documents", "document_codes")
+"""Kept as they are when a suite's documents are the same (`write_suite(changes_only=True)`)."""
 
 _TEXT = pa.string()
 _TEXTS = pa.list_(pa.string())
@@ -50,6 +52,9 @@ ASSESSED_COLUMNS = {"question_id": _TEXT, "claim_id": _TEXT, "docs": _TEXTS, "pa
 # questions' derived columns: answerable (some grade > 0), n_relevant (grades >= 1), n_expected.
 _INSERTS = {
     "documents": "SELECT ? AS suite, * FROM _suite_documents",
+    # a document's code (`retrieved_slots.doc_code`): its place among the suite's documents by ID
+    "document_codes": "SELECT ? AS suite, doc_id, (row_number() OVER (ORDER BY doc_id) - 1)::INTEGER AS doc_code "
+                      "FROM _suite_documents",
     "questions": """
         SELECT ? AS suite, q.*, coalesce(l.answerable, false) AS answerable,
                coalesce(l.n_relevant, 0) AS n_relevant, coalesce(c.n_expected, 0) AS n_expected
@@ -109,7 +114,7 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite, *, changes_only: b
     try:
         kept = changes_only and _same_documents(con, suite.name)
         for table in SUITE_TABLES:
-            if not (kept and table == "documents") and not (changes_only and table in DIFFED):
+            if not (kept and table in _WITH_DOCUMENTS) and not (changes_only and table in DIFFED):
                 con.execute(f"DELETE FROM {table} WHERE suite = ?", [suite.name])
         if not suite.deferred:
             arrow.update(zip(_QUESTION_RELATIONS, question_columns(suite)))
@@ -132,7 +137,7 @@ def write_suite(con: duckdb.DuckDBPyConnection, suite: Suite, *, changes_only: b
         for table, select in _INSERTS.items():
             if changes_only and table in DIFFED:
                 _write_changes(con, table, select, suite.name)
-            elif not (kept and table == "documents"):
+            elif not (kept and table in _WITH_DOCUMENTS):
                 con.execute(f"INSERT INTO {table} BY NAME {select}", [suite.name])
     finally:
         for name in arrow:

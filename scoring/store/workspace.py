@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems, ValidationError
-from .files import (
-    _FREEZE_AT, FOLDER_NAME, Digest, files_hash, gc_paused, hashing_ahead, iter_json_lines, read_json_file,
-)
+from .files import _FREEZE_AT, FOLDER_NAME, gc_paused, iter_json_lines, read_json_file
+from .hashes import Digest, HashCache, files_hash, hashing_ahead
 from .judges import JUDGEMENTS, JUDGES_FILE, REPEATS, load_judges, read_cache, read_repeats
 from .reviews import Review, apply_reviews, read_reviews, review_files
 from .samples import read_samples, sample_files
@@ -126,6 +125,8 @@ class Workspace:
     root: Path
     suites: dict[str, Suite]
     runs: dict[str, Run]
+    hashes: HashCache = field(default_factory=HashCache)
+    """The file sets' hashes, as read or as the cache gave them (the next refresh's cache)."""
 
 
 # --- suites -----------------------------------------------------------------------------------
@@ -369,14 +370,16 @@ def discover(root: Path, problems: Problems) -> tuple[list[Path], list[Path]]:
 
 
 def load_workspace(root: Path, problems: Problems, *, stored: dict[str, tuple[str, str]] | None = None,
-                   runs: bool = True, defer: bool = False) -> Workspace:
+                   runs: bool = True, defer: bool = False, hashes: HashCache | None = None) -> Workspace:
     """Every suite and run manifest of a workspace, checked (the suites only, without `runs`);
     records are staged separately.
 
     `stored` maps suite -> (content hash, base hash) already held by a database: a suite with either
     hash equal is not parsed again (`load_suite`), unless a run brings its own chunk map (which is
     checked against the suite's documents). With `defer`, every other suite whose documents no run's
-    chunk map needs is read no further than suite.json (`Suite.deferred`)."""
+    chunk map needs is read no further than suite.json (`Suite.deferred`). `hashes`: the hashes the
+    last refresh read (`scoring.store.hashes`), so that files unchanged since are not read again."""
+    hashes = hashes if hashes is not None else HashCache()
     suite_dirs, run_dirs = discover(root, problems)
     if not runs:
         run_dirs = []
@@ -394,7 +397,7 @@ def load_workspace(root: Path, problems: Problems, *, stored: dict[str, tuple[st
     found: dict[str, Run] = {}
     file_sets = [paths for folder in suite_dirs for paths in (base_files(folder), review_files(folder))] + [
         run_files(folder) for folder in run_dirs]
-    with hashing_ahead([paths for paths in file_sets if paths is not None]) as digest:
+    with hashing_ahead([paths for paths in file_sets if paths is not None], hashes) as digest:
         for folder in suite_dirs:
             known, base = stored.get(folder.name, (None, None))
             suite = load_suite(folder, problems, known_hash=known, known_base=base, digest=digest,
@@ -406,5 +409,5 @@ def load_workspace(root: Path, problems: Problems, *, stored: dict[str, tuple[st
             run = load_run(folder, suites, problems, broken, digest=digest)
             if run is not None:
                 found[run.run_id] = run
-    return Workspace(root, suites, found)
+    return Workspace(root, suites, found, hashes)
 
