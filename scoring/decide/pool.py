@@ -66,10 +66,12 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
                    "limit": limit if limit is not None else 2**62})
     return con.execute(f"""
         WITH coded AS (
-          -- grouped on the stored codes (`retrieved_slots`), read as IDs once grouped: what labels name
-          -- is the document, or in a passage-level suite the chunk as ranked; `mask`: bit i for the i-th
-          -- of the runs in order (an integer aggregate: no list of strings per document)
-          SELECT t.question_code, t.doc_code, {"t.chunk_id" if chunked else "NULL::VARCHAR"} AS chunk_id,
+          -- grouped on the stored codes (`retrieved_slots`), question and document in one integer (a
+          -- single key groups 34M slots in a third of the time two keys take), read as IDs once grouped:
+          -- what labels name is the document, or in a passage-level suite the chunk as ranked; `mask`:
+          -- bit i for the i-th of the runs in order (an integer aggregate: no list of strings per document)
+          SELECT (t.question_code::BIGINT << 32) | t.doc_code AS codes,
+                 {"t.chunk_id" if chunked else "NULL::VARCHAR"} AS chunk_id,
                  bit_or(CASE t.run_id {bit} END) AS mask, min(t.rank) AS best_rank
           FROM retrieved_slots t
           WHERE t.run_id IN ({listed}) AND t.rank <= $reach AND t.counted AND t.grade IS NULL
@@ -81,12 +83,16 @@ def unjudged(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], *, depth: i
           SELECT bit_count(mask) AS n, best_rank FROM coded ORDER BY n DESC, best_rank
           LIMIT 1 OFFSET greatest($limit, 1) - 1
         ),
-        listed AS MATERIALIZED (
-          SELECT q.question_id, q.position, coalesce(p.chunk_id, d.doc_id) AS doc_id, p.mask, p.best_rank
-          FROM coded p LEFT JOIN cut c ON true
-          JOIN questions q ON q.suite = $suite AND q.position = p.question_code
-          JOIN document_codes d ON d.suite = $suite AND d.doc_code = p.doc_code
+        kept AS MATERIALIZED (
+          SELECT p.* FROM coded p LEFT JOIN cut c ON true
           WHERE c.n IS NULL OR bit_count(p.mask) > c.n OR (bit_count(p.mask) = c.n AND p.best_rank <= c.best_rank)
+        ),
+        listed AS MATERIALIZED (
+          -- only the rows kept are read as IDs
+          SELECT q.question_id, q.position, coalesce(p.chunk_id, d.doc_id) AS doc_id, p.mask, p.best_rank
+          FROM kept p
+          JOIN questions q ON q.suite = $suite AND q.position = (p.codes >> 32)::INTEGER
+          JOIN document_codes d ON d.suite = $suite AND d.doc_code = (p.codes & 4294967295)::INTEGER
         ),
         outcome AS (
           SELECT question_id, {_STATUS_DIFFERS} OR {_DIFFERS} AS differs
