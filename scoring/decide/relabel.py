@@ -136,10 +136,13 @@ def _questions_only(db: Path, run_ids: list[str], question_ids: list[str]) -> It
         for table in _OF_QUESTION:
             con.execute(f"CREATE TABLE stored.{table} AS SELECT * FROM source.{table} "
                         "WHERE list_contains(?::VARCHAR[], question_id)", [list(question_ids)])
-        con.execute("CREATE TABLE stored.retrieved_slots AS SELECT t.* FROM source.retrieved_slots t "
-                    "JOIN source.runs r ON r.run_id = t.run_id "
-                    "JOIN stored.questions q ON q.suite = r.suite AND q.position = t.question_code "
-                    "WHERE list_contains(?::VARCHAR[], t.run_id)", [list(run_ids)])
+        # the questions' codes in the runs' suite, then a filter on them (a join would hash every slot)
+        codes = [code for (code,) in con.execute(
+            "SELECT position FROM stored.questions WHERE suite IN "
+            "(SELECT suite FROM source.runs WHERE list_contains(?::VARCHAR[], run_id))", [list(run_ids)]).fetchall()]
+        con.execute("CREATE TABLE stored.retrieved_slots AS SELECT * FROM source.retrieved_slots "
+                    "WHERE list_contains(?::VARCHAR[], run_id) AND list_contains(?::INTEGER[], question_code)",
+                    [list(run_ids), codes])
         for table in _WHOLE:
             con.execute(f"CREATE VIEW stored.{table} AS SELECT * FROM source.{table}")
         yield con
