@@ -89,7 +89,7 @@ def profile(workspace: Path, db: Path) -> tuple[float, list[tuple[str, float]], 
         "stored_part": refresh_module.stored_part, "write_part": refresh_module.write_part,
         "connect_for_write": store.connect_for_write,
     }
-    store.open_for_write = timed("open + create schema", lambda path: TimedConnection(originals["open_for_write"](path), log), phases)
+    store.open_for_write = timed("open + create schema", lambda path, *rest: TimedConnection(originals["open_for_write"](path, *rest), log), phases)
     store.connect_for_write = timed("open the live file (decisions in place)", lambda path, **kw: TimedConnection(
         originals["connect_for_write"](path, **kw), log), phases)
     store.working_copy = timed("working copy (file copy)", originals["working_copy"], phases)

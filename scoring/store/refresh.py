@@ -210,9 +210,15 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1, pairs: str |
     con.execute("INSERT INTO records BY NAME SELECT * FROM stage_records")
     con.execute(RETRIEVED_INSERT, {"level": level})
     if pairs:
-        # the pairs' slots, read once: the view would scan every slot of the staged runs
-        con.execute(f"CREATE OR REPLACE TEMP TABLE scored_retrieved AS SELECT * FROM ({EVAL_VIEWS['eval_retrieved']}) t "
-                    f"SEMI JOIN {pairs} x ON x.run_id = t.run_id AND x.question_id = t.question_id")
+        # the pairs' slots, found by their codes and read once: the view would read every slot of the
+        # staged runs as IDs
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE scored_retrieved AS
+            WITH codes AS (SELECT x.run_id, q.position AS question_code FROM {pairs} x
+                           JOIN stage_runs r ON r.run_id = x.run_id
+                           JOIN questions q ON q.suite = r.suite AND q.question_id = x.question_id)
+            SELECT * FROM ({EVAL_VIEWS['eval_retrieved'].replace(
+                "FROM retrieved_slots t", "FROM retrieved_slots t SEMI JOIN codes c "
+                "ON c.run_id = t.run_id AND c.question_code = t.question_code", 1)})""")
         con.execute("CREATE OR REPLACE TEMP VIEW eval_retrieved AS SELECT * FROM scored_retrieved")
     # Claim verdicts and restricted exposures, computed once for both question_scores and claims.
     con.execute(f"CREATE OR REPLACE TEMP TABLE scored_restricted AS {engine.restricted_sql()}")
