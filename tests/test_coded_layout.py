@@ -89,3 +89,20 @@ def test_an_older_database_is_refused_naming_the_command_that_rebuilds_it(tmp_pa
         assert "Traceback" not in err
     assert main(["refresh", str(ws), "--db", str(db), "--quiet"]) == 0
     assert tables(db) == before  # rebuilt: the view and its codes again, the same rows
+
+
+def test_the_dashboard_names_the_command_that_rebuilds_an_older_database(tmp_path, monkeypatch):
+    from dashboard import data
+
+    ws = Path(shutil.copytree(DEMO, tmp_path / "ws"))
+    db, older = tmp_path / "db.duckdb", tmp_path / "older.duckdb"
+    refresh(ws, db)
+    shutil.copy(db, older)
+    _as_older(older)
+    monkeypatch.setenv("RAGSLICE_DB", str(db))
+    assert data.schema_problem() is None
+    monkeypatch.setenv("RAGSLICE_DB", str(older))
+    db = older
+    problem = data.schema_problem()
+    assert problem == (f"The database was written with schema version 10, this ragslice reads version "
+                       f"{SCHEMA_VERSION}; refresh it first: ragslice refresh {ws} --db {db}.")
