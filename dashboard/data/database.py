@@ -215,10 +215,7 @@ def meta() -> dict[str, str]:
 def schema_problem() -> str | None:
     """A sentence when the database was written by a different schema version (or none), naming the
     command that rebuilds it; else None."""
-    found = meta()
-    if "schema_version" not in found:
-        found = {**found, "schema_version": "(none)"}
-    reason = outdated_reason(found, current()[0])
+    reason = outdated_reason(meta(), current()[0])
     return None if reason is None else reason[0].upper() + reason[1:] + "."
 
 

@@ -36,6 +36,10 @@ try:
 except data.StatisticsUnavailable as error:
     stats, unavailable = None, str(error)
 
+KAPPA_INTERVAL = {"kappa_low": st.column_config.NumberColumn("95% low", format="%.3f"),
+                  "kappa_high": st.column_config.NumberColumn("95% high", format="%.3f")}
+"""How an agreement table shows a kappa's 95% bootstrap interval."""
+
 GATE_COLUMNS = {
     "passed": st.column_config.CheckboxColumn("passed"),
     "outcome": st.column_config.TextColumn("outcome", help="pass, fail, or inconclusive: the gate's questions could "
@@ -282,9 +286,7 @@ if aligned is not None:
                        "both decided (empty below 10 sentences): a policy's alignment_kappa_bound = \"lower\" judges "
                        "the interval's lower end.")
             table(measured, key="w_kappa_intervals", placeholder="n/a",
-                  column_config={"kappa": st.column_config.NumberColumn("kappa", format="%.3f"),
-                                 "kappa_low": st.column_config.NumberColumn("95% low", format="%.3f"),
-                                 "kappa_high": st.column_config.NumberColumn("95% high", format="%.3f")})
+                  column_config={"kappa": st.column_config.NumberColumn("kappa", format="%.3f"), **KAPPA_INTERVAL})
         by_slice = pd.DataFrame(aligned.get("agreement_by_slice", []),
                                 columns=["aligner", "decided_by", "slice", "n", "agreed", "kappa", "reason"])
         if not by_slice.empty:
@@ -306,8 +308,7 @@ if aligned is not None:
                   column_config={"n": st.column_config.NumberColumn("citations"),
                                  "agreed": st.column_config.NumberColumn("as labelled"),
                                  "weighted_kappa": st.column_config.NumberColumn("weighted kappa", format="%.3f"),
-                                 "kappa_low": st.column_config.NumberColumn("95% low", format="%.3f"),
-                                 "kappa_high": st.column_config.NumberColumn("95% high", format="%.3f")})
+                                 **KAPPA_INTERVAL})
         itself = pd.DataFrame(aligned.get("self_agreement", []),
                               columns=["judge", "sampled", "repeats", "agreed", "share", "kappa"])
         costs = pd.DataFrame(aligned.get("judge_costs", []),

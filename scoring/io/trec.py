@@ -82,7 +82,7 @@ import duckdb
 
 from ..errors import Problem, ValidationError, invalid
 from ..metrics import engine
-from ..metrics.registry import Measure, parse_measure
+from ..metrics.registry import JUDGED_ONLY_KEYS, Measure, parse_measure
 from ..store.lines import Lines, Unreadable
 
 DEFAULT_MEASURES = ("P@10", "R@10", "nDCG@10", "RR", "AP")
@@ -520,7 +520,7 @@ def _trec_eval_value(value: float | None) -> float:
 def _engine_values(con: duckdb.DuckDBPyConnection, keys: Sequence[str],
                    level: int) -> dict[tuple[str, int, str], float | None]:
     """(qid, cutoff, metric key) -> the engine's value at `level` (None = n/a) over the eval_* inputs."""
-    judged = any(key in engine.JUDGED_ONLY_KEYS for key in keys)  # else the condensed lists are not built
+    judged = any(key in JUDGED_ONLY_KEYS for key in keys)  # else the condensed lists are not built
     rows = con.execute(f"SELECT question_id, k, {', '.join(keys)} FROM ({engine.retrieval_sql(judged=judged)})",
                        {"level": level}).fetchall()
     return {(row[0], row[1], key): value for row in rows for key, value in zip(keys, row[2:])}

@@ -181,16 +181,16 @@ def stored_hashes(db: Path) -> tuple[dict[str, tuple[str, str]], dict[str, str],
 def outdated(con: duckdb.DuckDBPyConnection, db: Path) -> str | None:
     """Why a database written with another schema version cannot be read, and the command that rebuilds
     it (the workspace it was refreshed from, when it says); None when it is of this version, or has no
-    `meta` table to say (a file of no version is refused by the reader that misses its tables)."""
+    `meta` table to say (a file without one is refused by the reader that misses its tables)."""
     if "meta" not in table_names(con):
         return None
     return outdated_reason(dict(con.execute("SELECT key, value FROM meta").fetchall()), db)
 
 
 def outdated_reason(meta: dict[str, str], db: Path | str) -> str | None:
-    """`outdated` from the `meta` table's keys and values."""
-    version = meta.get("schema_version")
-    if version is None or version == str(SCHEMA_VERSION):
+    """`outdated` from the `meta` table's keys and values (a `meta` without a version is of none)."""
+    version = meta.get("schema_version", "(none)")
+    if version == str(SCHEMA_VERSION):
         return None
     return (f"the database was written with schema version {version}, this ragslice reads version {SCHEMA_VERSION}; "
             f"refresh it first: ragslice refresh {meta.get('workspace', 'WORKSPACE')} --db {db}")

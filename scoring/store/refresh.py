@@ -50,6 +50,23 @@ RUN_TABLES = ("runs", "records", "retrieved_slots", "claims", "question_scores",
 """`chunks` holds the suite's map (run_id NULL) and runs' own maps; a suite's rows go with the suite
 (its runs are re-scored with it), a run's with the run."""
 
+def eval_retrieved_sql(codes: str | None = None) -> str:
+    """`eval_retrieved`: the stored slots of the runs being scored (chunks were mapped at staging:
+    rank = slot, one counted row per document), their codes read as the `retrieved` view reads them
+    (the staged runs' rows of `runs` are written after scoring); only the first k slots can score, and
+    the judged slots beyond them (a condensed list, P'@k, takes its first k judged documents). With
+    `codes` (a relation of run_id, question_code), only those questions' slots, found before decoding."""
+    only = (f" SEMI JOIN {codes} c ON c.run_id = t.run_id AND c.question_code = t.question_code"
+            if codes else "")
+    return f"""
+        SELECT t.run_id, q.question_id, t.rank,
+               CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, d.doc_id) ELSE d.doc_id END AS doc_id
+        FROM retrieved_slots t{only} JOIN stage_runs r ON r.run_id = t.run_id JOIN suites s ON s.suite = r.suite
+        JOIN questions q ON q.suite = r.suite AND q.position = t.question_code
+        JOIN document_codes d ON d.suite = r.suite AND d.doc_code = t.doc_code
+        WHERE t.counted AND (t.rank <= r.k OR t.grade IS NOT NULL)"""
+
+
 # The engine's input relations, as views over the staging tables and the suite tables.
 EVAL_VIEWS = {
     "eval_pairs": """
@@ -78,17 +95,7 @@ EVAL_VIEWS = {
         JOIN documents d ON d.suite = c.suite AND d.doc_id = c.doc_id
         WHERE c.run_id IS NULL""",
     "eval_callers": "SELECT suite, question_id, caller FROM questions",
-    # Read back from the stored slots of the runs being scored (chunks were mapped at staging: rank =
-    # slot, one counted row per document), their codes read as the `retrieved` view reads them (the
-    # staged runs' rows of `runs` are written after scoring); only the first k slots can score, and
-    # the judged slots beyond them (a condensed list, P'@k, takes its first k judged documents).
-    "eval_retrieved": """
-        SELECT t.run_id, q.question_id, t.rank,
-               CASE WHEN s.unit = 'chunk' THEN coalesce(t.chunk_id, d.doc_id) ELSE d.doc_id END AS doc_id
-        FROM retrieved_slots t JOIN stage_runs r ON r.run_id = t.run_id JOIN suites s ON s.suite = r.suite
-        JOIN questions q ON q.suite = r.suite AND q.position = t.question_code
-        JOIN document_codes d ON d.suite = r.suite AND d.doc_code = t.doc_code
-        WHERE t.counted AND (t.rank <= r.k OR t.grade IS NOT NULL)""",
+    "eval_retrieved": eval_retrieved_sql(),
     "eval_claims": "SELECT run_id, question_id, claim_id, position FROM stage_claims",
     "eval_citations": "SELECT run_id, question_id, claim_id, position, unit_id AS doc_id FROM stage_citations "
     "WHERE counted",
@@ -216,9 +223,7 @@ def score_staged(con: duckdb.DuckDBPyConnection, *, level: int = 1, pairs: str |
             WITH codes AS (SELECT x.run_id, q.position AS question_code FROM {pairs} x
                            JOIN stage_runs r ON r.run_id = x.run_id
                            JOIN questions q ON q.suite = r.suite AND q.question_id = x.question_id)
-            SELECT * FROM ({EVAL_VIEWS['eval_retrieved'].replace(
-                "FROM retrieved_slots t", "FROM retrieved_slots t SEMI JOIN codes c "
-                "ON c.run_id = t.run_id AND c.question_code = t.question_code", 1)})""")
+            {eval_retrieved_sql("codes")}""")
         con.execute("CREATE OR REPLACE TEMP VIEW eval_retrieved AS SELECT * FROM scored_retrieved")
     # Claim verdicts and restricted exposures, computed once for both question_scores and claims.
     con.execute(f"CREATE OR REPLACE TEMP TABLE scored_restricted AS {engine.restricted_sql()}")
